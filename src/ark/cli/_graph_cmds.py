@@ -1,0 +1,182 @@
+"""``ark index build``, ``ark info``, ``ark search``, ``ark neighbors``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ark.cli._app import app, index_app
+from ark.cli._output import console, err_console, fail, print_json
+from ark.errors import ArkError
+from ark.index import BM25Params, Index, TokenizerConfig, build_index, open_index
+from ark.tools import GraphTools, SearchResult, ToolResult
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+IndexArg = Annotated[Path, typer.Argument(help="Index directory made by `ark index build`.")]
+
+
+@index_app.command("build")
+def index_build(
+    source: Annotated[
+        Path, typer.Argument(help="Triple file, or a directory with nodes/edges .parquet or .csv.")
+    ],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Index directory to write.")],
+    fmt: Annotated[str, typer.Option("--format", help="auto | parquet | csv | triples")] = "auto",
+    schema: Annotated[
+        Path | None,
+        typer.Option(help="Triples only: relation<TAB>head_type<TAB>tail_type per line."),
+    ] = None,
+    types: Annotated[
+        Path | None, typer.Option(help="Triples only: name<TAB>type per line.")
+    ] = None,
+    stemmer: Annotated[
+        str | None, typer.Option(help="Snowball stemmer language (e.g. english); default none.")
+    ] = None,
+    k1: Annotated[float, typer.Option(help="BM25 k1.")] = 1.5,
+    b: Annotated[float, typer.Option(help="BM25 b.")] = 0.75,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build an index (graph arrays + BM25) from SOURCE into OUT."""
+    if fmt not in ("auto", "parquet", "csv", "triples"):
+        fail(f"unknown --format {fmt!r}; use auto, parquet, csv or triples", as_json=as_json)
+    with Progress(
+        TextColumn("{task.description:<14}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=as_json,
+        transient=False,
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        try:
+            index = build_index(
+                source,
+                out,
+                fmt=fmt,  # type: ignore[arg-type]
+                schema_file=schema,
+                types_file=types,
+                tokenizer=TokenizerConfig(stemmer=stemmer),
+                params=BM25Params(k1=k1, b=b),
+                progress=progress,
+            )
+        except ArkError as exc:
+            fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    counts = index.meta["counts"]
+    if as_json:
+        print_json({"index": str(out), **index.meta})
+        return
+    console.print(
+        f"Built [bold]{out}[/]: {counts['nodes']:,} nodes, {counts['edges']:,} edges, "
+        f"{counts['vocabulary']:,} terms in {index.meta['build_seconds']:.1f} s"
+    )
+
+
+def _open(path: Path, as_json: bool) -> Index:
+    try:
+        return open_index(path)
+    except ArkError as exc:
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+
+
+@app.command("info")
+def info(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
+    """Show an index's schema: node types and relations with counts."""
+    index = _open(index_dir, as_json)
+    schema = index.schema
+    if as_json:
+        print_json(
+            {**schema.to_dict(), "counts": index.meta["counts"], "source": index.meta["source"]}
+        )
+        return
+    counts = index.meta["counts"]
+    console.print(
+        f"[bold]{index_dir}[/]: {counts['nodes']:,} nodes, {counts['edges']:,} edges, "
+        f"{counts['vocabulary']:,} BM25 terms (source {index.meta['source']['path']})"
+    )
+    types = Table("node type", "count", title="Node types")
+    for t in schema.node_types:
+        types.add_row(t.name, f"{t.count:,}")
+    console.print(types)
+    rels = Table("relation", "source type", "target type", "count", title="Relations")
+    for r in schema.relations:
+        rels.add_row(r.name, r.source_type, r.target_type, f"{r.count:,}")
+    console.print(rels)
+
+
+@app.command("search")
+def search(
+    index_dir: IndexArg,
+    query: Annotated[str, typer.Argument(help="Keywords or a name.")],
+    k: Annotated[int, typer.Option("-k", help="Number of results.")] = 5,
+    as_json: JsonOpt = False,
+) -> None:
+    """Global BM25 search over every node (the agent's search_in_graph)."""
+    tools = GraphTools(_open(index_dir, as_json))
+    _show(tools.search_in_graph(query, k=k), as_json)
+
+
+@app.command("neighbors")
+def neighbors(
+    index_dir: IndexArg,
+    node_index: Annotated[int, typer.Argument(help="Index of the center node.")],
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="Rank neighbors by BM25.")
+    ] = None,
+    node_type: Annotated[
+        list[str] | None,
+        typer.Option("--node-type", help="Keep neighbors of this type (repeatable)."),
+    ] = None,
+    edge_type: Annotated[
+        list[str] | None,
+        typer.Option("--edge-type", help="Keep edges of this relation (repeatable)."),
+    ] = None,
+    k: Annotated[int, typer.Option("-k", help="Maximum neighbors shown.")] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """One-hop neighbors of a node (the agent's search_in_neighborhood)."""
+    tools = GraphTools(_open(index_dir, as_json))
+    result = tools.search_in_neighborhood(
+        node_index, query=query, node_type=node_type or None, edge_type=edge_type or None, k=k
+    )
+    _show(result, as_json)
+
+
+def _show(result: ToolResult, as_json: bool) -> None:
+    if not isinstance(result, SearchResult):
+        if as_json:
+            print_json(result.to_dict())
+        else:
+            err_console.print(
+                f"[bold red]error:[/] {result.render()}", highlight=False, soft_wrap=True
+            )
+        raise typer.Exit(1)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    neighbors = result.tool == "search_in_neighborhood"
+    title = result.render().splitlines()[0]
+    table = Table(
+        "index",
+        "name",
+        "type",
+        "score",
+        *(["relations"] if neighbors else []),
+        "snippet",
+        title=title,
+        title_justify="left",
+    )
+    for h in result.hits:
+        rel = [", ".join(f"{r.type} ({r.direction})" for r in h.relations)] if neighbors else []
+        table.add_row(str(h.index), h.name, h.type, f"{h.score:.3f}", *rel, h.snippet)
+    console.print(table)

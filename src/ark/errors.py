@@ -1,0 +1,32 @@
+"""Exceptions raised by ARK.
+
+Everything ARK raises on purpose derives from :class:`ArkError`, so callers can
+catch one type. Tool calls made by a model never raise: they return
+:class:`ark.tools.ToolError` values instead (see ``ark.tools``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ArkError(Exception):
+    """Base class of every error ARK raises deliberately."""
+
+
+class GraphFormatError(ArkError):
+    """A graph source file is malformed; names the file and, when known, the line."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class IndexFormatError(ArkError):
+    """An index directory is missing, corrupted or of another format version.
+
+    The message always says what to do (usually: rebuild with ``ark index build``).
+    """

@@ -1,0 +1,206 @@
+"""The graph as columnar arrays.
+
+Nodes are integer indices ``0..N-1`` with a type code, a name and a text. Edges are
+directed and typed. The adjacency is one CSR over *both* directions: row ``v`` lists
+every edge touching ``v`` as ``(neighbor, relation code, direction)``, sorted by
+neighbor, so that one-hop exploration with type filters is a few vectorised numpy
+operations and all edges to the same neighbor are contiguous.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ark.graph._schema import Schema, summarize
+
+#: Direction of an adjacency entry relative to the row's node.
+OUT = 0  # the row's node is the edge's source
+IN = 1  # the row's node is the edge's target
+DIRECTION_NAMES = ("out", "in")
+
+
+@dataclass(frozen=True, slots=True)
+class Neighborhood:
+    """Filtered one-hop neighbors of one node, grouped per distinct neighbor.
+
+    ``neighbors[i]`` is linked to the center by the adjacency entries
+    ``entry_relations[group_starts[i]:group_starts[i+1]]`` (relation codes) and
+    ``entry_directions[...]`` (``OUT``/``IN``).
+    """
+
+    neighbors: np.ndarray
+    group_starts: np.ndarray
+    entry_relations: np.ndarray
+    entry_directions: np.ndarray
+
+
+class Graph:
+    """A typed, directed multigraph stored as arrays (in memory or memory-mapped)."""
+
+    def __init__(
+        self,
+        *,
+        node_type: np.ndarray,
+        node_type_names: list[str],
+        names: pa.Array,
+        texts: pa.Array,
+        relation_names: list[str],
+        indptr: np.ndarray,
+        adj_node: np.ndarray,
+        adj_code: np.ndarray,
+        schema: Schema,
+        n_edges: int,
+    ) -> None:
+        self.node_type = node_type
+        self.node_type_names = list(node_type_names)
+        self.names = names
+        self.texts = texts
+        self.relation_names = list(relation_names)
+        self.indptr = indptr
+        self.adj_node = adj_node
+        self.adj_code = adj_code  # relation code * 2 + direction
+        self.schema = schema
+        self.n_edges = n_edges
+        self._type_ids = {n: i for i, n in enumerate(self.node_type_names)}
+        self._rel_ids = {n: i for i, n in enumerate(self.relation_names)}
+
+    # -- construction -------------------------------------------------------------
+
+    @classmethod
+    def from_edges(
+        cls,
+        *,
+        names: Sequence[str] | pa.Array,
+        node_type: np.ndarray,
+        node_type_names: list[str],
+        texts: Sequence[str] | pa.Array,
+        src: np.ndarray,
+        dst: np.ndarray,
+        rel: np.ndarray,
+        relation_names: list[str],
+    ) -> Graph:
+        """Build the CSR adjacency (both directions) from an edge list.
+
+        ``node_type``/``rel`` are integer codes into ``node_type_names``/``relation_names``.
+        """
+        n = len(node_type)
+        node_type = np.ascontiguousarray(node_type, dtype=np.int16)
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        rel = np.asarray(rel, dtype=np.int64)
+        if len(src):
+            lo = min(int(src.min()), int(dst.min()))
+            hi = max(int(src.max()), int(dst.max()))
+            if lo < 0 or hi >= n:
+                raise ValueError(f"edge endpoint out of range [0, {n}): {lo if lo < 0 else hi}")
+        center = np.concatenate([src, dst])
+        other = np.concatenate([dst, src])
+        code = np.concatenate([rel * 2 + OUT, rel * 2 + IN])
+        # Sort by (center, neighbor, code): one int64 key keeps this a single argsort.
+        n_codes = max(2 * len(relation_names), 1)
+        key = (center * n + other) * n_codes + code
+        order = np.argsort(key, kind="stable")
+        del key
+        counts = np.bincount(center, minlength=n)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        adj_node = other[order].astype(np.int32)
+        adj_code = code[order].astype(np.int16)
+        schema = summarize(node_type, node_type_names, src, dst, rel, relation_names)
+        return cls(
+            node_type=node_type,
+            node_type_names=node_type_names,
+            names=_as_string_array(names),
+            texts=_as_string_array(texts),
+            relation_names=relation_names,
+            indptr=indptr,
+            adj_node=adj_node,
+            adj_code=adj_code,
+            schema=schema,
+            n_edges=len(src),
+        )
+
+    # -- lookups ------------------------------------------------------------------
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.node_type)
+
+    def name(self, index: int) -> str:
+        return str(self.names[index].as_py())
+
+    def text(self, index: int) -> str:
+        return str(self.texts[index].as_py())
+
+    def type_name(self, index: int) -> str:
+        return self.node_type_names[int(self.node_type[index])]
+
+    def type_id(self, name: str) -> int | None:
+        return self._type_ids.get(name)
+
+    def relation_id(self, name: str) -> int | None:
+        return self._rel_ids.get(name)
+
+    def degree(self, index: int) -> int:
+        return int(self.indptr[index + 1] - self.indptr[index])
+
+    def descriptor(self, index: int) -> str:
+        """The text BM25 indexes for a node: name, type and text fields."""
+        return descriptor_text(self.name(index), self.type_name(index), self.text(index))
+
+    # -- one-hop exploration --------------------------------------------------------
+
+    def neighborhood(
+        self,
+        index: int,
+        node_types: Sequence[int] | None = None,
+        relations: Sequence[int] | None = None,
+    ) -> Neighborhood:
+        """Neighbors of ``index`` in either direction, kept when their type code is in
+        ``node_types`` and the edge's relation code in ``relations`` (``None``: no filter).
+
+        No Python loop over edges: a slice of the CSR and boolean masks.
+        """
+        start, end = int(self.indptr[index]), int(self.indptr[index + 1])
+        nodes = np.asarray(self.adj_node[start:end])
+        codes = np.asarray(self.adj_code[start:end])
+        mask: np.ndarray | None = None
+        if relations is not None:
+            allowed = np.zeros(len(self.relation_names), dtype=bool)
+            allowed[list(relations)] = True
+            mask = allowed[codes >> 1]
+        if node_types is not None:
+            allowed_t = np.zeros(len(self.node_type_names), dtype=bool)
+            allowed_t[list(node_types)] = True
+            type_mask = allowed_t[self.node_type[nodes]]
+            mask = type_mask if mask is None else mask & type_mask
+        if mask is not None:
+            nodes = nodes[mask]
+            codes = codes[mask]
+        if len(nodes) == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return Neighborhood(empty, np.zeros(1, dtype=np.int64), empty, empty)
+        boundary = np.flatnonzero(nodes[1:] != nodes[:-1]) + 1
+        group_starts = np.concatenate([[0], boundary, [len(nodes)]]).astype(np.int64)
+        return Neighborhood(
+            neighbors=nodes[group_starts[:-1]].astype(np.int64),
+            group_starts=group_starts,
+            entry_relations=(codes >> 1).astype(np.int64),
+            entry_directions=(codes & 1).astype(np.int64),
+        )
+
+
+def descriptor_text(name: str, type_name: str, text: str) -> str:
+    return f"{name}\n{type_name}\n{text}" if text else f"{name}\n{type_name}"
+
+
+def _as_string_array(values: Sequence[str] | pa.Array) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        return values.cast(pa.large_string())
+    return pa.array(list(values), type=pa.large_string())

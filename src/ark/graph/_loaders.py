@@ -1,0 +1,375 @@
+"""Read graphs from files: nodes/edges tables (parquet or CSV) and triple files.
+
+Every loader reports bad input as :class:`~ark.errors.GraphFormatError` naming the
+file and the line (CSV/triples, 1-based, header included) or row (parquet, 0-based).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from ark.errors import GraphFormatError
+from ark.graph._graph import Graph
+
+SourceFormat = Literal["auto", "parquet", "csv", "triples"]
+
+#: Relation schemas ARK recognises by their set of relations, so that well-known
+#: triple files get meaningful node types without a schema file.
+KNOWN_SCHEMAS: dict[str, dict[str, tuple[str, str]]] = {
+    "metaqa": {
+        "directed_by": ("movie", "person"),
+        "written_by": ("movie", "person"),
+        "starred_actors": ("movie", "person"),
+        "release_year": ("movie", "year"),
+        "in_language": ("movie", "language"),
+        "has_tags": ("movie", "tag"),
+        "has_genre": ("movie", "genre"),
+        "has_imdb_votes": ("movie", "votes"),
+        "has_imdb_rating": ("movie", "rating"),
+    }
+}
+
+DEFAULT_NODE_TYPE = "entity"
+
+
+def load_graph(
+    source: str | Path,
+    fmt: SourceFormat = "auto",
+    *,
+    schema_file: str | Path | None = None,
+    types_file: str | Path | None = None,
+) -> Graph:
+    """Load a graph from ``source``.
+
+    ``source`` is a directory holding ``nodes.parquet``/``edges.parquet`` (or
+    ``nodes.csv``/``edges.csv``), or a triple file (``head|relation|tail`` or
+    tab-separated). ``schema_file``/``types_file`` only apply to triples.
+    """
+    path = Path(source)
+    if not path.exists():
+        raise GraphFormatError(path, "no such file or directory")
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt == "triples":
+        return load_triples(path, schema_file=schema_file, types_file=types_file)
+    if fmt in ("parquet", "csv"):
+        if not path.is_dir():
+            raise GraphFormatError(path, f"expected a directory with nodes.{fmt} and edges.{fmt}")
+        return load_tables(path / f"nodes.{fmt}", path / f"edges.{fmt}")
+    raise GraphFormatError(path, f"unknown format {fmt!r}; use auto, parquet, csv or triples")
+
+
+def detect_format(path: Path) -> SourceFormat:
+    if path.is_dir():
+        for fmt in ("parquet", "csv"):
+            if (path / f"nodes.{fmt}").exists() and (path / f"edges.{fmt}").exists():
+                return fmt  # type: ignore[return-value]
+        raise GraphFormatError(
+            path, "directory has neither nodes.parquet+edges.parquet nor nodes.csv+edges.csv"
+        )
+    return "triples"
+
+
+# -- nodes/edges tables --------------------------------------------------------------
+
+
+def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
+    """Nodes ``id, name, type, properties`` and edges ``from, to, type, properties``.
+
+    ``properties`` is a JSON object (string); its entries become the node's text
+    fields. Node indices follow the row order of the nodes table.
+    """
+    nodes = _read_table(nodes_path, ["id", "name", "type"])
+    edges = _read_table(edges_path, ["from", "to", "type"])
+    header = 2 if nodes_path.suffix == ".csv" else 0  # CSV line of row 0; parquet: row
+    edge_header = 2 if edges_path.suffix == ".csv" else 0
+    where = "line" if header else "row"
+
+    ids = nodes.column("id").combine_chunks()
+    if ids.null_count:
+        row = _first_true(ids.is_null())
+        raise GraphFormatError(nodes_path, "node id is empty", row + header)
+    unique = pc.unique(ids)
+    if len(unique) != len(ids):
+        counts = pc.value_counts(ids)
+        dup = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
+        row = _first_true(pc.equal(ids, pa.scalar(dup, ids.type)))
+        raise GraphFormatError(nodes_path, f"duplicate node id {dup!r}", row + header)
+
+    names = _string_column(nodes, "name", nodes_path, header)
+    type_col = _string_column(nodes, "type", nodes_path, header)
+    type_names, type_codes = _encode(type_col)
+    texts = _properties_text(nodes, nodes_path, header, where)
+
+    endpoints = []
+    for col in ("from", "to"):
+        values = edges.column(col).combine_chunks()
+        if values.type != ids.type:
+            try:
+                values = values.cast(ids.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise GraphFormatError(
+                    edges_path, f"column {col!r} cannot be read as node ids ({exc})"
+                ) from exc
+        position = pc.index_in(values, value_set=ids)
+        if position.null_count:
+            row = _first_true(position.is_null())
+            raise GraphFormatError(
+                edges_path,
+                f"edge {col!r} refers to unknown node id {values[row].as_py()!r}",
+                row + edge_header,
+            )
+        endpoints.append(position.to_numpy(zero_copy_only=False).astype(np.int64))
+    rel_col = _string_column(edges, "type", edges_path, edge_header)
+    rel_names, rel_codes = _encode(rel_col)
+    return Graph.from_edges(
+        names=names,
+        node_type=type_codes,
+        node_type_names=type_names,
+        texts=texts,
+        src=endpoints[0],
+        dst=endpoints[1],
+        rel=rel_codes,
+        relation_names=rel_names,
+    )
+
+
+def _read_table(path: Path, required: list[str]) -> pa.Table:
+    if not path.exists():
+        raise GraphFormatError(path, "file not found")
+    try:
+        if path.suffix == ".parquet":
+            table = pq.read_table(path)
+        else:
+            table = pacsv.read_csv(
+                path,
+                convert_options=pacsv.ConvertOptions(
+                    column_types={"properties": pa.string(), "name": pa.string()},
+                    strings_can_be_null=False,
+                ),
+            )
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise GraphFormatError(path, _arrow_message(exc)) from exc
+    missing = [c for c in required if c not in table.column_names]
+    if missing:
+        raise GraphFormatError(
+            path,
+            f"missing column(s) {missing}; found {table.column_names}",
+            1 if path.suffix == ".csv" else None,
+        )
+    return table
+
+
+def _arrow_message(exc: Exception) -> str:
+    # pyarrow's CSV errors already carry "Row #N"; keep them whole.
+    return str(exc).strip().replace("\n", " ")
+
+
+def _string_column(table: pa.Table, name: str, path: Path, offset: int) -> pa.Array:
+    col = table.column(name).combine_chunks()
+    if col.null_count:
+        raise GraphFormatError(path, f"empty {name!r}", _first_true(col.is_null()) + offset)
+    col = col.cast(pa.string())
+    empty = pc.equal(pc.utf8_length(col), 0)
+    if pc.any(empty).as_py():
+        raise GraphFormatError(path, f"empty {name!r}", _first_true(empty) + offset)
+    return col
+
+
+def _properties_text(table: pa.Table, path: Path, offset: int, where: str) -> list[str]:
+    if "properties" not in table.column_names:
+        return [""] * table.num_rows
+    texts: list[str] = []
+    for row, raw in enumerate(table.column("properties").to_pylist()):
+        if raw is None or raw == "":
+            texts.append("")
+            continue
+        try:
+            props = json.loads(raw) if isinstance(raw, str) else raw
+        except json.JSONDecodeError as exc:
+            raise GraphFormatError(
+                path, f"'properties' is not valid JSON ({exc.msg})", row + offset
+            ) from exc
+        if not isinstance(props, dict):
+            raise GraphFormatError(path, "'properties' must be a JSON object", row + offset)
+        texts.append(properties_to_text(props))
+    return texts
+
+
+def properties_to_text(props: dict[str, object]) -> str:
+    """``key: value`` lines; lists are joined, empty values and ``_private`` keys dropped."""
+    lines = []
+    for key, value in props.items():
+        if key.startswith("_") or value is None or value == "" or value == []:
+            continue
+        if isinstance(value, list):
+            value = "; ".join(str(v) for v in value)
+        elif isinstance(value, dict):
+            value = json.dumps(value, ensure_ascii=False)
+        lines.append(f"{key}: {value}")
+    return "\n".join(lines)
+
+
+def _encode(col: pa.Array) -> tuple[list[str], np.ndarray]:
+    encoded = pc.dictionary_encode(col)
+    names = [str(v) for v in encoded.dictionary.to_pylist()]
+    return names, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _first_true(mask: pa.Array) -> int:
+    return int(np.flatnonzero(np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool))[0])
+
+
+# -- triples ------------------------------------------------------------------------
+
+
+def load_triples(
+    path: Path,
+    *,
+    schema_file: str | Path | None = None,
+    types_file: str | Path | None = None,
+) -> Graph:
+    """``head|relation|tail`` (or tab-separated) lines; one distinct string is one node.
+
+    Node types, in order of precedence: the ``types_file`` (``name<TAB>type``; the
+    first line for a name wins); else the relation schema (``schema_file`` with
+    ``relation<TAB>head_type<TAB>tail_type`` lines, or a known schema recognised by
+    its relations, e.g. MetaQA's). A string that plays several roles gets the type
+    of the role it plays in the most triples; ties go to the type listed first in
+    the schema. Without either, every node is an ``entity``.
+    """
+    heads: list[str] = []
+    rels: list[str] = []
+    tails: list[str] = []
+    sep: str | None = None
+    with _open_text(path) as lines:
+        for lineno, raw in enumerate(lines, start=1):
+            line = raw.rstrip("\r\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            if sep is None:
+                sep = "\t" if "\t" in line else "|"
+            parts = line.split(sep)
+            if len(parts) != 3 or not all(p.strip() for p in parts):
+                raise GraphFormatError(
+                    path,
+                    f"expected 'head{sep}relation{sep}tail' with three non-empty fields, "
+                    f"got {len(parts)} field(s): {line[:80]!r}",
+                    lineno,
+                )
+            heads.append(parts[0].strip())
+            rels.append(parts[1].strip())
+            tails.append(parts[2].strip())
+    if not heads:
+        raise GraphFormatError(path, "no triples found")
+
+    node_ids: dict[str, int] = {}
+    src = np.fromiter((node_ids.setdefault(h, len(node_ids)) for h in heads), np.int64, len(heads))
+    dst = np.fromiter((node_ids.setdefault(t, len(node_ids)) for t in tails), np.int64, len(tails))
+    rel_ids: dict[str, int] = {}
+    rel = np.fromiter((rel_ids.setdefault(r, len(rel_ids)) for r in rels), np.int64, len(rels))
+    names = list(node_ids)
+    relation_names = list(rel_ids)
+
+    schema = _relation_schema(schema_file, relation_names)
+    if types_file is not None:
+        type_of = _read_types_file(Path(types_file))
+        schema_types, schema_codes = _types_from_schema(
+            len(names), src, dst, rel, relation_names, schema
+        )
+        per_node = [
+            type_of.get(n, schema_types[c]) for n, c in zip(names, schema_codes, strict=True)
+        ]
+        type_names = list(dict.fromkeys(per_node))
+        index = {t: i for i, t in enumerate(type_names)}
+        codes = np.fromiter((index[t] for t in per_node), np.int64, len(per_node))
+    else:
+        type_names, codes = _types_from_schema(len(names), src, dst, rel, relation_names, schema)
+    return Graph.from_edges(
+        names=names,
+        node_type=codes,
+        node_type_names=type_names,
+        texts=[""] * len(names),
+        src=src,
+        dst=dst,
+        rel=rel,
+        relation_names=relation_names,
+    )
+
+
+def _open_text(path: Path) -> Iterable[str]:
+    try:
+        return path.open(encoding="utf-8")
+    except OSError as exc:
+        raise GraphFormatError(path, str(exc)) from exc
+
+
+def _relation_schema(
+    schema_file: str | Path | None, relation_names: list[str]
+) -> dict[str, tuple[str, str]] | None:
+    if schema_file is not None:
+        path = Path(schema_file)
+        schema: dict[str, tuple[str, str]] = {}
+        with _open_text(path) as lines:
+            for lineno, raw in enumerate(lines, start=1):
+                if not raw.strip() or raw.startswith("#"):
+                    continue
+                parts = [p.strip() for p in raw.rstrip("\r\n").split("\t")]
+                if len(parts) != 3 or not all(parts):
+                    raise GraphFormatError(
+                        path, "expected 'relation<TAB>head_type<TAB>tail_type'", lineno
+                    )
+                schema[parts[0]] = (parts[1], parts[2])
+        missing = [r for r in relation_names if r not in schema]
+        if missing:
+            raise GraphFormatError(path, f"no schema line for relation(s) {missing}")
+        return schema
+    for known in KNOWN_SCHEMAS.values():
+        if set(relation_names) <= set(known):
+            return known
+    return None
+
+
+def _types_from_schema(
+    n_nodes: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    rel: np.ndarray,
+    relation_names: list[str],
+    schema: dict[str, tuple[str, str]] | None,
+) -> tuple[list[str], np.ndarray]:
+    if schema is None:
+        return [DEFAULT_NODE_TYPE], np.zeros(n_nodes, dtype=np.int64)
+    # Type names in schema order: that order breaks ties between roles.
+    type_names = list(dict.fromkeys(t for pair in schema.values() for t in pair))
+    index = {t: i for i, t in enumerate(type_names)}
+    head_type = np.array([index[schema[r][0]] for r in relation_names], dtype=np.int64)
+    tail_type = np.array([index[schema[r][1]] for r in relation_names], dtype=np.int64)
+    n_types = len(type_names)
+    # votes[node, type] = triples in which the node plays a role of that type.
+    votes = np.zeros(n_nodes * n_types, dtype=np.int64)
+    np.add.at(votes, src * n_types + head_type[rel], 1)
+    np.add.at(votes, dst * n_types + tail_type[rel], 1)
+    codes = votes.reshape(n_nodes, n_types).argmax(axis=1)  # argmax: first max wins
+    return type_names, codes
+
+
+def _read_types_file(path: Path) -> dict[str, str]:
+    type_of: dict[str, str] = {}
+    with _open_text(path) as lines:
+        for lineno, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            parts = raw.rstrip("\r\n").split("\t")
+            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+                raise GraphFormatError(path, "expected 'name<TAB>type'", lineno)
+            type_of.setdefault(parts[0].strip(), parts[1].strip())
+    return type_of

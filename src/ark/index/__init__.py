@@ -1,0 +1,17 @@
+"""The persisted index: graph arrays plus a BM25 index over node text."""
+
+from ark.index._bm25 import BM25Index, BM25Params, build_bm25
+from ark.index._store import FORMAT_VERSION, Index, build_index, open_index
+from ark.index._tokenize import Tokenizer, TokenizerConfig
+
+__all__ = [
+    "FORMAT_VERSION",
+    "BM25Index",
+    "BM25Params",
+    "Index",
+    "Tokenizer",
+    "TokenizerConfig",
+    "build_bm25",
+    "build_index",
+    "open_index",
+]

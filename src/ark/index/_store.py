@@ -1,0 +1,269 @@
+"""The persisted index directory: build once, open (memory-mapped) many times.
+
+Layout of ``INDEX_DIR``::
+
+    meta.json        format version, counts, source checksum, BM25 settings, file sizes
+    schema.json      node types and relations with counts
+    nodes.arrow      Arrow IPC file: name, text (memory-mapped)
+    node_type.npy    int16 type code per node
+    indptr.npy       CSR row pointers (int64, N + 1) over both edge directions
+    adj_node.npy     neighbor of each adjacency entry (int32)
+    adj_code.npy     relation code * 2 + direction (0 out, 1 in) (int16)
+    bm25/            a bm25s index (``bm25s.BM25.load`` opens it too)
+
+Opening reads only ``meta.json``, ``schema.json`` and the vocabulary; every array is
+memory-mapped, so opening a multi-GB index takes a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from ark.errors import ArkError, IndexFormatError
+from ark.graph import Graph, Schema, descriptor_text, load_graph
+from ark.graph._loaders import SourceFormat
+from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
+from ark.index._tokenize import Tokenizer, TokenizerConfig
+
+FORMAT_NAME = "ark-index"
+FORMAT_VERSION = 1
+META_FILE = "meta.json"
+SCHEMA_FILE = "schema.json"
+NODES_FILE = "nodes.arrow"
+ARRAY_FILES = ("node_type.npy", "indptr.npy", "adj_node.npy", "adj_code.npy")
+BM25_DIR = "bm25"
+
+REBUILD_HINT = "rebuild it with `ark index build SOURCE -o {path}`"
+
+
+@dataclass
+class Index:
+    """An opened index: the graph, its BM25 index and its metadata."""
+
+    path: Path
+    graph: Graph
+    bm25: BM25Index
+    meta: dict[str, Any]
+
+    @property
+    def schema(self) -> Schema:
+        return self.graph.schema
+
+
+def build_index(
+    source: str | Path,
+    out_dir: str | Path,
+    *,
+    fmt: SourceFormat = "auto",
+    schema_file: str | Path | None = None,
+    types_file: str | Path | None = None,
+    tokenizer: TokenizerConfig | None = None,
+    params: BM25Params | None = None,
+    progress: ProgressFn | None = None,
+) -> Index:
+    """Load ``source``, build the adjacency and BM25 index, and write ``out_dir``.
+
+    Written to a temporary sibling directory and moved into place at the end, so an
+    interrupted build never leaves a half-written index behind.
+    """
+    out = Path(out_dir)
+    tokenizer = tokenizer or TokenizerConfig()
+    params = params or BM25Params()
+    _check_writable_target(out)
+    started = time.perf_counter()
+    if progress:
+        progress("loading graph", 0, 1)
+    graph = load_graph(source, fmt, schema_file=schema_file, types_file=types_file)
+    if progress:
+        progress("loading graph", 1, 1)
+    tok = Tokenizer(tokenizer)
+    descriptors = (
+        descriptor_text(n, graph.node_type_names[t], x)
+        for n, t, x in zip(
+            graph.names.to_pylist(), graph.node_type.tolist(), graph.texts.to_pylist(), strict=True
+        )
+    )
+    bm25 = build_bm25(descriptors, graph.n_nodes, tok, params, progress=progress)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        if progress:
+            progress("writing", 0, 1)
+        _write_graph(graph, tmp)
+        bm25.save(tmp / BM25_DIR)
+        meta = {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "source": _source_info(Path(source), fmt),
+            "counts": {
+                "nodes": graph.n_nodes,
+                "edges": graph.n_edges,
+                "adjacency_entries": len(graph.adj_node),
+                "node_types": len(graph.node_type_names),
+                "relations": len(graph.relation_names),
+                "vocabulary": len(bm25.vocab),
+                "postings": len(bm25.indices),
+            },
+            "node_type_names": graph.node_type_names,
+            "relation_names": graph.relation_names,
+            "tokenizer": tokenizer.to_dict(),
+            "bm25": {"method": params.method, "k1": params.k1, "b": params.b},
+            "files": _file_sizes(tmp),
+            "build_seconds": round(time.perf_counter() - started, 2),
+        }
+        (tmp / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if progress:
+        progress("writing", 1, 1)
+    return Index(out, graph, bm25, meta)
+
+
+def _check_writable_target(out: Path) -> None:
+    is_index = (out / META_FILE).exists()
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not is_index)):
+        raise ArkError(
+            f"{out} exists and is not an ARK index; choose another output directory "
+            "(an existing index is replaced, anything else is left alone)"
+        )
+
+
+def _write_graph(graph: Graph, directory: Path) -> None:
+    table = pa.table({"name": graph.names, "text": graph.texts})
+    with (
+        pa.OSFile(str(directory / NODES_FILE), "wb") as sink,
+        ipc.new_file(sink, table.schema) as writer,
+    ):
+        writer.write_table(table)
+    np.save(directory / "node_type.npy", graph.node_type)
+    np.save(directory / "indptr.npy", graph.indptr)
+    np.save(directory / "adj_node.npy", graph.adj_node)
+    np.save(directory / "adj_code.npy", graph.adj_code)
+    (directory / SCHEMA_FILE).write_text(json.dumps(graph.schema.to_dict(), indent=2), "utf-8")
+
+
+def _file_sizes(directory: Path) -> dict[str, int]:
+    return {
+        str(p.relative_to(directory)): p.stat().st_size
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _source_info(source: Path, fmt: str) -> dict[str, Any]:
+    files = sorted(p for p in source.iterdir() if p.is_file()) if source.is_dir() else [source]
+    digest = hashlib.sha256()
+    size = 0
+    for p in files:
+        digest.update(p.name.encode())
+        with p.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+                size += len(chunk)
+    return {
+        "path": str(source.resolve()),
+        "format": fmt,
+        "sha256": digest.hexdigest(),
+        "bytes": size,
+    }
+
+
+def open_index(path: str | Path) -> Index:
+    """Open an index directory without reading or re-tokenising the source.
+
+    Refuses, with what to do, an index that is missing, of another format version,
+    or whose files do not match what ``meta.json`` recorded (truncated, replaced).
+    """
+    root = Path(path)
+    hint = REBUILD_HINT.format(path=root)
+    meta_path = root / META_FILE
+    if not root.is_dir():
+        raise IndexFormatError(
+            f"no index at {root}: build one with `ark index build SOURCE -o {root}`"
+        )
+    if not meta_path.is_file():
+        raise IndexFormatError(f"{root} is not an ARK index (no {META_FILE}); {hint}")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IndexFormatError(f"{meta_path} is corrupted ({exc}); {hint}") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        raise IndexFormatError(f"{meta_path} is not ARK index metadata; {hint}")
+    version = meta.get("format_version")
+    if version != FORMAT_VERSION:
+        raise IndexFormatError(
+            f"{root} has index format version {version}, this ARK reads version "
+            f"{FORMAT_VERSION}; {hint}"
+        )
+    for name, size in meta.get("files", {}).items():
+        file = root / name
+        if not file.is_file():
+            raise IndexFormatError(f"{root} is incomplete: {name} is missing; {hint}")
+        if file.stat().st_size != size:
+            raise IndexFormatError(
+                f"{root} is corrupted: {name} has {file.stat().st_size} bytes, "
+                f"expected {size}; {hint}"
+            )
+    try:
+        graph = _open_graph(root, meta)
+        bm25 = BM25Index.load(
+            root / BM25_DIR,
+            Tokenizer(TokenizerConfig.from_dict(meta["tokenizer"])),
+            BM25Params(**meta["bm25"]),
+            n_docs=meta["counts"]["nodes"],
+        )
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowInvalid) as exc:
+        raise IndexFormatError(f"{root} could not be read ({exc}); {hint}") from exc
+    counts = meta["counts"]
+    if len(bm25.indptr) != len(bm25.vocab) + 1 or len(bm25.indices) != counts["postings"]:
+        raise IndexFormatError(f"{root}: BM25 arrays do not match the vocabulary; {hint}")
+    return Index(root, graph, bm25, meta)
+
+
+def _open_graph(root: Path, meta: dict[str, Any]) -> Graph:
+    counts = meta["counts"]
+    arrays = {name: np.load(root / name, mmap_mode="r") for name in ARRAY_FILES}
+    n, entries = counts["nodes"], counts["adjacency_entries"]
+    expected = {
+        "node_type.npy": n,
+        "indptr.npy": n + 1,
+        "adj_node.npy": entries,
+        "adj_code.npy": entries,
+    }
+    for name, length in expected.items():
+        if arrays[name].shape != (length,):
+            raise ValueError(f"{name} has shape {arrays[name].shape}, expected ({length},)")
+    table = ipc.open_file(pa.memory_map(str(root / NODES_FILE), "r")).read_all()
+    if table.num_rows != n:
+        raise ValueError(f"{NODES_FILE} has {table.num_rows} rows, expected {n}")
+    schema = Schema.from_dict(json.loads((root / SCHEMA_FILE).read_text(encoding="utf-8")))
+    return Graph(
+        node_type=arrays["node_type.npy"],
+        node_type_names=meta["node_type_names"],
+        names=table.column("name"),
+        texts=table.column("text"),
+        relation_names=meta["relation_names"],
+        indptr=arrays["indptr.npy"],
+        adj_node=arrays["adj_node.npy"],
+        adj_code=arrays["adj_code.npy"],
+        schema=schema,
+        n_edges=counts["edges"],
+    )

@@ -1,0 +1,134 @@
+"""Typed tool results and their compact text form for an LLM."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Direction = Literal["out", "in"]
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """An edge between the center node and a neighbor.
+
+    ``out``: the center is the edge's source (center -type-> neighbor);
+    ``in``: the neighbor is the source (neighbor -type-> center).
+    """
+
+    type: str
+    direction: Direction
+
+    def to_dict(self) -> dict[str, str]:
+        return {"type": self.type, "direction": self.direction}
+
+
+@dataclass(frozen=True, slots=True)
+class NodeHit:
+    index: int
+    type: str
+    name: str
+    score: float
+    snippet: str = ""
+    relations: tuple[Relation, ...] = ()
+
+    def to_dict(self, with_relations: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "type": self.type,
+            "name": self.name,
+            "score": round(float(self.score), 6),
+            "snippet": self.snippet,
+        }
+        if with_relations:
+            out["relations"] = [r.to_dict() for r in self.relations]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """What a tool returns: ranked hits, and how many matched before the cut to k."""
+
+    tool: str
+    arguments: dict[str, Any]
+    hits: tuple[NodeHit, ...]
+    total: int
+    center: NodeHit | None = None  # the explored node, for search_in_neighborhood
+    ok: Literal[True] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        neighbors = self.tool == "search_in_neighborhood"
+        return {
+            "results": [h.to_dict(with_relations=neighbors) for h in self.hits],
+            "total": self.total,
+        }
+
+    def render(self) -> str:
+        """Compact observation text: one line per hit."""
+        if self.tool == "search_in_neighborhood" and self.center is not None:
+            c = self.center
+            head = (
+                f"Neighbors of [{c.index}] {c.name} ({c.type}){_filters(self.arguments)}: "
+                f"{_count(len(self.hits), self.total, 'neighbor')}. "
+                "Relation direction: out = center -> neighbor, in = neighbor -> center."
+            )
+        else:
+            head = (
+                f"Global search for {self.arguments.get('query', '')!r}: "
+                f"{_count(len(self.hits), self.total, 'node')}."
+            )
+        lines = [head]
+        ranked = self.tool == "search_in_graph" or bool(self.arguments.get("query"))
+        for h in self.hits:
+            line = f"[{h.index}] {h.name} ({h.type})"
+            if ranked:
+                line += f" score={h.score:.2f}"
+            if h.relations:
+                line += " via " + ", ".join(f"{r.type}({r.direction})" for r in h.relations)
+            if h.snippet:
+                line += f" | {h.snippet}"
+            lines.append(line)
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError:
+    """A bad tool call, returned (never raised) so a model can read it and retry."""
+
+    tool: str
+    code: str
+    message: str
+    suggestions: tuple[str, ...] = field(default=())
+    ok: Literal[False] = False
+
+    def to_dict(self) -> dict[str, Any]:
+        err: dict[str, Any] = {"tool": self.tool, "code": self.code, "message": self.message}
+        if self.suggestions:
+            err["suggestions"] = list(self.suggestions)
+        return {"error": err}
+
+    def render(self) -> str:
+        text = f"Error in {self.tool}: {self.message}"
+        if self.suggestions:
+            text += " Did you mean: " + ", ".join(self.suggestions) + "?"
+        return text
+
+
+ToolResult = SearchResult | ToolError
+
+
+def _count(shown: int, total: int, noun: str) -> str:
+    if shown == 0:
+        return f"no {noun}s found"
+    if shown == total:
+        return f"{total} {noun}{'s' if total != 1 else ''}"
+    return f"showing {shown} of {total:,} {noun}s"
+
+
+def _filters(arguments: dict[str, Any]) -> str:
+    parts = []
+    for key in ("node_type", "edge_type", "query"):
+        value = arguments.get(key)
+        if value:
+            parts.append(f"{key}={value!r}" if key == "query" else f"{key}={value}")
+    return f" [{'; '.join(parts)}]" if parts else ""

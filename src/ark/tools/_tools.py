@@ -1,0 +1,244 @@
+"""ARK's two retrieval tools over an opened index.
+
+Both are read-only and total: any argument, however wrong, yields either a
+:class:`SearchResult` or a :class:`ToolError` describing the problem (with the
+closest valid names when a type is misspelt). Nothing raises into the agent loop.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ark.graph import DIRECTION_NAMES, Graph
+from ark.index import BM25Index, Index
+from ark.tools._results import NodeHit, Relation, SearchResult, ToolError, ToolResult
+from ark.tools._specs import tool_parameters
+
+MAX_K = 100
+GLOBAL_K = 5
+NEIGHBOR_K = 20
+SNIPPET_CHARS = 160
+
+
+class GraphTools:
+    """``search_in_graph`` and ``search_in_neighborhood`` bound to one index."""
+
+    def __init__(self, index: Index, *, snippet_chars: int = SNIPPET_CHARS, max_k: int = MAX_K):
+        self.index = index
+        self.graph: Graph = index.graph
+        self.bm25: BM25Index = index.bm25
+        self.snippet_chars = snippet_chars
+        self.max_k = max_k
+
+    # -- the tools ----------------------------------------------------------------------
+
+    def search_in_graph(self, query: str, k: int = GLOBAL_K) -> ToolResult:
+        """The ``k`` nodes of the whole graph with the highest BM25 score for ``query``."""
+        tool = "search_in_graph"
+        args = {"query": query, "k": k}
+        if (err := self._check_k(tool, k)) is not None:
+            return err
+        if not isinstance(query, str) or not query.strip():
+            return ToolError(tool, "empty_query", "query must be a non-empty string.")
+        terms = self.bm25.query_terms(query)
+        if len(terms) == 0:
+            return ToolError(
+                tool,
+                "no_terms",
+                f"query {query!r} has no searchable words (only stop words, short or "
+                "unknown tokens); use distinctive words such as names or keywords.",
+            )
+        docs, scores = self.bm25.top_k(terms, k)
+        hits = tuple(self._hit(int(d), float(s)) for d, s in zip(docs, scores, strict=True))
+        return SearchResult(tool, args, hits, total=len(hits))
+
+    def search_in_neighborhood(
+        self,
+        node_index: int,
+        query: str | None = None,
+        node_type: str | Sequence[str] | None = None,
+        edge_type: str | Sequence[str] | None = None,
+        k: int = NEIGHBOR_K,
+    ) -> ToolResult:
+        """One-hop neighbors of ``node_index`` in either direction, filtered by neighbor
+        type and edge type, ranked by BM25 of ``query`` (none: ascending node index).
+
+        An empty or blank ``query`` counts as no query.
+        """
+        tool = "search_in_neighborhood"
+        args: dict[str, Any] = {
+            "node_index": node_index,
+            "query": query,
+            "node_type": node_type,
+            "edge_type": edge_type,
+            "k": k,
+        }
+        if (err := self._check_node(tool, node_index)) is not None:
+            return err
+        if (err := self._check_k(tool, k)) is not None:
+            return err
+        if query is not None and not isinstance(query, str):
+            return ToolError(tool, "bad_argument", "query must be a string or omitted.")
+        type_ids = self._resolve(tool, "node_type", node_type, self.graph.node_type_names)
+        if isinstance(type_ids, ToolError):
+            return type_ids
+        rel_ids = self._resolve(tool, "edge_type", edge_type, self.graph.relation_names)
+        if isinstance(rel_ids, ToolError):
+            return rel_ids
+
+        hood = self.graph.neighborhood(int(node_index), type_ids, rel_ids)
+        neighbors = hood.neighbors
+        total = len(neighbors)
+        terms = self.bm25.query_terms(query) if query and query.strip() else None
+        if terms is not None and len(terms) and total:
+            scores = self.bm25.score_docs(terms, neighbors)
+            order = np.lexsort((neighbors, -scores))[:k]
+        else:
+            scores = np.zeros(total, dtype=np.float32)
+            order = np.arange(min(k, total))
+        hits = []
+        for i in order.tolist():
+            s, e = hood.group_starts[i], hood.group_starts[i + 1]
+            relations = tuple(
+                dict.fromkeys(
+                    Relation(self.graph.relation_names[r], DIRECTION_NAMES[d])  # type: ignore[arg-type]
+                    for r, d in zip(
+                        hood.entry_relations[s:e].tolist(),
+                        hood.entry_directions[s:e].tolist(),
+                        strict=True,
+                    )
+                )
+            )
+            hits.append(self._hit(int(neighbors[i]), float(scores[i]), relations))
+        center = self._hit(int(node_index), 0.0)
+        return SearchResult(tool, args, tuple(hits), total=total, center=center)
+
+    # -- dispatch for agents --------------------------------------------------------------
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
+        """Run a tool by name with model-supplied arguments; malformed calls become errors."""
+        if name not in TOOL_PARAMETERS:
+            return ToolError(
+                name,
+                "unknown_tool",
+                f"there is no tool {name!r}.",
+                tuple(difflib.get_close_matches(name, list(TOOL_PARAMETERS), n=2, cutoff=0.3)),
+            )
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping):
+            return ToolError(name, "bad_argument", "arguments must be a JSON object.")
+        allowed, required = TOOL_PARAMETERS[name]
+        unknown = [a for a in arguments if a not in allowed]
+        if unknown:
+            return ToolError(
+                name,
+                "bad_argument",
+                f"unknown argument(s) {unknown}; this tool takes {sorted(allowed)}.",
+            )
+        missing = [a for a in required if a not in arguments]
+        if missing:
+            return ToolError(name, "bad_argument", f"missing required argument(s) {missing}.")
+        kwargs = dict(arguments)
+        for key in ("k", "node_index"):
+            if key in kwargs:
+                value = _as_int(kwargs[key])
+                if value is None:
+                    return ToolError(
+                        name, "bad_argument", f"{key} must be an integer, got {kwargs[key]!r}."
+                    )
+                kwargs[key] = value
+        if name == "search_in_graph":
+            return self.search_in_graph(**kwargs)
+        return self.search_in_neighborhood(**kwargs)
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _hit(self, index: int, score: float, relations: tuple[Relation, ...] = ()) -> NodeHit:
+        g = self.graph
+        return NodeHit(
+            index=index,
+            type=g.type_name(index),
+            name=g.name(index),
+            score=score,
+            snippet=self._snippet(index),
+            relations=relations,
+        )
+
+    def _snippet(self, index: int) -> str:
+        text = self.graph.text(index)
+        if not text:
+            return ""
+        flat = " ".join(text.split())
+        if len(flat) <= self.snippet_chars:
+            return flat
+        return flat[: self.snippet_chars - 1].rstrip() + "…"
+
+    def _check_k(self, tool: str, k: object) -> ToolError | None:
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= self.max_k:
+            return ToolError(
+                tool, "bad_k", f"k must be an integer from 1 to {self.max_k}, got {k!r}."
+            )
+        return None
+
+    def _check_node(self, tool: str, node_index: object) -> ToolError | None:
+        n = self.graph.n_nodes
+        if isinstance(node_index, bool) or not isinstance(node_index, int | np.integer):
+            return ToolError(
+                tool, "bad_argument", f"node_index must be an integer, got {node_index!r}."
+            )
+        if not 0 <= node_index < n:
+            return ToolError(
+                tool,
+                "unknown_node",
+                f"there is no node {node_index}; node indices run from 0 to {n - 1}. "
+                "Use an index returned by a previous search.",
+            )
+        return None
+
+    def _resolve(
+        self, tool: str, arg: str, value: str | Sequence[str] | None, names: list[str]
+    ) -> list[int] | ToolError | None:
+        if value is None:
+            return None
+        values = [value] if isinstance(value, str) else value
+        if not isinstance(values, Sequence) or not all(isinstance(v, str) for v in values):
+            return ToolError(tool, "bad_argument", f"{arg} must be a name or a list of names.")
+        if len(values) == 0:
+            return None
+        lookup = {n: i for i, n in enumerate(names)}
+        lowered = {n.lower(): i for i, n in enumerate(names)}
+        ids = []
+        for v in values:
+            i = lookup.get(v, lowered.get(v.strip().lower()))
+            if i is None:
+                close = difflib.get_close_matches(v, names, n=3, cutoff=0.4)
+                kind = "node type" if arg == "node_type" else "edge type"
+                return ToolError(
+                    tool,
+                    f"unknown_{arg}",
+                    f"unknown {kind} {v!r}. Valid {kind}s: {', '.join(names)}.",
+                    tuple(close),
+                )
+            ids.append(i)
+        return ids
+
+
+TOOL_PARAMETERS = tool_parameters()
+
+
+def _as_int(value: object) -> int | None:
+    """Accept ints and integral strings/floats, which models often produce."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
