@@ -6,10 +6,10 @@ file and the line (CSV/triples, 1-based, header included) or row (parquet, 0-bas
 
 from __future__ import annotations
 
+import gzip
 import json
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 import numpy as np
 import pyarrow as pa
@@ -305,8 +305,11 @@ def load_triples(
     )
 
 
-def _open_text(path: Path) -> Iterable[str]:
+def _open_text(path: Path) -> TextIO:
+    """Open a text file, transparently gunzipping ``*.gz``."""
     try:
+        if path.suffix == ".gz":
+            return gzip.open(path, "rt", encoding="utf-8")
         return path.open(encoding="utf-8")
     except OSError as exc:
         raise GraphFormatError(path, str(exc)) from exc

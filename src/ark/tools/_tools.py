@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ark._coerce import as_int
 from ark.graph import DIRECTION_NAMES, Graph
 from ark.index import BM25Index, Index
 from ark.tools._results import NodeHit, Relation, SearchResult, ToolError, ToolResult
@@ -146,7 +147,7 @@ class GraphTools:
         kwargs = dict(arguments)
         for key in ("k", "node_index"):
             if key in kwargs:
-                value = _as_int(kwargs[key])
+                value = as_int(kwargs[key])
                 if value is None:
                     return ToolError(
                         name, "bad_argument", f"{key} must be an integer, got {kwargs[key]!r}."
@@ -229,16 +230,3 @@ class GraphTools:
 
 
 TOOL_PARAMETERS = tool_parameters()
-
-
-def _as_int(value: object) -> int | None:
-    """Accept ints and integral strings/floats, which models often produce."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    return None

@@ -1,0 +1,131 @@
+"""Parallel agents and fusion: ARK's retriever (SPEC §5)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ark.agent._agent import Agent, AgentConfig, EventHandler
+from ark.agent._fusion import FUSIONS, fuse_random
+from ark.agent._specs import ToolConfig
+from ark.errors import ArkError
+from ark.index import Index, open_index
+from ark.llm import ChatModel
+from ark.tools import GraphTools
+from ark.trajectory import Trajectory
+
+
+@dataclass(frozen=True)
+class RankedNode:
+    index: int
+    name: str
+    type: str
+    votes: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"index": self.index, "name": self.name, "type": self.type, "votes": self.votes}
+
+
+@dataclass
+class RetrievalResult:
+    query: str
+    ranking: list[RankedNode]
+    trajectories: list[Trajectory]
+    wall_s: float
+    query_id: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """Every agent stopped on a backend error (nothing to fuse)."""
+        return bool(self.trajectories) and all(t.stop_reason == "error" for t in self.trajectories)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "query": self.query,
+            "query_id": self.query_id,
+            "ranking": [r.to_dict() for r in self.ranking],
+            "trajectories": [t.to_dict() for t in self.trajectories],
+            "wall_s": self.wall_s,
+        }
+
+
+class Retriever:
+    """``n_agents`` independent agents run concurrently; their answers fused by vote.
+
+    Latency is that of the slowest agent, not the sum: agents await the model
+    concurrently (a local in-process model serialises them, a server does not).
+    """
+
+    def __init__(
+        self,
+        index: Index | str | Path,
+        llm: ChatModel | None = None,
+        *,
+        n_agents: int = 3,
+        max_steps: int = 20,
+        temperature: float = 0.7,
+        fusion: str = "vote",
+        top_k: int = 20,
+        tools: ToolConfig | None = None,
+        seed: int | None = None,
+        on_event: EventHandler | None = None,
+    ) -> None:
+        if n_agents < 1:
+            raise ArkError("n_agents must be at least 1")
+        if max_steps < 1:
+            raise ArkError("max_steps must be at least 1")
+        if fusion not in FUSIONS:
+            raise ArkError(f"unknown fusion {fusion!r}; choose one of {sorted(FUSIONS)}")
+        self.index = index if isinstance(index, Index) else open_index(index)
+        if llm is None:
+            from ark.llm import make_chat_model
+
+            llm = make_chat_model()
+        self.llm = llm
+        self.n_agents = n_agents
+        self.fusion = fusion
+        self.top_k = top_k
+        self.seed = seed
+        self.on_event = on_event
+        self.config = AgentConfig(
+            max_steps=max_steps, temperature=temperature, tools=tools or ToolConfig()
+        )
+        self._tools = GraphTools(self.index)
+
+    async def aretrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
+        started = time.perf_counter()
+        agents = [
+            Agent(
+                self.index,
+                self.llm,
+                replace(self.config, seed=None if self.seed is None else self.seed + 1000 * i),
+                tools=self._tools,
+                agent_number=i,
+                on_event=self.on_event,
+            )
+            for i in range(self.n_agents)
+        ]
+        trajectories = list(await asyncio.gather(*(a.run(query, query_id) for a in agents)))
+        lists = [t.answer for t in trajectories]
+        if self.fusion == "random":
+            fused = fuse_random(lists, self.top_k, random.Random(self.seed or 0))
+        else:
+            fused = FUSIONS[self.fusion](lists, self.top_k)
+        g = self.index.graph
+        ranking = [RankedNode(n, g.name(n), g.type_name(n), v) for n, v in fused]
+        return RetrievalResult(
+            query=query,
+            ranking=ranking,
+            trajectories=trajectories,
+            wall_s=round(time.perf_counter() - started, 4),
+            query_id=query_id,
+            errors=[t.error for t in trajectories if t.error],
+        )
+
+    def retrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
+        """Synchronous entry point (runs its own event loop)."""
+        return asyncio.run(self.aretrieve(query, query_id))

@@ -1,0 +1,98 @@
+"""Test doubles (tests only): a scripted chat model that implements ``ChatModel``.
+
+Like pydantic-ai's FunctionModel: a Python function of the conversation decides the
+next assistant message, so tests can drive the agent loop through any path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ark.llm import Completion, LLMError, Message, ToolCall, Usage
+
+Script = Callable[[list[Message]], Message | Exception]
+_ids = itertools.count()
+
+
+def tool_call(name: str, raw: str | None = None, **arguments: Any) -> Message:
+    """An assistant message calling one tool (``raw`` overrides the argument text)."""
+    text = raw if raw is not None else json.dumps(arguments)
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        parsed = None
+    call = ToolCall(
+        id=f"call_{next(_ids)}",
+        name=name,
+        arguments=parsed if isinstance(parsed, dict) else None,
+        raw_arguments=text,
+    )
+    return Message(role="assistant", content="", tool_calls=(call,))
+
+
+def calls(*messages: Message) -> Message:
+    """Merge several single-call messages into one assistant message."""
+    return Message(
+        role="assistant", content="", tool_calls=tuple(c for m in messages for c in m.tool_calls)
+    )
+
+
+def prose(text: str) -> Message:
+    return Message(role="assistant", content=text)
+
+
+class ScriptedChatModel:
+    """Replies from a list (one per call) or from a function of the messages."""
+
+    def __init__(
+        self,
+        script: Script | Sequence[Message | Exception],
+        *,
+        delay: float = 0.0,
+        name: str = "scripted-test-model",
+    ) -> None:
+        self.name = name
+        self.delay = delay
+        self.calls: list[list[Message]] = []
+        if callable(script):
+            self._script: Script = script
+        else:
+            replies = list(script)
+
+            def from_list(messages: list[Message]) -> Message | Exception:
+                turn = sum(1 for m in messages if m.role == "assistant")
+                if turn >= len(replies):
+                    return tool_call("finish")
+                return replies[turn]
+
+            self._script = from_list
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        *,
+        temperature: float = 0.7,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion:
+        history = list(messages)
+        self.calls.append(history)
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        reply = self._script(history)
+        if isinstance(reply, Exception):
+            raise reply
+        return Completion(
+            message=reply,
+            usage=Usage(prompt_tokens=10 * len(history), completion_tokens=5),
+            model=self.name,
+            latency_s=self.delay,
+        )
+
+
+__all__ = ["LLMError", "ScriptedChatModel", "calls", "prose", "tool_call"]

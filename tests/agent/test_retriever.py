@@ -1,0 +1,90 @@
+"""Parallel agents: concurrency, fusion, result shape, trajectory records."""
+
+import json
+import time
+
+from conftest import node
+
+from _doubles import ScriptedChatModel, tool_call
+from ark.agent import Retriever
+from ark.llm import LLMError
+from ark.trajectory import read_trajectories, write_trajectories
+
+
+def zemeckis_script(index, genre_names):
+    """Every agent finds the director's films' genres; each adds ``genre_names``."""
+
+    def script(messages):
+        turn = sum(1 for m in messages if m.role == "assistant")
+        plan = [
+            tool_call("search_in_graph", query="Comedy Drama Adventure", k=10),
+            tool_call("add_to_answer", node_indices=[node(index, g) for g in genre_names]),
+            tool_call("finish"),
+        ]
+        return plan[min(turn, 2)]
+
+    return script
+
+
+def test_three_agents_run_concurrently(movie_index):
+    delay = 0.05
+    model = ScriptedChatModel(zemeckis_script(movie_index, ["Drama"]), delay=delay)
+    one = Retriever(movie_index, model, n_agents=1)
+    three = Retriever(movie_index, model, n_agents=3)
+    t0 = time.perf_counter()
+    one.retrieve("q")
+    t1 = time.perf_counter()
+    three.retrieve("q")
+    t3 = time.perf_counter()
+    # Three steps of `delay` each; concurrency keeps three agents near one agent's time.
+    assert (t3 - t1) < 1.8 * (t1 - t0)
+
+
+def test_vote_fusion_over_agents(movie_index):
+    answers = [["Drama", "Comedy"], ["Comedy"], ["Adventure", "Comedy"]]
+    agent_of_call = {}
+
+    def script(messages):
+        # Same query for every agent: tell them apart by their own system message.
+        who = agent_of_call.setdefault(id(messages[0]), len(agent_of_call))
+        return zemeckis_script(movie_index, answers[who % 3])(messages)
+
+    retriever = Retriever(movie_index, ScriptedChatModel(script), n_agents=3)
+    result = retriever.retrieve("genres of Zemeckis films", query_id="q7")
+    ranked = [(r.name, r.votes) for r in result.ranking]
+    assert ranked[0] == ("Comedy", 3)
+    assert {n for n, _ in ranked} == {"Drama", "Comedy", "Adventure"}
+    assert result.query_id == "q7"
+    assert len(result.trajectories) == 3
+    assert [t.config["agent"] for t in result.trajectories] == [0, 1, 2]
+    assert not result.failed
+
+
+def test_all_agents_failing_is_reported(movie_index):
+    model = ScriptedChatModel([LLMError("endpoint unreachable")])
+    result = Retriever(movie_index, model, n_agents=2).retrieve("q")
+    assert result.failed and result.ranking == []
+    assert result.errors == ["endpoint unreachable", "endpoint unreachable"]
+
+
+def test_trajectories_round_trip_through_jsonl(movie_index, tmp_path):
+    model = ScriptedChatModel(zemeckis_script(movie_index, ["Drama", "Comedy"]))
+    result = Retriever(movie_index, model, n_agents=2).retrieve("q", query_id="abc")
+    path = write_trajectories(tmp_path / "t.jsonl", result.trajectories)
+    back = list(read_trajectories(path))
+    assert [t.to_dict() for t in back] == [t.to_dict() for t in result.trajectories]
+    assert back[0].steps[0].tool_calls[0].name == "search_in_graph"
+    text = path.read_text()
+    assert "api_key" not in text.lower()
+    assert all(json.loads(line)["schema_version"] == 1 for line in text.splitlines())
+
+
+def test_reader_names_the_bad_line(tmp_path):
+    import pytest
+
+    from ark.errors import ArkError
+
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"schema_version": 1, "query": "q", "model": "m", "config": {}}\nnot json\n')
+    with pytest.raises(ArkError, match=r"t.jsonl:2"):
+        list(read_trajectories(path))
