@@ -23,6 +23,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,13 +90,7 @@ def build_index(
     if progress:
         progress("loading graph", 1, 1)
     tok = Tokenizer(tokenizer)
-    descriptors = (
-        descriptor_text(n, graph.node_type_names[t], x)
-        for n, t, x in zip(
-            graph.names.to_pylist(), graph.node_type.tolist(), graph.texts.to_pylist(), strict=True
-        )
-    )
-    bm25 = build_bm25(descriptors, graph.n_nodes, tok, params, progress=progress)
+    bm25 = build_bm25(_descriptors(graph), graph.n_nodes, tok, params, progress=progress)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -135,6 +130,18 @@ def build_index(
     if progress:
         progress("writing", 1, 1)
     return Index(out, graph, bm25, meta)
+
+
+def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
+    """Each node's descriptor text, materialised a batch at a time to bound memory."""
+    type_names = graph.node_type_names
+    for start in range(0, graph.n_nodes, batch):
+        stop = min(start + batch, graph.n_nodes)
+        names = graph.names[start:stop].to_pylist()
+        texts = graph.texts[start:stop].to_pylist()
+        types = graph.node_type[start:stop].tolist()
+        for n, t, x in zip(names, types, texts, strict=True):
+            yield descriptor_text(n, type_names[t], x)
 
 
 def _check_writable_target(out: Path) -> None:

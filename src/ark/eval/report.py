@@ -1,0 +1,200 @@
+"""``ark report``: compare runs and read the paper's analyses off saved trajectories.
+
+Everything here is derived from a run's records and trajectories; nothing re-runs.
+
+* comparison table (Hit@1, Hit@5, R@20, MRR, seconds per query) — Markdown and CSV
+* share of global vs neighborhood calls per run (paper figure 3)
+* trajectories using only global search vs both tools (table 9)
+* trajectories re-anchoring with a global search after the first step (table 10)
+* neighborhood calls in successful (Hit@5) vs failed queries' trajectories (figure 5)
+* a quality/latency grid over ``max_steps`` x ``agents`` when the runs form a sweep
+  (figure 2)
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ark.errors import ArkError
+from ark.eval._store import TRAJECTORIES_FILE, read_records
+from ark.trajectory import Trajectory, read_trajectories
+
+MEASURES = ("hit@1", "hit@5", "recall@20", "mrr")
+
+
+class Run:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        summary = path / "summary.json"
+        if not summary.exists():
+            raise ArkError(f"{path} has no summary.json; finish or resume the run first")
+        self.summary = json.loads(summary.read_text(encoding="utf-8"))
+        self.config: dict[str, Any] = self.summary["config"]
+        self.records = read_records(path)
+        traj_file = path / TRAJECTORIES_FILE
+        self.trajectories: list[Trajectory] = (
+            list(read_trajectories(traj_file)) if traj_file.exists() else []
+        )
+
+    @property
+    def label(self) -> str:
+        c = self.config
+        if c.get("method") != "ark":
+            return str(c.get("method"))
+        tools = c.get("tools", {})
+        ablation = [
+            name
+            for name, on in (
+                ("no-neighbors", not tools.get("neighbors", True)),
+                ("no-query", not tools.get("neighbor_query", True)),
+                ("no-filter", not tools.get("neighbor_filters", True)),
+            )
+            if on
+        ]
+        parts = [f"ark n={c.get('agents')} T={c.get('max_steps')}"]
+        if c.get("fusion") != "vote":
+            parts.append(str(c.get("fusion")))
+        return " ".join(parts + ablation)
+
+
+def tool_use(run: Run) -> dict[str, float]:
+    """Call shares and trajectory patterns of one run (percentages)."""
+    calls: Counter[str] = Counter()
+    only_global = both = reanchor = 0
+    for t in run.trajectories:
+        names = t.tool_names()
+        calls.update(n for n in names if n in ("search_in_graph", "search_in_neighborhood"))
+        uses_neighbors = "search_in_neighborhood" in names
+        uses_global = "search_in_graph" in names
+        if uses_global and uses_neighbors:
+            both += 1
+        elif uses_global:
+            only_global += 1
+        if any(c.name == "search_in_graph" for s in t.steps[1:] for c in s.tool_calls):
+            reanchor += 1
+    n_traj = max(len(run.trajectories), 1)
+    n_calls = max(sum(calls.values()), 1)
+    return {
+        "trajectories": len(run.trajectories),
+        "global_call_share": 100 * calls["search_in_graph"] / n_calls,
+        "neighborhood_call_share": 100 * calls["search_in_neighborhood"] / n_calls,
+        "only_global": 100 * only_global / n_traj,
+        "global_and_neighborhood": 100 * both / n_traj,
+        "reanchor_after_step_1": 100 * reanchor / n_traj,
+        "mean_steps": sum(len(t.steps) for t in run.trajectories) / n_traj,
+    }
+
+
+def neighborhood_calls_by_outcome(run: Run) -> dict[str, list[int]]:
+    """Neighborhood calls per trajectory, split by whether its query hit at 5."""
+    hit = {r["query_id"]: bool(r["metrics"] and r["metrics"]["hit@5"] > 0) for r in run.records}
+    out: dict[str, list[int]] = {"success": [], "failure": []}
+    for t in run.trajectories:
+        n = sum(1 for name in t.tool_names() if name == "search_in_neighborhood")
+        out["success" if hit.get(t.query_id or "") else "failure"].append(n)
+    return out
+
+
+def write_report(run_dirs: list[Path], out: Path) -> str:
+    runs = [Run(Path(p)) for p in run_dirs]
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for run in runs:
+        m = run.summary["metrics"]
+        rows.append(
+            {
+                "run": run.label,
+                "dataset": run.config.get("dataset"),
+                "n": run.summary["scored"],
+                **{k: round(m.get(k, 0.0), 2) for k in MEASURES},
+                "s/query": run.summary["wall_s_per_query"]["mean"],
+                "failed": run.summary["failed"],
+                "path": str(run.path),
+            }
+        )
+    usage = [{"run": r.label, **tool_use(r)} for r in runs if r.trajectories]
+    text = "## Comparison\n\n" + _markdown(rows)
+    _csv(out / "comparison.csv", rows)
+    if usage:
+        text += "\n## Tool use (figure 3, tables 9 and 10)\n\n" + _markdown(
+            [{k: (round(v, 1) if isinstance(v, float) else v) for k, v in u.items()} for u in usage]
+        )
+        _csv(out / "tool_use.csv", usage)
+        _plots(runs, out)
+    grid = _sweep(runs)
+    if grid:
+        text += "\n## Budget sweep (figure 2)\n\n" + _markdown(grid)
+        _csv(out / "sweep.csv", grid)
+    (out / "report.md").write_text(text, encoding="utf-8")
+    return text
+
+
+def _sweep(runs: list[Run]) -> list[dict[str, Any]]:
+    ark_runs = [r for r in runs if r.config.get("method") == "ark"]
+    cells = {(r.config.get("max_steps"), r.config.get("agents")) for r in ark_runs}
+    if len(cells) < 2:
+        return []
+    return [
+        {
+            "max_steps": r.config.get("max_steps"),
+            "agents": r.config.get("agents"),
+            "hit@1": round(r.summary["metrics"].get("hit@1", 0.0), 2),
+            "recall@20": round(r.summary["metrics"].get("recall@20", 0.0), 2),
+            "s/query": r.summary["wall_s_per_query"]["mean"],
+        }
+        for r in sorted(ark_runs, key=lambda r: (r.config.get("max_steps"), r.config.get("agents")))
+    ]
+
+
+def _plots(runs: list[Run], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with_traj = [r for r in runs if r.trajectories]
+    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.5 * len(with_traj)))
+    labels = [r.label for r in with_traj]
+    shares = [tool_use(r) for r in with_traj]
+    g = [s["global_call_share"] for s in shares]
+    n = [s["neighborhood_call_share"] for s in shares]
+    ax.barh(labels, g, label="global search")
+    ax.barh(labels, n, left=g, label="neighborhood")
+    ax.set_xlabel("% of retrieval calls")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out / "tool_calls.png", dpi=120)
+    plt.close(fig)
+
+    fig, axes = plt.subplots(1, len(with_traj), figsize=(4 * len(with_traj), 3), squeeze=False)
+    for ax, run in zip(axes[0], with_traj, strict=True):
+        split = neighborhood_calls_by_outcome(run)
+        top = max([0, *split["success"], *split["failure"]]) + 1
+        bins = list(range(top + 1))
+        ax.hist([split["success"], split["failure"]], bins=bins, label=["Hit@5", "miss"])
+        ax.set_title(run.label, fontsize=9)
+        ax.set_xlabel("neighborhood calls per trajectory")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "neighborhood_calls_by_outcome.png", dpi=120)
+    plt.close(fig)
+
+
+def _markdown(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "(no rows)\n"
+    keys = [k for k in rows[0] if k != "path"]
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
