@@ -101,7 +101,8 @@ def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
     if len(unique) != len(ids):
         counts = pc.value_counts(ids)
         dup = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
-        row = _first_true(pc.equal(ids, pa.scalar(dup, ids.type)))
+        same = np.asarray(pc.equal(ids, pa.scalar(dup, ids.type)).to_numpy(zero_copy_only=False))
+        row = int(np.flatnonzero(same)[1])  # the second occurrence is the duplicate
         raise GraphFormatError(nodes_path, f"duplicate node id {dup!r}", row + header)
 
     names = _string_column(nodes, "name", nodes_path, header)

@@ -23,6 +23,7 @@ MAX_K = 100
 GLOBAL_K = 5
 NEIGHBOR_K = 20
 SNIPPET_CHARS = 160
+TIE_MARGIN = 10
 
 
 class GraphTools:
@@ -38,7 +39,11 @@ class GraphTools:
     # -- the tools ----------------------------------------------------------------------
 
     def search_in_graph(self, query: str, k: int = GLOBAL_K) -> ToolResult:
-        """The ``k`` nodes of the whole graph with the highest BM25 score for ``query``."""
+        """The ``k`` nodes of the whole graph with the highest BM25 score for ``query``.
+
+        Equal scores are ordered by exact name match (case-sensitive, then not), then
+        by node index, so a person outranks a same-named lowercase tag.
+        """
         tool = "search_in_graph"
         args = {"query": query, "k": k}
         if (err := self._check_k(tool, k)) is not None:
@@ -53,8 +58,20 @@ class GraphTools:
                 f"query {query!r} has no searchable words (only stop words, short or "
                 "unknown tokens); use distinctive words such as names or keywords.",
             )
-        docs, scores = self.bm25.top_k(terms, k)
-        hits = tuple(self._hit(int(d), float(s)) for d, s in zip(docs, scores, strict=True))
+        # A few extra so that ties at the cut can be broken by name below.
+        docs, scores = self.bm25.top_k(terms, k + TIE_MARGIN)
+        names = [self.graph.name(int(d)) for d in docs]
+        wanted = query.strip()
+        order = sorted(
+            range(len(docs)),
+            key=lambda i: (
+                -float(scores[i]),
+                names[i] != wanted,  # equal scores: the exact name first ("Tom Hanks"
+                names[i].lower() != wanted.lower(),  # the person before "tom hanks" the tag)
+                int(docs[i]),
+            ),
+        )[:k]
+        hits = tuple(self._hit(int(docs[i]), float(scores[i])) for i in order)
         return SearchResult(tool, args, hits, total=len(hits))
 
     def search_in_neighborhood(

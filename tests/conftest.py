@@ -1,0 +1,35 @@
+"""Shared fixtures: the real MetaQA graph (built once per session)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ark.index import Index, build_index
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def metaqa_dir() -> Path:
+    return Path(os.environ.get("ARK_METAQA_DIR", REPO.parent / "shared" / "data" / "metaqa"))
+
+
+@pytest.fixture(scope="session")
+def metaqa_kb() -> Path:
+    kb = metaqa_dir() / "kb.txt"
+    if not kb.exists():
+        pytest.skip(f"MetaQA not found at {kb}; set ARK_METAQA_DIR")
+    return kb
+
+
+@pytest.fixture(scope="session")
+def metaqa_index(metaqa_kb: Path, tmp_path_factory: pytest.TempPathFactory) -> Index:
+    return build_index(metaqa_kb, tmp_path_factory.mktemp("metaqa") / "idx")
+
+
+@pytest.fixture(scope="session")
+def metaqa_triples(metaqa_kb: Path) -> list[tuple[str, str, str]]:
+    with metaqa_kb.open(encoding="utf-8") as f:
+        return [tuple(line.rstrip("\n").split("|")) for line in f if line.strip()]  # type: ignore[misc]

@@ -1,0 +1,108 @@
+"""Parity with bm25s: same tokens, same weights, same top-k on the same index."""
+
+import bm25s
+import numpy as np
+import pytest
+import Stemmer
+
+from ark.index import BM25Params, Tokenizer, TokenizerConfig, build_bm25
+
+TEXTS = [
+    "The Quick brown fox jumps over the lazy dog!",
+    "Café déjà vu — naïve résumé, Zürich 2024 and ÉCOLE",
+    "a I x 12 b2 __init__ snake_case CamelCase e-mail don't",
+    "",
+    "running runs ran runner; studies studying studied",
+    "Tom Hanks starred in Forrest Gump (1994), directed by Robert Zemeckis.",
+]
+
+
+@pytest.mark.parametrize("stem", [None, "english"])
+def test_tokens_match_bm25s(stem):
+    ours = Tokenizer(TokenizerConfig(stemmer=stem))
+    stemmer = Stemmer.Stemmer(stem) if stem else None
+    theirs = bm25s.tokenize(
+        TEXTS, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
+    )
+    assert [ours.tokens(t) for t in TEXTS] == theirs
+
+
+def zipf_corpus(n_docs: int, seed: int = 0) -> list[str]:
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(400)])
+    p = 1 / np.arange(1, 401) ** 1.1
+    p /= p.sum()
+    return [" ".join(rng.choice(vocab, size=rng.integers(0, 40), p=p)) for _ in range(n_docs)]
+
+
+def test_weights_match_bm25s():
+    corpus = zipf_corpus(300)
+    ours = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
+    ref = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    ref.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+    for token, ref_id in ref.vocab_dict.items():
+        if token == "":
+            continue
+        s, e = ref.scores["indptr"][ref_id], ref.scores["indptr"][ref_id + 1]
+        ref_docs = ref.scores["indices"][s:e]
+        ref_vals = ref.scores["data"][s:e]
+        t = ours.vocab[token]
+        docs, vals = ours._postings(t)
+        order = np.argsort(ref_docs)
+        np.testing.assert_array_equal(docs, ref_docs[order])
+        np.testing.assert_allclose(vals, ref_vals[order], rtol=1e-5)
+
+
+def test_top_k_matches_bm25s_retrieve_on_the_saved_index(tmp_path):
+    corpus = zipf_corpus(2000, seed=1)
+    ours = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
+    ours.save(tmp_path)
+    ref = bm25s.BM25.load(tmp_path, mmap=True)
+    rng = np.random.default_rng(2)
+    checked = 0
+    for _ in range(60):
+        query = " ".join(f"w{i}" for i in rng.integers(0, 400, size=rng.integers(1, 12)))
+        terms = ours.query_terms(query)
+        docs, scores = ours.top_k(terms, 10)
+        if len(docs) < 10:
+            continue
+        tokens = Tokenizer().tokens(query)
+        ref_docs, ref_scores = ref.retrieve([tokens], k=10, show_progress=False)
+        np.testing.assert_allclose(scores, ref_scores[0], rtol=1e-5)
+        # Same documents, except where ties at the cut let either side pick.
+        kth = scores[-1]
+        assert set(docs[scores > kth + 1e-5]) == set(ref_docs[0][ref_scores[0] > kth + 1e-5])
+        checked += 1
+    assert checked > 40
+
+
+@pytest.mark.parametrize("n_docs", [50, 3000])
+def test_sparse_and_dense_accumulation_agree_with_full_scores(n_docs):
+    corpus = zipf_corpus(n_docs, seed=3)
+    index = build_bm25(corpus, n_docs, Tokenizer(), BM25Params())
+    for query in ["w0 w1 w2", "w300", "w5 w5 w9 w120 w399", "w0"]:
+        terms = index.query_terms(query)
+        dense = index.score_docs(terms, np.arange(n_docs))
+        docs, scores = index.top_k(terms, 7)
+        expected = np.lexsort((np.arange(n_docs), -dense))[:7]
+        expected = expected[dense[expected] > 0]
+        assert docs.tolist() == expected.tolist()
+        np.testing.assert_allclose(scores, dense[expected], rtol=1e-5)
+
+
+def test_score_docs_on_subsets_both_branches():
+    corpus = zipf_corpus(1000, seed=4)
+    index = build_bm25(corpus, 1000, Tokenizer(), BM25Params())
+    full = index.score_docs(index.query_terms("w0 w50 w399"), np.arange(1000))
+    rng = np.random.default_rng(5)
+    for size in (3, 40, 900):  # fewer and more docs than the terms' postings
+        subset = np.sort(rng.choice(1000, size=size, replace=False))
+        got = index.score_docs(index.query_terms("w0 w50 w399"), subset)
+        np.testing.assert_allclose(got, full[subset], rtol=1e-6)
+
+
+def test_unknown_and_stop_words_give_no_terms():
+    index = build_bm25(["alpha beta"], 1, Tokenizer(), BM25Params())
+    assert len(index.query_terms("the of and")) == 0
+    assert len(index.query_terms("gamma")) == 0
+    assert index.top_k(index.query_terms("gamma"), 5)[0].tolist() == []
