@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from _helpers import metaqa_dir
 from ark.index import Index, build_index
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def metaqa_dir() -> Path:
-    return Path(os.environ.get("ARK_METAQA_DIR", REPO.parent / "shared" / "data" / "metaqa"))
 
 
 @pytest.fixture(scope="session")

@@ -25,8 +25,3 @@ def movie_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
     root: Path = tmp_path_factory.mktemp("movies")
     (root / "kb.txt").write_text(TRIPLES, encoding="utf-8")
     return build_index(root / "kb.txt", root / "idx")
-
-
-def node(index: Index, name: str) -> int:
-    names = index.graph.names.to_pylist()
-    return names.index(name)

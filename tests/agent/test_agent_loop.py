@@ -2,9 +2,8 @@
 
 import asyncio
 
-from conftest import node
-
 from _doubles import ScriptedChatModel, calls, prose, tool_call
+from _helpers import node
 from ark.agent import Agent, AgentConfig, ToolConfig, agent_tool_specs, system_prompt
 from ark.llm import LLMError
 
@@ -156,3 +155,17 @@ def test_prompt_is_built_from_the_schema(movie_index):
     model = ScriptedChatModel([tool_call("finish")])
     run(Agent(movie_index, model))
     assert model.calls[0][0].content == prompt
+
+
+def test_a_repeated_search_is_pointed_out(movie_index):
+    model = ScriptedChatModel(
+        [
+            tool_call("search_in_graph", query="Tom Hanks"),
+            tool_call("search_in_graph", query="Tom Hanks"),
+            tool_call("search_in_graph", query="Tom Hanks", k=6),
+        ]
+    )
+    traj = run(Agent(movie_index, model))
+    codes = [c.error_code for s in traj.steps for c in s.tool_calls]
+    assert codes[:3] == [None, "repeated_call", None]
+    assert "step 1" in traj.steps[1].tool_calls[0].observation

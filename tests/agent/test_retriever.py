@@ -3,9 +3,8 @@
 import json
 import time
 
-from conftest import node
-
 from _doubles import ScriptedChatModel, tool_call
+from _helpers import node
 from ark.agent import Retriever
 from ark.llm import LLMError
 from ark.trajectory import read_trajectories, write_trajectories

@@ -148,3 +148,13 @@ def test_tool_specs_enumerate_the_schema(metaqa_index):
     node_type = specs["search_in_neighborhood"]["parameters"]["properties"]["node_type"]
     assert "movie" in node_type["anyOf"][0]["enum"]
     assert specs["search_in_graph"]["parameters"]["required"] == ["query"]
+
+
+def test_empty_filtered_neighborhood_says_what_is_there(tools):
+    person = idx(tools, "Tom Hanks")
+    result = tools.search_in_neighborhood(person, node_type="person", edge_type="starred_actors")
+    assert result.total == 0 and result.hits == ()
+    assert result.available[0][:3] == ("movie", "starred_actors", "in")
+    assert "movie via starred_actors(in)" in result.render()
+    assert result.to_dict()["available"][0]["node_type"] == "movie"
+    assert tools.search_in_neighborhood(person, node_type="movie").available == ()

@@ -10,6 +10,7 @@ for them. A backend failure (after its own retries) ends this agent with
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -57,6 +58,8 @@ class _RunState:
     seen: set[int] = field(default_factory=set)
     answer: list[int] = field(default_factory=list)
     warned_empty: bool = False
+    calls: dict[str, int] = field(default_factory=dict)  # search call -> step first made
+    step: int = 0
 
 
 @dataclass
@@ -144,6 +147,7 @@ class Agent:
                 break
             msg = completion.message
             messages.append(msg)
+            state.step = step
             record = StepRecord(
                 index=step,
                 llm_latency_s=round(completion.latency_s, 4),
@@ -236,6 +240,15 @@ class Agent:
             )
         if name == "add_to_answer":
             return self._add(call.arguments.get("node_indices"), state)
+        signature = name + json.dumps(call.arguments, sort_keys=True, default=str)
+        if signature in state.calls:
+            return _error(
+                f"You already made this exact {name} call at step {state.calls[signature] + 1}; "
+                "its result is above and has not changed. Use a different node, filter or "
+                "query, add the nodes that answer the question, or finish.",
+                "repeated_call",
+            )
+        state.calls[signature] = state.step
         result = self.tools.call(name, call.arguments)
         if isinstance(result, ToolError):
             return _error(result.render(), result.code)

@@ -34,13 +34,22 @@ def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int) -> str:
         line = (
             f"- search_in_neighborhood({', '.join(args)}): the nodes directly linked to a "
             "node, in either direction, at most 20. Each result shows the relation and its "
-            "direction (out: from the node to the neighbor; in: from the neighbor to the node)."
+            "direction: out means node -relation-> neighbor, in means neighbor -relation-> node."
         )
         if tools.neighbor_filters:
             line += (
                 " node_type and edge_type (a name or a list of names from the schema above) "
-                "keep only matching neighbors and edges."
+                "keep only matching neighbors and edges; node_type is the type of the "
+                "neighbors you want back, not the type of the node you start from."
             )
+            example = _example_relation(schema)
+            if example is not None:
+                name, source, target = example
+                line += (
+                    f" Example: to get the {target} nodes linked to a {source} by {name}, call "
+                    f'search_in_neighborhood(node_index=<index of the {source}>, node_type="'
+                    f'{target}", edge_type="{name}").'
+                )
         if tools.neighbor_query:
             line += " query ranks the neighbors by keyword relevance."
         line += " Call it again on a returned node to go one more hop."
@@ -83,3 +92,12 @@ def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int) -> str:
         "of yours is one step and may contain several tool calls.",
     ]
     return "\n".join(parts)
+
+
+def _example_relation(schema: Schema) -> tuple[str, str, str] | None:
+    """The most common relation between two different types, to illustrate filters."""
+    pairs = [r for r in schema.relations if r.source_type != r.target_type and r.count]
+    if not pairs:
+        return None
+    best = max(pairs, key=lambda r: r.count)
+    return best.name, best.target_type, best.source_type

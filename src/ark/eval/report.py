@@ -56,7 +56,7 @@ class Run:
             if on
         ]
         parts = [f"ark n={c.get('agents')} T={c.get('max_steps')}"]
-        if c.get("fusion") != "vote":
+        if c.get("fusion", "vote") != "vote":
             parts.append(str(c.get("fusion")))
         return " ".join(parts + ablation)
 

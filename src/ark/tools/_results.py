@@ -54,14 +54,23 @@ class SearchResult:
     hits: tuple[NodeHit, ...]
     total: int
     center: NodeHit | None = None  # the explored node, for search_in_neighborhood
+    #: When filters left no neighbor: (neighbor type, relation, direction, count) of
+    #: the unfiltered neighborhood, so a caller can fix its filters.
+    available: tuple[tuple[str, str, str, int], ...] = ()
     ok: Literal[True] = True
 
     def to_dict(self) -> dict[str, Any]:
         neighbors = self.tool == "search_in_neighborhood"
-        return {
+        out: dict[str, Any] = {
             "results": [h.to_dict(with_relations=neighbors) for h in self.hits],
             "total": self.total,
         }
+        if self.available:
+            out["available"] = [
+                {"node_type": t, "relation": r, "direction": d, "count": c}
+                for t, r, d, c in self.available
+            ]
+        return out
 
     def render(self) -> str:
         """Compact observation text: one line per hit."""
@@ -69,8 +78,7 @@ class SearchResult:
             c = self.center
             head = (
                 f"Neighbors of [{c.index}] {c.name} ({c.type}){_filters(self.arguments)}: "
-                f"{_count(len(self.hits), self.total, 'neighbor')}. "
-                "Relation direction: out = center -> neighbor, in = neighbor -> center."
+                f"{_count(len(self.hits), self.total, 'neighbor')}."
             )
         else:
             head = (
@@ -78,6 +86,12 @@ class SearchResult:
                 f"{_count(len(self.hits), self.total, 'node')}."
             )
         lines = [head]
+        if self.available:
+            lines.append(
+                "No neighbor matches these filters. This node's neighbors are: "
+                + "; ".join(f"{c} {t} via {r}({d})" for t, r, d, c in self.available[:8])
+                + "."
+            )
         ranked = self.tool == "search_in_graph" or bool(self.arguments.get("query"))
         for h in self.hits:
             line = f"[{h.index}] {h.name} ({h.type})"

@@ -133,7 +133,37 @@ class GraphTools:
             )
             hits.append(self._hit(int(neighbors[i]), float(scores[i]), relations))
         center = self._hit(int(node_index), 0.0)
-        return SearchResult(tool, args, tuple(hits), total=total, center=center)
+        available = ()
+        if total == 0 and (type_ids is not None or rel_ids is not None):
+            available = self._available(int(node_index))
+        return SearchResult(
+            tool, args, tuple(hits), total=total, center=center, available=available
+        )
+
+    def _available(self, node: int) -> tuple[tuple[str, str, str, int], ...]:
+        """What the unfiltered neighborhood holds: (neighbor type, relation, direction,
+        count), most common first — shown when filters leave nothing, so the caller
+        can correct them."""
+        hood = self.graph.neighborhood(node)
+        if len(hood.neighbors) == 0:
+            return ()
+        sizes = np.diff(hood.group_starts)
+        types = np.repeat(np.asarray(self.graph.node_type)[hood.neighbors], sizes)
+        n_codes = 2 * len(self.graph.relation_names)
+        key = types.astype(np.int64) * n_codes + hood.entry_relations * 2 + hood.entry_directions
+        keys, counts = np.unique(key, return_counts=True)
+        out = []
+        for k_, c in sorted(zip(keys.tolist(), counts.tolist(), strict=True), key=lambda x: -x[1]):
+            t, code = divmod(k_, n_codes)
+            out.append(
+                (
+                    self.graph.node_type_names[t],
+                    self.graph.relation_names[code >> 1],
+                    DIRECTION_NAMES[code & 1],
+                    int(c),
+                )
+            )
+        return tuple(out)
 
     # -- dispatch for agents --------------------------------------------------------------
 
