@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from ark.graph._schema import Schema, summarize
+from ark.graph._strings import StringColumn
 
 #: Direction of an adjacency entry relative to the row's node.
 OUT = 0  # the row's node is the edge's source
@@ -46,8 +47,8 @@ class Graph:
         *,
         node_type: np.ndarray,
         node_type_names: list[str],
-        names: pa.Array,
-        texts: pa.Array,
+        names: pa.Array | pa.ChunkedArray,
+        texts: pa.Array | pa.ChunkedArray,
         relation_names: list[str],
         indptr: np.ndarray,
         adj_node: np.ndarray,
@@ -57,8 +58,8 @@ class Graph:
     ) -> None:
         self.node_type = node_type
         self.node_type_names = list(node_type_names)
-        self.names = names
-        self.texts = texts
+        self.names = StringColumn(names)
+        self.texts = StringColumn(texts)
         self.relation_names = list(relation_names)
         self.indptr = indptr
         self.adj_node = adj_node
@@ -131,10 +132,10 @@ class Graph:
         return len(self.node_type)
 
     def name(self, index: int) -> str:
-        return str(self.names[index].as_py())
+        return self.names[index]
 
     def text(self, index: int) -> str:
-        return str(self.texts[index].as_py())
+        return self.texts[index]
 
     def type_name(self, index: int) -> str:
         return self.node_type_names[int(self.node_type[index])]

@@ -137,8 +137,8 @@ def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
     type_names = graph.node_type_names
     for start in range(0, graph.n_nodes, batch):
         stop = min(start + batch, graph.n_nodes)
-        names = graph.names[start:stop].to_pylist()
-        texts = graph.texts[start:stop].to_pylist()
+        names = graph.names.slice_pylist(start, stop)
+        texts = graph.texts.slice_pylist(start, stop)
         types = graph.node_type[start:stop].tolist()
         for n, t, x in zip(names, types, texts, strict=True):
             yield descriptor_text(n, type_names[t], x)
@@ -154,7 +154,7 @@ def _check_writable_target(out: Path) -> None:
 
 
 def _write_graph(graph: Graph, directory: Path) -> None:
-    table = pa.table({"name": graph.names, "text": graph.texts})
+    table = pa.table({"name": graph.names.arrow, "text": graph.texts.arrow})
     with (
         pa.OSFile(str(directory / NODES_FILE), "wb") as sink,
         ipc.new_file(sink, table.schema) as writer,

@@ -60,7 +60,7 @@ class GraphTools:
             )
         # A few extra so that ties at the cut can be broken by name below.
         docs, scores = self.bm25.top_k(terms, k + TIE_MARGIN)
-        names = [self.graph.name(int(d)) for d in docs]
+        names = self.graph.names.take(docs)
         wanted = query.strip()
         order = sorted(
             range(len(docs)),
@@ -71,7 +71,7 @@ class GraphTools:
                 int(docs[i]),
             ),
         )[:k]
-        hits = tuple(self._hit(int(docs[i]), float(scores[i])) for i in order)
+        hits = self._hits(docs[order], scores[order])
         return SearchResult(tool, args, hits, total=len(hits))
 
     def search_in_neighborhood(
@@ -118,21 +118,25 @@ class GraphTools:
         else:
             scores = np.zeros(total, dtype=np.float32)
             order = np.arange(min(k, total))
-        hits = []
-        for i in order.tolist():
-            s, e = hood.group_starts[i], hood.group_starts[i + 1]
-            relations = tuple(
+        starts = hood.group_starts.tolist()
+        rels = hood.entry_relations.tolist()
+        dirs = hood.entry_directions.tolist()
+        names = self.graph.relation_names
+        relations = [
+            tuple(
                 dict.fromkeys(
-                    Relation(self.graph.relation_names[r], DIRECTION_NAMES[d])  # type: ignore[arg-type]
+                    Relation(names[r], DIRECTION_NAMES[d])  # type: ignore[arg-type]
                     for r, d in zip(
-                        hood.entry_relations[s:e].tolist(),
-                        hood.entry_directions[s:e].tolist(),
+                        rels[starts[i] : starts[i + 1]],
+                        dirs[starts[i] : starts[i + 1]],
                         strict=True,
                     )
                 )
             )
-            hits.append(self._hit(int(neighbors[i]), float(scores[i]), relations))
-        center = self._hit(int(node_index), 0.0)
+            for i in order.tolist()
+        ]
+        hits = self._hits(neighbors[order], scores[order], relations)
+        center = self._hits(np.array([int(node_index)]), np.zeros(1))[0]
         available = ()
         if total == 0 and (type_ids is not None or rel_ids is not None):
             available = self._available(int(node_index))
@@ -206,22 +210,36 @@ class GraphTools:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _hit(self, index: int, score: float, relations: tuple[Relation, ...] = ()) -> NodeHit:
+    def _hits(
+        self,
+        indices: np.ndarray,
+        scores: np.ndarray,
+        relations: list[tuple[Relation, ...]] | None = None,
+    ) -> tuple[NodeHit, ...]:
+        """Hits for many nodes with one Arrow ``take`` per column (not one lookup each)."""
         g = self.graph
-        return NodeHit(
-            index=index,
-            type=g.type_name(index),
-            name=g.name(index),
-            score=score,
-            snippet=self._snippet(index),
-            relations=relations,
+        idx = np.asarray(indices, dtype=np.int64)
+        names = g.names.take(idx.tolist())
+        texts = g.texts.take(idx.tolist())
+        types = np.asarray(g.node_type)[idx].tolist()
+        return tuple(
+            NodeHit(
+                index=int(i),
+                type=g.node_type_names[t],
+                name=n,
+                score=float(s),
+                snippet=self._snippet(x),
+                relations=relations[j] if relations is not None else (),
+            )
+            for j, (i, t, n, x, s) in enumerate(
+                zip(idx.tolist(), types, names, texts, np.asarray(scores).tolist(), strict=True)
+            )
         )
 
-    def _snippet(self, index: int) -> str:
-        text = self.graph.text(index)
+    def _snippet(self, text: str) -> str:
         if not text:
             return ""
-        flat = " ".join(text.split())
+        flat = " ".join(text[: 4 * self.snippet_chars].split())  # texts can be huge
         if len(flat) <= self.snippet_chars:
             return flat
         return flat[: self.snippet_chars - 1].rstrip() + "…"
