@@ -230,13 +230,15 @@ def report(res: dict[str, Any]) -> str:
         f"| build index | {res['build_s']:.0f} s | <= 900 s | | |",
         f"| index size on disk | {res['index_gb']:.2f} GB | | | |",
         f"| open (fresh process) | {res['open_s']:.2f} s | <= 5 s | | |",
-        f"| memory after open / after queries | {res['rss_open_gb']:.2f} / {res['rss_gb']:.2f} GB | <= 10 GB | | |",
+        f"| memory after open / after queries | {res['rss_open_gb']:.2f} / "
+        f"{res['rss_gb']:.2f} GB | <= 10 GB | | |",
     ]
     for label in ("short", "long"):
         target = "<= 2 ms" if label == "short" else "<= 20 ms"
         p50, p95 = res[f"global_{label}_p50"], res[f"global_{label}_p95"]
         lines.append(
-            f"| global search, {label} queries, p50 / p95 | {p50:.2f} / {p95:.2f} ms | {target} p50 "
+            f"| global search, {label} queries, p50 / p95 | {p50:.2f} / {p95:.2f} ms "
+            f"| {target} p50 "
             f"| bm25s numpy {res[f'bm25s_numpy_{label}_p50']:.1f} ms | "
             f"{ratio(p50, res[f'bm25s_numpy_{label}_p50'])} |"
         )
@@ -246,7 +248,8 @@ def report(res: dict[str, Any]) -> str:
                 f"{ratio(p50, res[f'bm25s_numba_{label}_p50'])} |"
             )
         lines.append(
-            f"| top-5 parity with bm25s, {label} | {100 * res[f'parity_{label}']:.0f} % | 100 % | | |"
+            f"| top-5 parity with bm25s, {label} | {100 * res[f'parity_{label}']:.0f} % "
+            "| 100 % | | |"
         )
     for key, row in res.items():
         if not key.startswith("neighbors_"):
@@ -258,9 +261,11 @@ def report(res: dict[str, Any]) -> str:
             else ("<= 20 ms" if bucket == ">=50k" else "")
         )
         lines.append(
-            f"| neighbors, degree {bucket} (mean {row['mean_degree']:,.0f}), p50 plain / query / typed "
+            f"| neighbors, degree {bucket} (mean {row['mean_degree']:,.0f}), "
+            f"p50 plain / query / typed "
             f"| {row['plain']:.2f} / {row['query']:.2f} / {row['typed']:.2f} ms | {target} "
-            f"| Python loop {row['python_loop']:.0f} ms | {ratio(row['typed'], row['python_loop'])} |"
+            f"| Python loop {row['python_loop']:.0f} ms "
+            f"| {ratio(row['typed'], row['python_loop'])} |"
         )
     rb = res["rank_bm25"]
     lines.append(

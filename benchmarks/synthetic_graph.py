@@ -105,7 +105,7 @@ def generate(out: Path, scale: float = 1.0, seed: int = 0) -> Synthetic:
 
     index_of = {t: i for i, (t, _) in enumerate(TYPES)}
     src_parts, dst_parts, rel_parts = [], [], []
-    for r, (name_, s_type, t_type, share, alpha) in enumerate(RELATIONS):
+    for r, (_, s_type, t_type, share, alpha) in enumerate(RELATIONS):
         k = int(m * share)
         s_i, t_i = index_of[s_type], index_of[t_type]
         src = starts[s_i] + rng.integers(0, counts[s_i], size=k)

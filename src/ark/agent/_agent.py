@@ -141,8 +141,8 @@ class Agent:
                     max_tokens=cfg.max_tokens,
                     seed=None if cfg.seed is None else cfg.seed + step,
                 )
-            except ArkError as exc:
-                traj.stop_reason, traj.error = "error", str(exc)
+            except ArkError as exc:  # the backend gave up after its retries
+                traj.error = str(exc)
                 stop = "error"
                 break
             msg = completion.message

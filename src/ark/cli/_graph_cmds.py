@@ -180,3 +180,28 @@ def _show(result: ToolResult, as_json: bool) -> None:
         rel = [", ".join(f"{r.type} ({r.direction})" for r in h.relations)] if neighbors else []
         table.add_row(str(h.index), h.name, h.type, f"{h.score:.3f}", *rel, h.snippet)
     console.print(table)
+
+
+@app.command("convert-stark")
+def convert_stark_cmd(
+    kb_dir: Annotated[
+        Path, typer.Argument(help="A STaRK knowledge base folder (with processed/).")
+    ],
+    graph: Annotated[str, typer.Option(help="amazon | mag | prime")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Folder for nodes/edges parquet.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Convert STaRK's processed files once into nodes/edges tables for `ark index build`."""
+    from ark.graph._stark import convert_stark
+
+    try:
+        meta = convert_stark(kb_dir, out, graph)  # type: ignore[arg-type]
+    except ArkError as exc:
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    if as_json:
+        print_json(meta)
+        return
+    console.print(
+        f"Wrote {out}/nodes.parquet and edges.parquet ({meta['nodes']:,} nodes, "
+        f"{meta['edges']:,} edges). Next: ark index build {out} -o INDEX_DIR"
+    )
