@@ -1,31 +1,14 @@
 """STaRK conversion on small knowledge bases written in exactly stark-qa's format."""
 
 import json
-import pickle
-from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="reading STaRK's .pt files needs torch ([stark] extra)")
 
+from _stark_fixture import write_kb  # noqa: E402
 from ark.graph._stark import convert_stark  # noqa: E402
 from ark.index import build_index  # noqa: E402
-
-
-def write_kb(
-    processed: Path, node_info, edges, edge_types, node_types, type_dict=None, rel_dict=None
-):
-    processed.mkdir(parents=True)
-    with (processed / "node_info.pkl").open("wb") as f:
-        pickle.dump(node_info, f)
-    torch.save(torch.LongTensor(edges).t().contiguous(), processed / "edge_index.pt")
-    torch.save(torch.LongTensor(edge_types), processed / "edge_types.pt")
-    torch.save(torch.LongTensor(node_types), processed / "node_types.pt")
-    if type_dict is not None:
-        with (processed / "node_type_dict.pkl").open("wb") as f:
-            pickle.dump(type_dict, f)
-        with (processed / "edge_type_dict.pkl").open("wb") as f:
-            pickle.dump(rel_dict, f)
 
 
 def test_prime(tmp_path):
