@@ -1,0 +1,99 @@
+"""The ark command line on the real MetaQA index, and ark ask against a fake server."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ark.cli import app
+
+runner = CliRunner()
+
+
+def run(*args, code=0):
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, result.output
+    return result
+
+
+def test_info_json(metaqa_index):
+    data = json.loads(run("info", metaqa_index.path, "--json").output)
+    assert data["counts"]["nodes"] == 43_234
+    assert {t["name"] for t in data["node_types"]} >= {"movie", "person", "genre"}
+    assert any(
+        r["name"] == "directed_by" and r["target_type"] == "person" for r in data["relations"]
+    )
+
+
+def test_search_and_neighbors_json(metaqa_index):
+    data = json.loads(run("search", metaqa_index.path, "Forrest Gump", "-k", "3", "--json").output)
+    film = data["results"][0]
+    assert film["name"] == "Forrest Gump" and len(data["results"]) == 3
+    out = run("neighbors", metaqa_index.path, film["index"], "--edge-type", "directed_by", "--json")
+    data = json.loads(out.output)
+    assert [r["name"] for r in data["results"]] == ["Robert Zemeckis"]
+    assert data["results"][0]["relations"] == [{"type": "directed_by", "direction": "out"}]
+    out = run(
+        "neighbors", metaqa_index.path, film["index"], "--node-type", "person",
+        "--node-type", "genre", "-k", "50", "--json",
+    )  # fmt: skip
+    assert {r["type"] for r in json.loads(out.output)["results"]} == {"person", "genre"}
+
+
+def test_text_output(metaqa_index):
+    assert "Tom Hanks" in run("search", metaqa_index.path, "Tom Hanks").output
+    assert "directed_by" in run("info", metaqa_index.path).output
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["neighbors", "IDX", "99999999"], "unknown_node"),
+        (["neighbors", "IDX", "0", "--node-type", "persn"], "unknown_node_type"),
+        (["neighbors", "IDX", "0", "--edge-type", "wrote"], "unknown_edge_type"),
+        (["search", "IDX", ""], "empty_query"),
+        (["search", "IDX", "x", "-k", "0"], "bad_k"),
+    ],
+)
+def test_bad_calls_give_a_json_error_and_exit_1(metaqa_index, args, code):
+    args = [metaqa_index.path if a == "IDX" else a for a in args]
+    result = run(*args, "--json", code=1)
+    assert json.loads(result.output)["error"]["code"] == code
+
+
+def test_missing_index_is_refused(tmp_path):
+    result = run("search", tmp_path / "nope", "x", "--json", code=1)
+    assert "ark index build" in json.loads(result.output)["error"]["message"]
+
+
+def test_build_reports_bad_input_with_file_and_line(tmp_path):
+    kb = tmp_path / "kb.txt"
+    kb.write_text("a|r|b\nbroken line\n")
+    result = run("index", "build", kb, "-o", tmp_path / "idx", "--json", code=1)
+    assert "kb.txt:2" in json.loads(result.output)["error"]["message"]
+
+
+def test_ask_against_an_openai_compatible_server(metaqa_index, tmp_path, monkeypatch):
+    pytest.importorskip("openai", reason="the [openai] extra is not installed")
+    from fake_openai import FakeOpenAIServer, chat_reply, function_call
+
+    zemeckis = metaqa_index.graph.names.to_pylist().index("Robert Zemeckis")
+    calls = [
+        ("search_in_graph", '{"query": "Robert Zemeckis"}'),
+        ("add_to_answer", f'{{"node_indices": [{zemeckis}]}}'),
+        ("finish", "{}"),
+    ]
+    replies = [(200, chat_reply(tool_calls=[function_call(n, a)])) for n, a in calls]
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAIServer(replies) as server:
+        result = run(
+            "ask", metaqa_index.path, "who directed Forrest Gump", "--agents", "1",
+            "--base-url", server.base_url, "--model", "fake-model", "--json",
+            "--save-trajectories", tmp_path / "traj",
+        )  # fmt: skip
+    data = json.loads(result.output)
+    assert data["ranking"] == [
+        {"index": zemeckis, "name": "Robert Zemeckis", "type": "person", "votes": 1}
+    ]
+    assert data["trajectories"][0]["stop_reason"] == "finish"
+    assert (tmp_path / "traj" / "trajectories.jsonl").read_text().count("\n") == 1
