@@ -106,3 +106,39 @@ def test_unknown_and_stop_words_give_no_terms():
     assert len(index.query_terms("the of and")) == 0
     assert len(index.query_terms("gamma")) == 0
     assert index.top_k(index.query_terms("gamma"), 5)[0].tolist() == []
+
+
+def test_pruned_top_k_is_exact_on_mixed_queries():
+    corpus = zipf_corpus(20_000, seed=7)
+    index = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
+    rng = np.random.default_rng(8)
+    all_docs = np.arange(len(corpus))
+    for _ in range(80):
+        common = [f"w{i}" for i in rng.integers(0, 5, size=rng.integers(0, 4))]
+        rare = [f"w{i}" for i in rng.integers(100, 400, size=rng.integers(0, 4))]
+        terms = index.query_terms(" ".join(common + rare))
+        if len(terms) == 0:
+            continue
+        dense = index.score_docs(terms, all_docs)
+        k = int(rng.integers(1, 20))
+        docs, scores = index.top_k(terms, k)
+        expected = np.lexsort((all_docs, -dense))[:k]
+        expected = expected[dense[expected] > 0]
+        np.testing.assert_allclose(scores, dense[expected], rtol=1e-5)
+        kth = scores[-1]
+        assert set(docs[scores > kth * (1 + 1e-5)]) == set(
+            expected[dense[expected] > kth * (1 + 1e-5)]
+        )
+
+
+def test_term_bounds_are_saved_and_bound_every_weight(tmp_path):
+    from ark.index import BM25Index
+
+    corpus = zipf_corpus(500, seed=9)
+    index = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
+    index.save(tmp_path)
+    loaded = BM25Index.load(tmp_path, Tokenizer(), BM25Params(), len(corpus))
+    bounds = np.asarray(loaded.term_max())
+    for t in range(len(loaded.vocab)):
+        _, vals = loaded._postings(t)
+        assert (vals <= bounds[t]).all() and (len(vals) == 0 or vals.max() == bounds[t])

@@ -30,6 +30,7 @@ BM25_FILES = {
     "indptr": "indptr.csc.index.npy",
 }
 VOCAB_FILE = "vocab.index.json"
+TERM_MAX_FILE = "term_max.npy"  # ARK's addition: per-term upper bounds for pruning
 PARAMS_FILE = "params.index.json"
 
 ProgressFn = Callable[[str, int, int], None]
@@ -62,6 +63,7 @@ class BM25Index:
         self.n_docs = n_docs
         self.tokenizer = tokenizer
         self.params = params
+        self._term_max: np.ndarray | None = None
 
     # -- queries ----------------------------------------------------------------------
 
@@ -76,19 +78,78 @@ class BM25Index:
         s, e = int(self.indptr[term]), int(self.indptr[term + 1])
         return self.indices[s:e], self.data[s:e]
 
+    def term_max(self) -> np.ndarray:
+        """Each term's highest weight: an upper bound of its contribution to any score."""
+        if self._term_max is None:
+            lengths = np.diff(np.asarray(self.indptr))
+            out = np.zeros(len(lengths), dtype=np.float32)
+            nonempty = np.flatnonzero(lengths)
+            if len(nonempty):
+                starts = np.asarray(self.indptr[:-1])[nonempty]
+                out[nonempty] = np.maximum.reduceat(np.asarray(self.data), starts)
+            self._term_max = out
+        return self._term_max
+
     def top_k(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` best documents with a positive score, by score then index."""
+        """The ``k`` best documents with a positive score, by score then index (exact).
+
+        Few postings: a sparse merge of all of them. Many: MaxScore-style pruning.
+        Terms are added to a dense accumulator by decreasing upper bound (rare terms
+        first); as soon as the bounds of the terms not yet added sum to less than the
+        k-th best partial score, no document can still overtake the top k unless it
+        is already within that sum of it, so only those few are scored exactly
+        (binary search in the remaining postings) and the long postings of common
+        words are never scanned.
+        """
+        empty = np.zeros(0, np.int64), np.zeros(0, np.float32)
         if len(terms) == 0 or k <= 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        lengths = self.indptr[terms + 1] - self.indptr[terms]
-        total = int(lengths.sum())
-        if total == 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        if total * 8 < self.n_docs:
-            docs, scores = self._accumulate_sparse(terms)
-        else:
-            docs, scores = self._accumulate_dense(terms)
-        return _best(docs, scores, k)
+            return empty
+        uniq, counts = np.unique(np.asarray(terms, dtype=np.int64), return_counts=True)
+        lengths = np.asarray(self.indptr[uniq + 1] - self.indptr[uniq])
+        keep = lengths > 0
+        uniq, counts, lengths = uniq[keep], counts[keep], lengths[keep]
+        if len(uniq) == 0:
+            return empty
+        if int(lengths.sum()) * 8 <= self.n_docs:
+            return _best(*self._accumulate_sparse(np.repeat(uniq, counts)), k)
+        bounds = self.term_max()[uniq].astype(np.float64) * counts
+        order = np.argsort(-bounds, kind="stable")
+        uniq, counts, lengths, bounds = uniq[order], counts[order], lengths[order], bounds[order]
+        taken = np.cumsum(bounds)
+        rest = taken[-1] - taken  # bound of the terms after position i
+        budget = self.n_docs // 8
+        acc: np.ndarray | None = None
+        for i in range(len(uniq)):
+            last = i == len(uniq) - 1
+            if acc is None and int(lengths[: i + 1].sum()) > budget:
+                acc = np.zeros(self.n_docs, dtype=np.float32)
+                for term, count in zip(uniq[:i].tolist(), counts[:i].tolist(), strict=True):
+                    self._add(acc, term, count)
+            if acc is not None:
+                self._add(acc, int(uniq[i]), int(counts[i]))
+            if not last and rest[i] >= taken[i]:
+                continue  # the terms left could still outweigh everything seen so far
+            if acc is None:  # few postings so far: a sparse merge
+                seen, scores = self._accumulate_sparse(np.repeat(uniq[: i + 1], counts[: i + 1]))
+            else:
+                seen = np.flatnonzero(acc)
+                scores = acc[seen]
+            if last:
+                return _best(seen, scores, k)
+            if len(seen) < k:
+                continue
+            theta = float(np.partition(scores, len(scores) - k)[len(scores) - k])
+            if rest[i] < theta * (1 - 1e-6):
+                # Only documents within rest[i] of theta can still make the top k.
+                cand = seen[scores + rest[i] * (1 + 1e-6) >= theta]
+                partial = scores[scores + rest[i] * (1 + 1e-6) >= theta]
+                exact = partial + self.score_docs(np.repeat(uniq[i + 1 :], counts[i + 1 :]), cand)
+                return _best(cand, exact, k)
+        raise AssertionError("unreachable: the last term always returns")
+
+    def _add(self, acc: np.ndarray, term: int, count: int) -> None:
+        idx, val = self._postings(term)
+        acc[idx] += val * count if count > 1 else val  # a term's postings hold each doc once
 
     def _accumulate_sparse(self, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         parts = [self._postings(int(t)) for t in terms]
@@ -99,14 +160,6 @@ class BM25Index:
         docs, inverse = np.unique(idx, return_inverse=True)
         scores = np.bincount(inverse.ravel(), weights=val, minlength=len(docs))
         return docs.astype(np.int64), scores.astype(np.float32)
-
-    def _accumulate_dense(self, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        acc = np.zeros(self.n_docs, dtype=np.float32)
-        for t in terms.tolist():
-            idx, val = self._postings(t)
-            acc[idx] += val  # a term's postings hold each document once
-        docs = np.flatnonzero(acc)
-        return docs, acc[docs]
 
     def score_docs(self, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
         """BM25 of the query for each of ``docs`` (sorted ascending, unique).
@@ -144,6 +197,7 @@ class BM25Index:
         np.save(directory / BM25_FILES["data"], self.data)
         np.save(directory / BM25_FILES["indices"], self.indices)
         np.save(directory / BM25_FILES["indptr"], self.indptr)
+        np.save(directory / TERM_MAX_FILE, self.term_max())
         with (directory / VOCAB_FILE).open("w", encoding="utf-8") as f:
             json.dump(self.vocab, f, ensure_ascii=False)
         # The parameters bm25s itself writes, so that bm25s.BM25.load opens this index.
@@ -168,9 +222,12 @@ class BM25Index:
         arrays = {k: np.load(directory / v, mmap_mode="r") for k, v in BM25_FILES.items()}
         with (directory / VOCAB_FILE).open(encoding="utf-8") as f:
             vocab = json.load(f)
-        return cls(
+        index = cls(
             arrays["data"], arrays["indices"], arrays["indptr"], vocab, n_docs, tokenizer, params
         )
+        if (directory / TERM_MAX_FILE).exists():  # else computed on first use
+            index._term_max = np.load(directory / TERM_MAX_FILE, mmap_mode="r")
+        return index
 
 
 def _best(docs: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
