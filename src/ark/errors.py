@@ -15,13 +15,22 @@ class ArkError(Exception):
 
 
 class GraphFormatError(ArkError):
-    """A graph source file is malformed; names the file and, when known, the line."""
+    """A graph source file is malformed; names the file and, when known, the line
+    (text files, 1-based) or the row (parquet, 0-based)."""
 
-    def __init__(self, path: str | Path, message: str, line: int | None = None) -> None:
+    def __init__(
+        self, path: str | Path, message: str, line: int | None = None, unit: str = "line"
+    ) -> None:
         self.path = str(path)
         self.line = line
+        self.unit = unit
         self.reason = message
-        where = f"{self.path}:{line}" if line is not None else self.path
+        if line is None:
+            where = self.path
+        elif unit == "line":
+            where = f"{self.path}:{line}"
+        else:
+            where = f"{self.path} ({unit} {line})"
         super().__init__(f"{where}: {message}")
 
 

@@ -211,3 +211,14 @@ def test_metaqa_type_rule_majority_role(metaqa_index, metaqa_triples):
     assert ti["Drama"] == "genre"
     counts = np.bincount(np.asarray(g.node_type))
     assert counts.sum() == g.n_nodes
+
+
+def test_parquet_errors_name_the_row(tmp_path):
+    nodes = [dict(n) for n in NODES]
+    nodes[2]["properties"] = "{oops"
+    pq.write_table(pa.Table.from_pylist(nodes), tmp_path / "nodes.parquet")
+    pq.write_table(pa.Table.from_pylist(EDGES), tmp_path / "edges.parquet")
+    with pytest.raises(GraphFormatError) as err:
+        load_graph(tmp_path)
+    assert err.value.line == 2 and err.value.unit == "row"
+    assert "nodes.parquet (row 2)" in str(err.value)

@@ -91,24 +91,25 @@ def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
     edges = _read_table(edges_path, ["from", "to", "type"])
     header = 2 if nodes_path.suffix == ".csv" else 0  # CSV line of row 0; parquet: row
     edge_header = 2 if edges_path.suffix == ".csv" else 0
-    where = "line" if header else "row"
+    unit = "line" if header else "row"
+    edge_unit = "line" if edge_header else "row"
 
     ids = nodes.column("id").combine_chunks()
     if ids.null_count:
         row = _first_true(ids.is_null())
-        raise GraphFormatError(nodes_path, "node id is empty", row + header)
+        raise GraphFormatError(nodes_path, "node id is empty", row + header, unit)
     unique = pc.unique(ids)
     if len(unique) != len(ids):
         counts = pc.value_counts(ids)
         dup = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
         same = np.asarray(pc.equal(ids, pa.scalar(dup, ids.type)).to_numpy(zero_copy_only=False))
         row = int(np.flatnonzero(same)[1])  # the second occurrence is the duplicate
-        raise GraphFormatError(nodes_path, f"duplicate node id {dup!r}", row + header)
+        raise GraphFormatError(nodes_path, f"duplicate node id {dup!r}", row + header, unit)
 
-    names = _string_column(nodes, "name", nodes_path, header)
-    type_col = _string_column(nodes, "type", nodes_path, header)
+    names = _string_column(nodes, "name", nodes_path, header, unit)
+    type_col = _string_column(nodes, "type", nodes_path, header, unit)
     type_names, type_codes = _encode(type_col)
-    texts = _properties_text(nodes, nodes_path, header, where)
+    texts = _properties_text(nodes, nodes_path, header, unit)
 
     endpoints = []
     for col in ("from", "to"):
@@ -127,9 +128,10 @@ def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
                 edges_path,
                 f"edge {col!r} refers to unknown node id {values[row].as_py()!r}",
                 row + edge_header,
+                edge_unit,
             )
         endpoints.append(position.to_numpy(zero_copy_only=False).astype(np.int64))
-    rel_col = _string_column(edges, "type", edges_path, edge_header)
+    rel_col = _string_column(edges, "type", edges_path, edge_header, edge_unit)
     rel_names, rel_codes = _encode(rel_col)
     return Graph.from_edges(
         names=names,
@@ -174,18 +176,20 @@ def _arrow_message(exc: Exception) -> str:
     return str(exc).strip().replace("\n", " ")
 
 
-def _string_column(table: pa.Table, name: str, path: Path, offset: int) -> pa.Array:
+def _string_column(
+    table: pa.Table, name: str, path: Path, offset: int, unit: str = "line"
+) -> pa.Array:
     col = table.column(name).combine_chunks()
     if col.null_count:
-        raise GraphFormatError(path, f"empty {name!r}", _first_true(col.is_null()) + offset)
+        raise GraphFormatError(path, f"empty {name!r}", _first_true(col.is_null()) + offset, unit)
     col = col.cast(pa.string())
     empty = pc.equal(pc.utf8_length(col), 0)
     if pc.any(empty).as_py():
-        raise GraphFormatError(path, f"empty {name!r}", _first_true(empty) + offset)
+        raise GraphFormatError(path, f"empty {name!r}", _first_true(empty) + offset, unit)
     return col
 
 
-def _properties_text(table: pa.Table, path: Path, offset: int, where: str) -> list[str]:
+def _properties_text(table: pa.Table, path: Path, offset: int, unit: str) -> list[str]:
     if "properties" not in table.column_names:
         return [""] * table.num_rows
     texts: list[str] = []
@@ -197,10 +201,10 @@ def _properties_text(table: pa.Table, path: Path, offset: int, where: str) -> li
             props = json.loads(raw) if isinstance(raw, str) else raw
         except json.JSONDecodeError as exc:
             raise GraphFormatError(
-                path, f"'properties' is not valid JSON ({exc.msg})", row + offset
+                path, f"'properties' is not valid JSON ({exc.msg})", row + offset, unit
             ) from exc
         if not isinstance(props, dict):
-            raise GraphFormatError(path, "'properties' must be a JSON object", row + offset)
+            raise GraphFormatError(path, "'properties' must be a JSON object", row + offset, unit)
         texts.append(properties_to_text(props))
     return texts
 
