@@ -13,10 +13,9 @@ import numpy as np
 from ark.eval._methods import Method, MethodOutput
 from ark.eval._store import RunStore
 from ark.eval.datasets import Query
-from ark.eval.metrics import aggregate, evaluate_query
+from ark.eval.metrics import MEASURES, aggregate, evaluate_query
 
 ProgressFn = Callable[[int, int], None]
-MEASURES = ("hit@1", "hit@5", "recall@20", "mrr")
 
 
 async def run_queries(

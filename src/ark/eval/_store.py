@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,32 +61,16 @@ class RunStore:
         if not self.results.exists():
             return done
         good_bytes = 0
-        with self.results.open("rb") as f:
-            for raw in f:
-                if not raw.endswith(b"\n"):
-                    break  # a partial line from a kill mid-write
-                try:
-                    record = json.loads(raw)
-                except json.JSONDecodeError:
-                    break
-                done.setdefault(record["query_id"], record)
-                good_bytes += len(raw)
+        for raw, record in _complete_records(self.results):
+            done.setdefault(record["query_id"], record)
+            good_bytes += len(raw)
         _truncate(self.results, good_bytes)
         return done
 
     def _recover_trajectories(self, done: set[str]) -> None:
         if not self.trajectories.exists():
             return
-        kept = []
-        with self.trajectories.open("rb") as f:
-            for raw in f:
-                if not raw.endswith(b"\n"):
-                    break
-                try:
-                    if json.loads(raw).get("query_id") in done:
-                        kept.append(raw)
-                except json.JSONDecodeError:
-                    break
+        kept = [raw for raw, t in _complete_records(self.trajectories) if t.get("query_id") in done]
         tmp = self.trajectories.with_suffix(".tmp")
         tmp.write_bytes(b"".join(kept))
         os.replace(tmp, self.trajectories)
@@ -129,15 +114,22 @@ def _truncate(path: Path, size: int) -> None:
             f.truncate(size)
 
 
+def _complete_records(path: Path) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """Complete JSON lines of a file, up to the first partial or unreadable one (a
+    record cut by a kill mid-write is always last)."""
+    with path.open("rb") as f:
+        for raw in f:
+            if not raw.endswith(b"\n"):
+                return
+            try:
+                yield raw, json.loads(raw)
+            except json.JSONDecodeError:
+                return
+
+
 def read_records(run_dir: str | Path) -> list[dict[str, Any]]:
     """The complete records of a run (a trailing partial line is ignored)."""
     path = Path(run_dir) / RESULTS_FILE
     if not path.exists():
         raise ArkError(f"{run_dir} is not a run directory (no {RESULTS_FILE})")
-    records = []
-    with path.open("rb") as f:
-        for raw in f:
-            if not raw.endswith(b"\n"):
-                break
-            records.append(json.loads(raw))
-    return records
+    return [record for _, record in _complete_records(path)]

@@ -21,9 +21,8 @@ from typing import Any
 
 from ark.errors import ArkError
 from ark.eval._store import TRAJECTORIES_FILE, read_records
+from ark.eval.metrics import MEASURES
 from ark.trajectory import Trajectory, read_trajectories
-
-MEASURES = ("hit@1", "hit@5", "recall@20", "mrr")
 
 
 class Run:
@@ -124,7 +123,7 @@ def write_report(run_dirs: list[Path], out: Path) -> str:
             [{k: (round(v, 1) if isinstance(v, float) else v) for k, v in u.items()} for u in usage]
         )
         _csv(out / "tool_use.csv", usage)
-        _plots(runs, out)
+        _plots(runs, usage, out)
     grid = _sweep(runs)
     if grid:
         text += "\n## Budget sweep (figure 2)\n\n" + _markdown(grid)
@@ -150,7 +149,7 @@ def _sweep(runs: list[Run]) -> list[dict[str, Any]]:
     ]
 
 
-def _plots(runs: list[Run], out: Path) -> None:
+def _plots(runs: list[Run], usage: list[dict[str, Any]], out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -159,7 +158,7 @@ def _plots(runs: list[Run], out: Path) -> None:
     with_traj = [r for r in runs if r.trajectories]
     fig, ax = plt.subplots(figsize=(6, 0.6 + 0.5 * len(with_traj)))
     labels = [r.label for r in with_traj]
-    shares = [tool_use(r) for r in with_traj]
+    shares = usage
     g = [s["global_call_share"] for s in shares]
     n = [s["neighborhood_call_share"] for s in shares]
     ax.barh(labels, g, label="global search")
