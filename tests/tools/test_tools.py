@@ -158,3 +158,21 @@ def test_empty_filtered_neighborhood_says_what_is_there(tools):
     assert "movie via starred_actors(in)" in result.render()
     assert result.to_dict()["available"][0]["node_type"] == "movie"
     assert tools.search_in_neighborhood(person, node_type="movie").available == ()
+
+
+def test_empty_filtered_neighborhood_suggests_the_fixed_filter(tools):
+    movie = idx(tools, "Forrest Gump")
+    # The small-model slip: the start node's own type given as the neighbor type.
+    wrong_type = tools.search_in_neighborhood(movie, node_type="Movie", edge_type="directed_by")
+    assert wrong_type.total == 0
+    assert (
+        f'Try search_in_neighborhood(node_index={movie}, edge_type="directed_by", '
+        'node_type="person")' in wrong_type.render()
+    )
+    # A relation the type cannot be reached by: keep the type, fix the relation.
+    person = idx(tools, "Tom Hanks")
+    wrong_edge = tools.search_in_neighborhood(person, node_type="movie", edge_type="has_genre")
+    assert 'edge_type="starred_actors", node_type="movie"' in wrong_edge.render()
+    # Both wrong: no single fix to offer, only the listing.
+    both = tools.search_in_neighborhood(person, node_type="genre", edge_type="has_genre")
+    assert both.total == 0 and "Try " not in both.render()

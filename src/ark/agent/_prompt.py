@@ -27,10 +27,10 @@ def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int) -> str:
     ]
     if tools.neighbors:
         args = ["node_index"]
+        if tools.neighbor_filters:
+            args += ["edge_type", "node_type"]
         if tools.neighbor_query:
             args.append("query")
-        if tools.neighbor_filters:
-            args += ["node_type", "edge_type"]
         line = (
             f"- search_in_neighborhood({', '.join(args)}): the nodes directly linked to a "
             "node, in either direction, at most 20. Each result shows the relation and its "
@@ -38,8 +38,8 @@ def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int) -> str:
         )
         if tools.neighbor_filters:
             line += (
-                " node_type and edge_type (a name or a list of names from the schema above) "
-                "keep only matching neighbors and edges; node_type is the type of the "
+                " edge_type and node_type (a name or a list of names from the schema above) "
+                "keep only matching edges and neighbors; node_type is the type of the "
                 "neighbors you want back, not the type of the node you start from."
             )
             example = _example_relation(schema)
@@ -47,8 +47,8 @@ def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int) -> str:
                 name, source, target = example
                 line += (
                     f" Example: to get the {target} nodes linked to a {source} by {name}, call "
-                    f'search_in_neighborhood(node_index=<index of the {source}>, node_type="'
-                    f'{target}", edge_type="{name}").'
+                    f'search_in_neighborhood(node_index=<index of the {source}>, edge_type="'
+                    f'{name}", node_type="{target}").'
                 )
         if tools.neighbor_query:
             line += " query ranks the neighbors by keyword relevance."

@@ -92,6 +92,13 @@ class SearchResult:
                 + "; ".join(f"{c} {t} via {r}({d})" for t, r, d, c in self.available[:8])
                 + "."
             )
+            fix = self._suggested_filters()
+            if fix is not None and self.center is not None:
+                edge, node = fix
+                lines.append(
+                    f"Try search_in_neighborhood(node_index={self.center.index}, "
+                    f'edge_type="{edge}", node_type="{node}").'
+                )
         ranked = self.tool == "search_in_graph" or bool(self.arguments.get("query"))
         for h in self.hits:
             line = f"[{h.index}] {h.name} ({h.type})"
@@ -103,6 +110,26 @@ class SearchResult:
                 line += f" | {h.snippet}"
             lines.append(line)
         return "\n".join(lines)
+
+
+    def _suggested_filters(self) -> tuple[str, str] | None:
+        """The (relation, neighbor type) pair that keeps one of the two filters the
+        caller gave and fixes the other, when exactly one of them was wrong — the usual
+        slip being the start node's own type given as ``node_type``."""
+        wanted_edges = _names(self.arguments.get("edge_type"))
+        wanted_types = _names(self.arguments.get("node_type"))
+        for t, r, _, _ in self.available:  # most common first
+            if (r.casefold() in wanted_edges) != (t.casefold() in wanted_types):
+                return r, t
+        return None
+
+
+def _names(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value.casefold()}
+    if isinstance(value, list | tuple):
+        return {v.casefold() for v in value if isinstance(v, str)}
+    return set()
 
 
 @dataclass(frozen=True, slots=True)

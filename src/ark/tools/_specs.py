@@ -47,23 +47,29 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
         ),
         "parameters": {
             "type": "object",
+            # Order matters to models (and to grammars) that write arguments in schema
+            # order: choosing the relation before the neighbor type steers small models
+            # away from giving the start node's own type as node_type.
             "properties": {
                 "node_index": {
                     "type": "integer",
                     "minimum": 0,
                     "description": "Index of a node returned by an earlier search.",
                 },
-                "query": {
-                    "type": "string",
-                    "description": "Optional keywords to rank the neighbors by.",
-                },
-                "node_type": {
-                    **_NAME_OR_LIST,
-                    "description": "Optional: keep only neighbors of this type (or types).",
-                },
                 "edge_type": {
                     **_NAME_OR_LIST,
                     "description": "Optional: keep only edges of this relation (or relations).",
+                },
+                "node_type": {
+                    **_NAME_OR_LIST,
+                    "description": (
+                        "Optional: keep only neighbors of this type (or types): the type "
+                        "of the nodes you want back, not the type of node_index."
+                    ),
+                },
+                "query": {
+                    "type": "string",
+                    "description": "Optional keywords to rank the neighbors by.",
                 },
                 "k": {
                     "type": "integer",
