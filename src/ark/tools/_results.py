@@ -111,7 +111,6 @@ class SearchResult:
             lines.append(line)
         return "\n".join(lines)
 
-
     def _suggested_filters(self) -> tuple[str, str] | None:
         """The (relation, neighbor type) pair that keeps one of the two filters the
         caller gave and fixes the other, when exactly one of them was wrong — the usual
