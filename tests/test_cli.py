@@ -97,3 +97,13 @@ def test_ask_against_an_openai_compatible_server(metaqa_index, tmp_path, monkeyp
     ]
     assert data["trajectories"][0]["stop_reason"] == "finish"
     assert (tmp_path / "traj" / "trajectories.jsonl").read_text().count("\n") == 1
+
+
+def test_text_output_keeps_square_brackets(tmp_path):
+    # Rich would read "[REC]" or "[edge_type=...]" as markup and drop it.
+    kb = tmp_path / "kb.txt"
+    kb.write_text("[REC]|directed_by|Jaume Balagueró\n[REC]|has_genre|Horror\n")
+    run("index", "build", kb, "-o", tmp_path / "idx")
+    assert "[REC]" in run("search", tmp_path / "idx", "rec").output
+    out = run("neighbors", tmp_path / "idx", "0", "--edge-type", "directed_by").output
+    assert "[edge_type=directed_by]" in out and "Jaume" in out

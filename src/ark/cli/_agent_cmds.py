@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ark.agent import AgentEvent, RetrievalResult, Retriever
 from ark.cli._app import app
-from ark.cli._output import console, err_console, fail, print_json
+from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.errors import ArkError
 from ark.index import Index, build_index, open_index
 from ark.trajectory import write_trajectories
@@ -37,9 +37,10 @@ def _live_printer(n_agents: int) -> Any:
         color = colors[event.agent % len(colors)]
         tag = f"[{color}]agent {event.agent + 1}[/]" if n_agents > 1 else "agent"
         mark = "" if event.ok else "[red]✗[/] "
+        args = esc(_format_args(event.arguments))
         err_console.print(
-            f"{tag} step {event.step + 1}: [bold]{event.tool}[/]({_format_args(event.arguments)})"
-            f" → {mark}{event.summary}",
+            f"{tag} step {event.step + 1}: [bold]{event.tool}[/]({args})"
+            f" → {mark}{esc(event.summary)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -77,7 +78,7 @@ def _run(
     if save_trajectories is not None:
         path = write_trajectories(save_trajectories / "trajectories.jsonl", result.trajectories)
         if not as_json:
-            err_console.print(f"Trajectories appended to {path}")
+            err_console.print(f"Trajectories appended to {esc(str(path))}")
     if as_json:
         print_json(
             {
@@ -90,15 +91,17 @@ def _run(
         _print_ranking(result)
     if result.failed:
         if not as_json:
-            err_console.print(f"[red]every agent failed:[/] {result.errors[0]}", soft_wrap=True)
+            err_console.print(
+                f"[red]every agent failed:[/] {esc(str(result.errors[0]))}", soft_wrap=True
+            )
         raise typer.Exit(1)
     return result
 
 
 def _print_ranking(result: RetrievalResult) -> None:
-    table = Table("rank", "index", "name", "type", "votes", title=f"Answer to: {result.query}")
+    table = Table("rank", "index", "name", "type", "votes", title=f"Answer to: {esc(result.query)}")
     for rank, r in enumerate(result.ranking, start=1):
-        table.add_row(str(rank), str(r.index), r.name, r.type, str(r.votes))
+        table.add_row(str(rank), str(r.index), esc(r.name), esc(r.type), str(r.votes))
     console.print(table)
     stops = ", ".join(t.stop_reason for t in result.trajectories)
     steps = ", ".join(str(len(t.steps)) for t in result.trajectories)
@@ -171,10 +174,12 @@ def demo(
     except ArkError:
         source = files("ark") / "data" / "metaqa_kb.txt.gz"
         if not as_json:
-            err_console.print(f"Building the demo index (MetaQA, CC BY 3.0) in {target} …")
+            err_console.print(
+                f"Building the demo index (MetaQA, CC BY 3.0) in {esc(str(target))} …"
+            )
         index = build_index(Path(str(source)), target)
     if not as_json:
-        err_console.print(f"Question: [bold]{question}[/]")
+        err_console.print(f"Question: [bold]{esc(question)}[/]")
     _run(
         index,
         question,

@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ark.cli._app import app
-from ark.cli._output import console, err_console, fail
+from ark.cli._output import console, err_console, esc, fail
 from ark.errors import ArkError
 from ark.index import Index, open_index
 
@@ -182,8 +182,10 @@ def eval_cmd(
             )
     except ArkError as exc:
         fail(str(exc), code=type(exc).__name__)
-    console.print((out / "summary.md").read_text(encoding="utf-8"))
-    console.print(f"Records: {out / 'results.jsonl'}; summary: {out / 'summary.json'}")
+    console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
+    console.print(
+        f"Records: {out / 'results.jsonl'}; summary: {out / 'summary.json'}", markup=False
+    )
     if summary["failed"]:
         err_console.print(f"[yellow]{summary['failed']} queries failed; see their records.[/]")
 
@@ -201,5 +203,5 @@ def report_cmd(
         text = write_report(run_dirs, target)
     except ArkError as exc:
         fail(str(exc), code=type(exc).__name__)
-    console.print(text)
-    console.print(f"Tables and plots written to {target}")
+    console.print(text, markup=False)
+    console.print(f"Tables and plots written to {esc(str(target))}")

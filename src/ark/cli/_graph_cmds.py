@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ark.cli._app import app, index_app
-from ark.cli._output import console, err_console, fail, print_json
+from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.errors import ArkError
 from ark.index import BM25Params, Index, TokenizerConfig, build_index, open_index
 from ark.tools import GraphTools, SearchResult, ToolResult
@@ -77,7 +77,7 @@ def index_build(
         print_json({"index": str(out), **index.meta})
         return
     console.print(
-        f"Built [bold]{out}[/]: {counts['nodes']:,} nodes, {counts['edges']:,} edges, "
+        f"Built [bold]{esc(str(out))}[/]: {counts['nodes']:,} nodes, {counts['edges']:,} edges, "
         f"{counts['vocabulary']:,} terms in {index.meta['build_seconds']:.1f} s"
     )
 
@@ -101,16 +101,16 @@ def info(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
         return
     counts = index.meta["counts"]
     console.print(
-        f"[bold]{index_dir}[/]: {counts['nodes']:,} nodes, {counts['edges']:,} edges, "
-        f"{counts['vocabulary']:,} BM25 terms (source {index.meta['source']['path']})"
+        f"[bold]{esc(str(index_dir))}[/]: {counts['nodes']:,} nodes, {counts['edges']:,} edges, "
+        f"{counts['vocabulary']:,} BM25 terms (source {esc(str(index.meta['source']['path']))})"
     )
     types = Table("node type", "count", title="Node types")
     for t in schema.node_types:
-        types.add_row(t.name, f"{t.count:,}")
+        types.add_row(esc(t.name), f"{t.count:,}")
     console.print(types)
     rels = Table("relation", "source type", "target type", "count", title="Relations")
     for r in schema.relations:
-        rels.add_row(r.name, r.source_type, r.target_type, f"{r.count:,}")
+        rels.add_row(esc(r.name), esc(r.source_type), esc(r.target_type), f"{r.count:,}")
     console.print(rels)
 
 
@@ -158,14 +158,14 @@ def _show(result: ToolResult, as_json: bool) -> None:
             print_json(result.to_dict())
         else:
             err_console.print(
-                f"[bold red]error:[/] {result.render()}", highlight=False, soft_wrap=True
+                f"[bold red]error:[/] {esc(result.render())}", highlight=False, soft_wrap=True
             )
         raise typer.Exit(1)
     if as_json:
         print_json(result.to_dict())
         return
     neighbors = result.tool == "search_in_neighborhood"
-    title = result.render().splitlines()[0]
+    title = esc(result.render().splitlines()[0])
     table = Table(
         "index",
         "name",
@@ -177,8 +177,12 @@ def _show(result: ToolResult, as_json: bool) -> None:
         title_justify="left",
     )
     for h in result.hits:
-        rel = [", ".join(f"{r.type} ({r.direction})" for r in h.relations)] if neighbors else []
-        table.add_row(str(h.index), h.name, h.type, f"{h.score:.3f}", *rel, h.snippet)
+        rel = (
+            [esc(", ".join(f"{r.type} ({r.direction})" for r in h.relations))] if neighbors else []
+        )
+        table.add_row(
+            str(h.index), esc(h.name), esc(h.type), f"{h.score:.3f}", *rel, esc(h.snippet)
+        )
     console.print(table)
 
 
@@ -202,6 +206,6 @@ def convert_stark_cmd(
         print_json(meta)
         return
     console.print(
-        f"Wrote {out}/nodes.parquet and edges.parquet ({meta['nodes']:,} nodes, "
-        f"{meta['edges']:,} edges). Next: ark index build {out} -o INDEX_DIR"
+        f"Wrote {esc(str(out))}/nodes.parquet and edges.parquet ({meta['nodes']:,} nodes, "
+        f"{meta['edges']:,} edges). Next: ark index build {esc(str(out))} -o INDEX_DIR"
     )

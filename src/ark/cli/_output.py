@@ -8,6 +8,9 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape as esc
+
+__all__ = ["console", "err_console", "esc", "fail", "print_json"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -24,5 +27,5 @@ def fail(
     if as_json:
         print_json({"error": {"code": code, "message": message}})
     else:
-        err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {esc(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(exit_code)

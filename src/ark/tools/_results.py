@@ -170,5 +170,9 @@ def _filters(arguments: dict[str, Any]) -> str:
     for key in ("node_type", "edge_type", "query"):
         value = arguments.get(key)
         if value:
-            parts.append(f"{key}={value!r}" if key == "query" else f"{key}={value}")
+            if key == "query":
+                parts.append(f"{key}={value!r}")
+            else:
+                names = value if isinstance(value, list | tuple) else [value]
+                parts.append(f"{key}={', '.join(map(str, names))}")
     return f" [{'; '.join(parts)}]" if parts else ""
