@@ -66,7 +66,7 @@ def eval_cmd(
     ] = "dev",
     limit: Annotated[int | None, typer.Option(help="Evaluate a sample of N queries.")] = None,
     sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
-    method: Annotated[str, typer.Option(help="ark | bm25")] = "ark",
+    method: Annotated[str, typer.Option(help="ark | bm25 | dense")] = "ark",
     agents: Annotated[int, typer.Option(help="Parallel agents.")] = 3,
     max_steps: Annotated[int, typer.Option(help="Step budget per agent.")] = 20,
     fusion: Annotated[str, typer.Option(help="vote | ordering | random")] = "vote",
@@ -80,7 +80,10 @@ def eval_cmd(
     neighbors_no_filter: Annotated[
         bool, typer.Option("--neighbors-no-filter", help="Ablation: no type filters.")
     ] = False,
-    model: Annotated[str | None, typer.Option(help="Model name or GGUF path.")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="ark: model name or GGUF path; dense: sentence-transformers dir."),
+    ] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")] = None,
     mode: Annotated[
         str, typer.Option(help="strict | stark (STaRK evaluator's fill-in)")
@@ -96,11 +99,11 @@ def eval_cmd(
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
-    from ark.eval import ArkMethod, BM25Method, RunStore, run_queries
+    from ark.eval import ArkMethod, BM25Method, DenseMethod, RunStore, run_queries
     from ark.eval.datasets import sample
 
-    if method not in ("ark", "bm25"):
-        fail(f"unknown --method {method!r}; use ark or bm25")
+    if method not in ("ark", "bm25", "dense"):
+        fail(f"unknown --method {method!r}; use ark, bm25 or dense")
     if mode not in ("strict", "stark"):
         fail(f"unknown --mode {mode!r}; use strict or stark")
     try:
@@ -117,6 +120,12 @@ def eval_cmd(
         if method == "bm25":
             runner = BM25Method(index)
             model_name = None
+        elif method == "dense":
+            from ark.index import DenseEncoder, open_dense
+
+            encoder = DenseEncoder(model)
+            runner = DenseMethod(open_dense(index, encoder.name), encoder)
+            model_name = encoder.name
         else:
             from ark.llm import make_chat_model
 
@@ -152,6 +161,8 @@ def eval_cmd(
                     "base_url": base_url,
                 }
                 if method == "ark"
+                else {"model": model_name}
+                if method == "dense"
                 else {}
             ),
             "concurrency": concurrency,

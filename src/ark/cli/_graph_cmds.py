@@ -82,6 +82,49 @@ def index_build(
     )
 
 
+@index_app.command("embed")
+def index_embed(
+    index_dir: IndexArg,
+    model: Annotated[
+        Path | None,
+        typer.Option(help="Local sentence-transformers directory; default: all-MiniLM-L6-v2."),
+    ] = None,
+    batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 128,
+    as_json: JsonOpt = False,
+) -> None:
+    """Embed every node for the dense baseline (`ark eval --method dense`); needs [dense]."""
+    from ark.index import DenseEncoder, build_dense
+
+    index = _open(index_dir, as_json)
+    with Progress(
+        TextColumn("{task.description:<14}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=as_json,
+    ) as bar:
+        task = bar.add_task("loading model", total=None)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+
+        try:
+            dense = build_dense(
+                index, DenseEncoder(model), batch_size=batch_size, progress=progress
+            )
+        except ArkError as exc:
+            fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    if as_json:
+        print_json({"path": str(dense.path), **dense.meta})
+        return
+    console.print(
+        f"Embedded {len(dense.embeddings):,} nodes with {esc(dense.model)} "
+        f"({dense.meta['dim']} dims) in {dense.meta['build_seconds']:.1f} s "
+        f"→ {esc(str(dense.path))}"
+    )
+
+
 def _open(path: Path, as_json: bool) -> Index:
     try:
         return open_index(path)

@@ -1,6 +1,6 @@
 """Evaluation: datasets, metrics, a resumable runner, baselines, and reports."""
 
-from ark.eval._methods import ArkMethod, BM25Method, Method, MethodOutput
+from ark.eval._methods import ArkMethod, BM25Method, DenseMethod, Method, MethodOutput
 from ark.eval._runner import run_queries, summarize
 from ark.eval._store import RunStore, read_records
 from ark.eval.datasets import Query, load_jsonl, load_metaqa, load_stark_qa, sample
@@ -9,6 +9,7 @@ from ark.eval.metrics import aggregate, evaluate_query
 __all__ = [
     "ArkMethod",
     "BM25Method",
+    "DenseMethod",
     "Method",
     "MethodOutput",
     "Query",

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ark.agent import Retriever
-from ark.index import Index
+from ark.index import DenseEncoder, DenseIndex, Index
 from ark.trajectory import Trajectory
 
 
@@ -37,6 +37,21 @@ class BM25Method:
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
         terms = self.index.bm25.query_terms(text)
         docs, _ = self.index.bm25.top_k(terms, self.k)
+        return MethodOutput(ranking=[int(d) for d in docs])
+
+
+class DenseMethod:
+    """Baseline: exact cosine top-k between the query's and the nodes' embeddings."""
+
+    name = "dense"
+
+    def __init__(self, dense: DenseIndex, encoder: DenseEncoder, k: int = 100) -> None:
+        self.dense = dense
+        self.encoder = encoder
+        self.k = k
+
+    async def __call__(self, query_id: str, text: str) -> MethodOutput:
+        docs, _ = self.dense.top_k(self.encoder.encode([text])[0], self.k)
         return MethodOutput(ranking=[int(d) for d in docs])
 
 

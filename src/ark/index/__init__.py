@@ -1,6 +1,7 @@
 """The persisted index: graph arrays plus a BM25 index over node text."""
 
 from ark.index._bm25 import BM25Index, BM25Params, build_bm25
+from ark.index._dense import DenseEncoder, DenseIndex, build_dense, open_dense
 from ark.index._store import FORMAT_VERSION, Index, build_index, open_index
 from ark.index._tokenize import Tokenizer, TokenizerConfig
 
@@ -8,10 +9,14 @@ __all__ = [
     "FORMAT_VERSION",
     "BM25Index",
     "BM25Params",
+    "DenseEncoder",
+    "DenseIndex",
     "Index",
     "Tokenizer",
     "TokenizerConfig",
     "build_bm25",
+    "build_dense",
     "build_index",
+    "open_dense",
     "open_index",
 ]
