@@ -58,14 +58,20 @@ def queries(index):
     ]
 
 
-def run_ark(index, out, tools=None):
+def run_ark(index, out, tools=None, agents=2, max_steps=20):
     tools = tools or ToolConfig()
-    retriever = Retriever(index, ScriptedChatModel(script_for(index)), n_agents=2, tools=tools)
+    retriever = Retriever(
+        index,
+        ScriptedChatModel(script_for(index)),
+        n_agents=agents,
+        max_steps=max_steps,
+        tools=tools,
+    )
     config = {
         "method": "ark",
         "dataset": "test",
-        "agents": 2,
-        "max_steps": 20,
+        "agents": agents,
+        "max_steps": max_steps,
         "tools": tools.to_dict(),
     }
     return asyncio.run(run_queries(queries(index), ArkMethod(retriever), RunStore(out), config))
@@ -122,3 +128,17 @@ def test_ablation_reaches_the_agent_tools(index, tmp_path):
         c for s in first["steps"] for c in s["tool_calls"] if c["name"] == "search_in_neighborhood"
     ]
     assert neighborhood_calls and all(c["error_code"] == "unknown_tool" for c in neighborhood_calls)
+
+
+def test_report_draws_the_budget_sweep(index, tmp_path):
+    cells = [(1, 20), (2, 20), (2, 5)]
+    for agents, steps in cells:
+        run_ark(index, tmp_path / f"a{agents}-s{steps}", agents=agents, max_steps=steps)
+    text = write_report([tmp_path / f"a{a}-s{s}" for a, s in cells], tmp_path / "report")
+    assert "## Budget sweep (figure 2)" in text
+    rows = (tmp_path / "report" / "sweep.csv").read_text().splitlines()
+    assert rows[0].startswith("dataset,max_steps,agents,hit@1") and len(rows) == 4
+    assert [r.split(",")[1:3] for r in rows[1:]] == [["5", "2"], ["20", "1"], ["20", "2"]]
+    assert (tmp_path / "report" / "sweep.png").stat().st_size > 1000
+    # One run is no sweep.
+    assert "Budget sweep" not in write_report([tmp_path / "a1-s20"], tmp_path / "r1")

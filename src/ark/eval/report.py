@@ -128,6 +128,7 @@ def write_report(run_dirs: list[Path], out: Path) -> str:
     if grid:
         text += "\n## Budget sweep (figure 2)\n\n" + _markdown(grid)
         _csv(out / "sweep.csv", grid)
+        _sweep_plot(grid, out / "sweep.png")
     (out / "report.md").write_text(text, encoding="utf-8")
     return text
 
@@ -139,6 +140,7 @@ def _sweep(runs: list[Run]) -> list[dict[str, Any]]:
         return []
     return [
         {
+            "dataset": r.config.get("dataset"),
             "max_steps": r.config.get("max_steps"),
             "agents": r.config.get("agents"),
             "hit@1": round(r.summary["metrics"].get("hit@1", 0.0), 2),
@@ -180,6 +182,34 @@ def _plots(runs: list[Run], usage: list[dict[str, Any]], out: Path) -> None:
         ax.legend()
     fig.tight_layout()
     fig.savefig(out / "neighborhood_calls_by_outcome.png", dpi=120)
+    plt.close(fig)
+
+
+def _sweep_plot(grid: list[dict[str, Any]], path: Path) -> None:
+    """Figure 2: quality and latency against the step budget, one line per agent count
+    (and dataset, when the sweep spans several)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (quality, latency) = plt.subplots(1, 2, figsize=(9, 3.5))
+    datasets = {row["dataset"] for row in grid}
+    lines: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for row in grid:
+        lines.setdefault((row["dataset"], row["agents"]), []).append(row)
+    for (dataset, agents), rows in sorted(lines.items(), key=lambda kv: str(kv[0])):
+        label = f"{agents} agent{'s' if agents != 1 else ''}"
+        if len(datasets) > 1:
+            label = f"{dataset}, {label}"
+        steps = [r["max_steps"] for r in rows]
+        quality.plot(steps, [r["hit@1"] for r in rows], marker="o", label=label)
+        latency.plot(steps, [r["s/query"] for r in rows], marker="o", label=label)
+    quality.set(xlabel="max steps per agent", ylabel="Hit@1 (%)")
+    latency.set(xlabel="max steps per agent", ylabel="seconds per query")
+    quality.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
