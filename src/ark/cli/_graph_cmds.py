@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ark.cli._app import app, index_app
-from ark.cli._output import console, err_console, esc, fail, print_json
+from ark.cli._output import console, err_console, esc, fail, print_json, stage_progress
 from ark.errors import ArkError
 from ark.index import BM25Params, Index, TokenizerConfig, build_index, open_index
 from ark.tools import GraphTools, SearchResult, ToolResult
@@ -43,15 +42,7 @@ def index_build(
     """Build an index (graph arrays + BM25) from SOURCE into OUT."""
     if fmt not in ("auto", "parquet", "csv", "triples"):
         fail(f"unknown --format {fmt!r}; use auto, parquet, csv or triples", as_json=as_json)
-    with Progress(
-        TextColumn("{task.description:<14}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        disable=as_json,
-        transient=False,
-    ) as bar:
+    with stage_progress(disable=as_json) as bar:
         tasks: dict[str, int] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -96,14 +87,7 @@ def index_embed(
     from ark.index import DenseEncoder, build_dense
 
     index = _open(index_dir, as_json)
-    with Progress(
-        TextColumn("{task.description:<14}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        disable=as_json,
-    ) as bar:
+    with stage_progress(disable=as_json) as bar:
         task = bar.add_task("loading model", total=None)
 
         def progress(stage: str, done: int, total: int) -> None:

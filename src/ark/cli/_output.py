@@ -9,11 +9,24 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape as esc
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-__all__ = ["console", "err_console", "esc", "fail", "print_json"]
+__all__ = ["console", "err_console", "esc", "fail", "print_json", "stage_progress"]
 
 console = Console()
 err_console = Console(stderr=True)
+
+
+def stage_progress(*, disable: bool = False) -> Progress:
+    """A progress display on stderr for long builds: stage name, bar, count, elapsed."""
+    return Progress(
+        TextColumn("{task.description:<14}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=disable,
+    )
 
 
 def print_json(data: Any) -> None:
