@@ -169,3 +169,24 @@ def test_a_repeated_search_is_pointed_out(movie_index):
     codes = [c.error_code for s in traj.steps for c in s.tool_calls]
     assert codes[:3] == [None, "repeated_call", None]
     assert "step 1" in traj.steps[1].tool_calls[0].observation
+
+
+def test_add_to_answer_takes_at_most_max_add_per_call(movie_index):
+    from ark.agent._specs import MAX_ADD
+
+    drama = node(movie_index, "Drama")
+    model = ScriptedChatModel(
+        [
+            tool_call("search_in_graph", query="Drama"),
+            tool_call("add_to_answer", node_indices=[drama] * (MAX_ADD + 1)),
+            tool_call("add_to_answer", node_indices=[drama] * MAX_ADD),
+            tool_call("finish"),
+        ]
+    )
+    traj = run(Agent(movie_index, model))
+    too_many = traj.steps[1].tool_calls[0]
+    assert too_many.error_code == "bad_arguments" and f"at most {MAX_ADD}" in too_many.observation
+    assert traj.answer == [drama]
+    specs = {s["function"]["name"]: s["function"] for s in agent_tool_specs(None, ToolConfig())}
+    items = specs["add_to_answer"]["parameters"]["properties"]["node_indices"]
+    assert items["maxItems"] == MAX_ADD  # what a constrained decoder enforces

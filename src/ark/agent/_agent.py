@@ -19,7 +19,7 @@ from typing import Any
 
 from ark._coerce import as_int
 from ark.agent._prompt import system_prompt
-from ark.agent._specs import ToolConfig, agent_tool_specs, allowed_arguments
+from ark.agent._specs import MAX_ADD, ToolConfig, agent_tool_specs, allowed_arguments
 from ark.errors import ArkError
 from ark.index import Index
 from ark.llm import ChatModel, Message, ToolCall
@@ -265,6 +265,12 @@ class Agent:
         if raw is None or not values:
             return _error(
                 "Error in add_to_answer: node_indices must be a non-empty list of integers.",
+                "bad_arguments",
+            )
+        if len(values) > MAX_ADD:
+            return _error(
+                f"Error in add_to_answer: {len(values)} node indices given, at most "
+                f"{MAX_ADD} per call. Add the best {MAX_ADD} first, then call again.",
                 "bad_arguments",
             )
         added, already, unseen, invalid = [], [], [], []

@@ -9,6 +9,11 @@ from typing import Any
 from ark.graph import Schema
 from ark.tools import tool_specs
 
+#: Most node indices one add_to_answer call takes. The bound is in the schema so
+#: grammar-constrained decoding cannot loop on a list until it runs out of tokens (a
+#: 1.5B model did, repeating one index for 1,024 tokens); longer answers take more calls.
+MAX_ADD = 50
+
 ANSWER_TOOL_SPECS: dict[str, dict[str, Any]] = {
     "add_to_answer": {
         "description": (
@@ -22,7 +27,10 @@ ANSWER_TOOL_SPECS: dict[str, dict[str, Any]] = {
                     "type": "array",
                     "items": {"type": "integer", "minimum": 0},
                     "minItems": 1,
-                    "description": "Node indices to add, in order of relevance.",
+                    "maxItems": MAX_ADD,
+                    "description": (
+                        f"Node indices to add, in order of relevance (at most {MAX_ADD} per call)."
+                    ),
                 }
             },
             "required": ["node_indices"],
