@@ -193,7 +193,7 @@ def eval_cmd(
             )
     except ArkError as exc:
         fail(str(exc), code=type(exc).__name__)
-    console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False)
+    console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False, soft_wrap=True)
     console.print(
         f"Records: {out / 'results.jsonl'}; summary: {out / 'summary.json'}", markup=False
     )
@@ -214,5 +214,5 @@ def report_cmd(
         text = write_report(run_dirs, target)
     except ArkError as exc:
         fail(str(exc), code=type(exc).__name__)
-    console.print(text, markup=False)
+    console.print(text, markup=False, soft_wrap=True)
     console.print(f"Tables and plots written to {esc(str(target))}")

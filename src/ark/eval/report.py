@@ -40,8 +40,16 @@ class Run:
         )
 
     @property
-    def label(self) -> str:
+    def name(self) -> str:
+        """The run directory as given: what tells two runs of one method apart."""
+        return str(self.path)
+
+    @property
+    def method(self) -> str:
+        """The method and the settings that define it, e.g. ``ark n=3 T=20 no-filter``."""
         c = self.config
+        if c.get("method") == "dense":
+            return f"dense {c.get('model')}"
         if c.get("method") != "ark":
             return str(c.get("method"))
         tools = c.get("tools", {})
@@ -106,16 +114,17 @@ def write_report(run_dirs: list[Path], out: Path) -> str:
         m = run.summary["metrics"]
         rows.append(
             {
-                "run": run.label,
+                "run": run.name,
+                "method": run.method,
                 "dataset": run.config.get("dataset"),
                 "n": run.summary["scored"],
                 **{k: round(m.get(k, 0.0), 2) for k in MEASURES},
-                "s/query": run.summary["wall_s_per_query"]["mean"],
+                "s/query": _seconds(run.summary["wall_s_per_query"]["mean"]),
                 "failed": run.summary["failed"],
                 "path": str(run.path),
             }
         )
-    usage = [{"run": r.label, **tool_use(r)} for r in runs if r.trajectories]
+    usage = [{"run": r.name, "method": r.method, **tool_use(r)} for r in runs if r.trajectories]
     text = "## Comparison\n\n" + _markdown(rows)
     _csv(out / "comparison.csv", rows)
     if usage:
@@ -145,7 +154,7 @@ def _sweep(runs: list[Run]) -> list[dict[str, Any]]:
             "agents": r.config.get("agents"),
             "hit@1": round(r.summary["metrics"].get("hit@1", 0.0), 2),
             "recall@20": round(r.summary["metrics"].get("recall@20", 0.0), 2),
-            "s/query": r.summary["wall_s_per_query"]["mean"],
+            "s/query": _seconds(r.summary["wall_s_per_query"]["mean"]),
         }
         for r in sorted(ark_runs, key=lambda r: (r.config.get("max_steps"), r.config.get("agents")))
     ]
@@ -156,17 +165,19 @@ def _plots(runs: list[Run], usage: list[dict[str, Any]], out: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     with_traj = [r for r in runs if r.trajectories]
-    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.5 * len(with_traj)))
-    labels = [r.label for r in with_traj]
+    fig, ax = plt.subplots(figsize=(6, 1.2 + 0.5 * len(with_traj)))
+    labels = [r.name for r in with_traj]
     shares = usage
     g = [s["global_call_share"] for s in shares]
     n = [s["neighborhood_call_share"] for s in shares]
     ax.barh(labels, g, label="global search")
     ax.barh(labels, n, left=g, label="neighborhood")
     ax.set_xlabel("% of retrieval calls")
-    ax.legend(loc="lower right")
+    ax.set_xlim(0, 100)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     fig.tight_layout()
     fig.savefig(out / "tool_calls.png", dpi=120)
     plt.close(fig)
@@ -175,10 +186,11 @@ def _plots(runs: list[Run], usage: list[dict[str, Any]], out: Path) -> None:
     for ax, run in zip(axes[0], with_traj, strict=True):
         split = neighborhood_calls_by_outcome(run)
         top = max([0, *split["success"], *split["failure"]]) + 1
-        bins = list(range(top + 1))
+        bins = [b - 0.5 for b in range(top + 1)]  # one bar per whole number of calls
         ax.hist([split["success"], split["failure"]], bins=bins, label=["Hit@5", "miss"])
-        ax.set_title(run.label, fontsize=9)
+        ax.set_title(f"{run.name}\n{run.method}", fontsize=9)
         ax.set_xlabel("neighborhood calls per trajectory")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend()
     fig.tight_layout()
     fig.savefig(out / "neighborhood_calls_by_outcome.png", dpi=120)
@@ -211,6 +223,11 @@ def _sweep_plot(grid: list[dict[str, Any]], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _seconds(value: float) -> float:
+    """Three significant digits: 0.000512, 0.232, 118.8 — enough to compare methods."""
+    return float(f"{value:.3g}") if value < 100 else round(value, 1)
 
 
 def _markdown(rows: list[dict[str, Any]]) -> str:
