@@ -6,10 +6,9 @@ import pytest
 
 pytest.importorskip("openai", reason="the [openai] extra is not installed")
 
-from fake_openai import FakeOpenAIServer, chat_reply, function_call
-
 from ark.llm import LLMError, Message, ToolCall, make_chat_model
 from ark.llm._openai import OpenAIChatModel
+from fake_openai import FakeOpenAIServer, chat_reply, function_call
 
 TOOLS = [
     {"type": "function", "function": {"name": "search_in_graph", "parameters": {"type": "object"}}}
