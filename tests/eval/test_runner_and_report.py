@@ -114,6 +114,10 @@ def test_report_analyses_and_plots(index, tmp_path):
     assert float(stats["global_call_share"]) == pytest.approx(100 * 8 / 12, abs=0.1)
     assert float(stats["global_and_neighborhood"]) == pytest.approx(100 * 4 / 6, abs=0.1)
     assert float(stats["reanchor_after_step_1"]) == pytest.approx(100 * 4 / 6, abs=0.1)
+    # Figure 5: q1's hits made one neighborhood call each, q2's failed agents none; q3
+    # has no gold answer, so its trajectories are neither hit nor miss.
+    assert float(stats["neighborhood_calls_hit5"]) == 1.0
+    assert float(stats["neighborhood_calls_miss"]) == 0.0
     for png in ("tool_calls.png", "neighborhood_calls_by_outcome.png"):
         assert (tmp_path / "report" / png).stat().st_size > 1000
     with pytest.raises(ArkError, match=r"summary\.json"):

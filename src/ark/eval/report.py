@@ -84,6 +84,7 @@ def tool_use(run: Run) -> dict[str, float]:
         if any(c.name == "search_in_graph" for s in t.steps[1:] for c in s.tool_calls):
             reanchor += 1
     n_traj = max(len(run.trajectories), 1)
+    split = neighborhood_calls_by_outcome(run)
     n_calls = max(sum(calls.values()), 1)
     return {
         "trajectories": len(run.trajectories),
@@ -93,17 +94,34 @@ def tool_use(run: Run) -> dict[str, float]:
         "global_and_neighborhood": 100 * both / n_traj,
         "reanchor_after_step_1": 100 * reanchor / n_traj,
         "mean_steps": sum(len(t.steps) for t in run.trajectories) / n_traj,
+        # Figure 5 as numbers: do successful trajectories explore more or less?
+        "neighborhood_calls_hit5": _mean(split["success"]),
+        "neighborhood_calls_miss": _mean(split["failure"]),
     }
 
 
 def neighborhood_calls_by_outcome(run: Run) -> dict[str, list[int]]:
-    """Neighborhood calls per trajectory, split by whether its query hit at 5."""
-    hit = {r["query_id"]: bool(r["metrics"] and r["metrics"]["hit@5"] > 0) for r in run.records}
+    """Neighborhood calls per trajectory, split by whether its query hit at 5.
+
+    Queries with no gold answer in the graph are neither a success nor a failure and
+    are left out; a failed query counts as a miss, as in the metrics.
+    """
+    hit = {
+        r["query_id"]: bool(r["metrics"]["hit@5"] > 0)
+        for r in run.records
+        if r.get("metrics") is not None and r.get("status") != "no_gold"
+    }
     out: dict[str, list[int]] = {"success": [], "failure": []}
     for t in run.trajectories:
+        if (t.query_id or "") not in hit:
+            continue
         n = sum(1 for name in t.tool_names() if name == "search_in_neighborhood")
-        out["success" if hit.get(t.query_id or "") else "failure"].append(n)
+        out["success" if hit[t.query_id or ""] else "failure"].append(n)
     return out
+
+
+def _mean(values: list[int]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def write_report(run_dirs: list[Path], out: Path) -> str:
@@ -128,7 +146,7 @@ def write_report(run_dirs: list[Path], out: Path) -> str:
     text = "## Comparison\n\n" + _markdown(rows)
     _csv(out / "comparison.csv", rows)
     if usage:
-        text += "\n## Tool use (figure 3, tables 9 and 10)\n\n" + _markdown(
+        text += "\n## Tool use (figure 3, tables 9 and 10; figure 5 as mean calls)\n\n" + _markdown(
             [{k: (round(v, 1) if isinstance(v, float) else v) for k, v in u.items()} for u in usage]
         )
         _csv(out / "tool_use.csv", usage)
@@ -190,7 +208,9 @@ def _plots(runs: list[Run], usage: list[dict[str, Any]], out: Path) -> None:
         ax.hist([split["success"], split["failure"]], bins=bins, label=["Hit@5", "miss"])
         ax.set_title(f"{run.name}\n{run.method}", fontsize=9)
         ax.set_xlabel("neighborhood calls per trajectory")
+        ax.set_ylabel("trajectories")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend()
     fig.tight_layout()
     fig.savefig(out / "neighborhood_calls_by_outcome.png", dpi=120)
@@ -235,7 +255,9 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
         return "(no rows)\n"
     keys = [k for k in rows[0] if k != "path"]
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    lines += [
+        "| " + " | ".join("-" if r[k] is None else str(r[k]) for k in keys) + " |" for r in rows
+    ]
     return "\n".join(lines) + "\n"
 
 
