@@ -4,15 +4,27 @@ An LLM agent retrieves evidence from a knowledge graph with two tools: global BM
 search over node text and one-hop neighborhood exploration with type filters.
 """
 
+from ark.agent import Retriever, Strategy, StrategyContext, ToolSession
 from ark.errors import ArkError, GraphFormatError, IndexFormatError
 from ark.graph import Graph, Schema, load_graph
 from ark.index import Index, build_index, open_index
-from ark.tools import GraphTools, NodeHit, Relation, SearchResult, ToolError, tool_specs
+from ark.llm import make_chat_model
+from ark.tools import (
+    ErrorCode,
+    GraphTools,
+    NodeHit,
+    Relation,
+    SearchResult,
+    ToolConfig,
+    ToolError,
+    tool_specs,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ArkError",
+    "ErrorCode",
     "Graph",
     "GraphFormatError",
     "GraphTools",
@@ -20,12 +32,18 @@ __all__ = [
     "IndexFormatError",
     "NodeHit",
     "Relation",
+    "Retriever",
     "Schema",
     "SearchResult",
+    "Strategy",
+    "StrategyContext",
+    "ToolConfig",
     "ToolError",
+    "ToolSession",
     "__version__",
     "build_index",
     "load_graph",
+    "make_chat_model",
     "open_index",
     "tool_specs",
 ]

@@ -1,14 +1,19 @@
 """The trajectory: the single record of what one agent did.
 
 Evaluation analytics, distillation and the viewer all read it; none re-derive it.
-One trajectory is one JSON object; files hold one per line (JSONL). The schema is
-versioned (``schema_version``); :func:`read_trajectories` refuses other versions.
+One trajectory is one JSON object; files hold one per line (JSONL).
+
+Versioning: ``schema_version`` is the major version (1); a reader refuses other
+majors. Within a major, records grow only by optional fields, counted by
+``schema_minor``: an older file (no ``schema_minor``) reads with the new fields at
+their defaults, and fields this ARK does not know (written by a newer minor) are kept
+in ``extra`` and written back unchanged.
 
 Fields (version 1):
 
 * ``id``, ``query_id``, ``query``, ``created`` (UTC ISO time)
 * ``model``: the model name; ``config``: agent settings (max_steps, temperature,
-  tool ablations, agent number, seed). Never an API key.
+  tool ablations, agent number, seed, strategy). Never an API key.
 * ``messages``: the whole conversation as sent to the model (system, user,
   assistant with tool calls, tool observations) — what distillation trains on.
 * ``steps``: one per model call: latency, token usage, the assistant text, and for
@@ -17,20 +22,41 @@ Fields (version 1):
 * ``answer``: the ordered answer list (node indices); ``stop_reason``: ``finish``,
   ``max_steps`` or ``error``; ``error``: the message when ``stop_reason == "error"``.
 * ``usage``: token totals; ``wall_s``: the agent's wall time.
+
+Added in minor 1 (all optional): a step's ``module`` (the workflow module that made
+the call, for strategies with modules); a tool call's ``center`` (the explored node
+of a neighborhood call) and ``relations`` (per returned node, the relations linking
+it to the center: ``[{"type", "direction"}]``); the trajectory's ``synthetic`` flag
+(made by an oracle policy, not a model) and ``cost`` (accounting, e.g. a price).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
 from ark.errors import ArkError
 
 SCHEMA_VERSION = 1
+SCHEMA_MINOR = 1
 StopReason = Literal["finish", "max_steps", "error"]
+
+
+def _split_known(cls: type, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fields ``cls`` declares, and the rest (kept for writing back)."""
+    names = {f.name for f in fields(cls)} - {"extra"}
+    known = {k: v for k, v in data.items() if k in names}
+    extra = {k: v for k, v in data.items() if k not in names and k != "extra"}
+    extra.update(data.get("extra") or {})
+    return known, extra
+
+
+def _with_extra(d: dict[str, Any]) -> dict[str, Any]:
+    extra = d.pop("extra", None) or {}
+    return {**d, **{k: v for k, v in extra.items() if k not in d}}
 
 
 @dataclass
@@ -44,6 +70,14 @@ class ToolCallRecord:
     error_code: str | None = None
     nodes: list[int] = field(default_factory=list)
     duration_s: float = 0.0
+    center: int | None = None  # minor 1: the explored node of a neighborhood call
+    relations: list[list[dict[str, str]]] | None = None  # minor 1: per node in ``nodes``
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCallRecord:
+        known, extra = _split_known(cls, data)
+        return cls(**known, extra=extra)
 
 
 @dataclass
@@ -55,6 +89,14 @@ class StepRecord:
     content: str
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     note: str | None = None  # e.g. "no tool call" when the model replied in prose
+    module: str | None = None  # minor 1: the workflow module that made this model call
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StepRecord:
+        known, extra = _split_known(cls, data)
+        known["tool_calls"] = [ToolCallRecord.from_dict(c) for c in known.get("tool_calls", [])]
+        return cls(**known, extra=extra)
 
 
 @dataclass
@@ -75,6 +117,10 @@ class Trajectory:
     )
     wall_s: float = 0.0
     schema_version: int = SCHEMA_VERSION
+    schema_minor: int = SCHEMA_MINOR
+    synthetic: bool = False  # minor 1: made by an oracle policy, not a model
+    cost: dict[str, Any] | None = None  # minor 1: accounting (calls, tokens, price)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     # -- derived views used by analytics -------------------------------------------------
 
@@ -83,7 +129,15 @@ class Trajectory:
         return [c.name for s in self.steps for c in s.tool_calls]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = _with_extra(asdict(self))
+        d["steps"] = [
+            {
+                **_with_extra(step),
+                "tool_calls": [_with_extra(c) for c in step["tool_calls"]],
+            }
+            for step in d["steps"]
+        ]
+        return d
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trajectory:
@@ -93,17 +147,10 @@ class Trajectory:
                 f"trajectory schema version {version!r} is not supported "
                 f"(this ARK reads version {SCHEMA_VERSION})"
             )
-        data = dict(data)
-        data["steps"] = [
-            StepRecord(
-                **{
-                    **s,
-                    "tool_calls": [ToolCallRecord(**c) for c in s.get("tool_calls", [])],
-                }
-            )
-            for s in data.get("steps", [])
-        ]
-        return cls(**data)
+        known, extra = _split_known(cls, data)
+        known.setdefault("schema_minor", 0)  # files written before minors existed
+        known["steps"] = [StepRecord.from_dict(s) for s in known.get("steps", [])]
+        return cls(**known, extra=extra)
 
 
 def write_trajectories(path: str | Path, trajectories: Iterable[Trajectory]) -> Path:
@@ -125,5 +172,5 @@ def read_trajectories(path: str | Path) -> Iterator[Trajectory]:
                 continue
             try:
                 yield Trajectory.from_dict(json.loads(line))
-            except (json.JSONDecodeError, TypeError, ArkError) as exc:
+            except (json.JSONDecodeError, TypeError, AttributeError, ArkError) as exc:
                 raise ArkError(f"{path}:{lineno}: not a valid trajectory ({exc})") from exc

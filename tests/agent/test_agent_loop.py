@@ -72,15 +72,15 @@ def test_every_bad_call_becomes_an_observation_and_the_loop_recovers(movie_index
     codes = [c.error_code for s in traj.steps for c in s.tool_calls]
     assert codes[:6] == [
         "unknown_tool",
-        "bad_arguments",
+        "bad_argument",
         "unknown_node",
         "unknown_node_type",
-        "bad_arguments",
+        "bad_argument",
         "unseen_node",
     ]
     assert traj.steps[6].note == "no tool call" and not traj.steps[6].tool_calls
     assert "genre" in traj.steps[3].tool_calls[0].observation  # suggestion offered
-    assert codes[-2] == "bad_arguments"  # "x" is not a node index; drama still added
+    assert codes[-2] == "bad_argument"  # "x" is not a node index; drama still added
 
 
 def test_several_tool_calls_in_one_step(movie_index):
@@ -142,7 +142,7 @@ def test_ablations_change_the_tools_offered(movie_index):
     model = ScriptedChatModel([tool_call("search_in_neighborhood", node_index=0, query="drama")])
     agent = Agent(movie_index, model, AgentConfig(tools=ToolConfig(neighbor_query=False)))
     traj = run(agent)
-    assert traj.steps[0].tool_calls[0].error_code == "bad_arguments"
+    assert traj.steps[0].tool_calls[0].error_code == "bad_argument"
     model = ScriptedChatModel([tool_call("search_in_neighborhood", node_index=0)])
     traj = run(Agent(movie_index, model, AgentConfig(tools=ToolConfig(neighbors=False))))
     assert traj.steps[0].tool_calls[0].error_code == "unknown_tool"
@@ -185,7 +185,7 @@ def test_add_to_answer_takes_at_most_max_add_per_call(movie_index):
     )
     traj = run(Agent(movie_index, model))
     too_many = traj.steps[1].tool_calls[0]
-    assert too_many.error_code == "bad_arguments" and f"at most {MAX_ADD}" in too_many.observation
+    assert too_many.error_code == "bad_argument" and f"at most {MAX_ADD}" in too_many.observation
     assert traj.answer == [drama]
     specs = {s["function"]["name"]: s["function"] for s in agent_tool_specs(None, ToolConfig())}
     items = specs["add_to_answer"]["parameters"]["properties"]["node_indices"]

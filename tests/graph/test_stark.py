@@ -110,3 +110,19 @@ def test_not_a_stark_directory(tmp_path):
 
     with pytest.raises(GraphFormatError, match=r"node_info\.pkl"):
         convert_stark(tmp_path, tmp_path / "out", "prime")
+
+
+def test_candidate_types_travel_from_conversion_into_the_index(tmp_path):
+    from ark.graph import stark_candidate_types
+
+    test_mag_uses_the_constant_type_dicts_and_keeps_indices(tmp_path)
+    index_meta = json.loads((tmp_path / "idx" / "meta.json").read_text())
+    assert index_meta["stark"]["graph"] == "mag"
+    assert stark_candidate_types("mag", index_meta) == ["paper"]
+    # What the tables said wins over the built-in table (here: edited to authors).
+    stark = json.loads((tmp_path / "tables" / "stark.json").read_text())
+    stark["candidate_types"] = ["author"]
+    (tmp_path / "tables" / "stark.json").write_text(json.dumps(stark))
+    rebuilt = build_index(tmp_path / "tables", tmp_path / "idx")
+    assert stark_candidate_types("mag", rebuilt.meta) == ["author"]
+    assert stark_candidate_types("mag", {}) == ["paper"]

@@ -128,3 +128,23 @@ def test_real_local_model_calls_a_tool(local_model):
         and json.loads(call.raw_arguments) == call.arguments
     )
     assert out.usage.prompt_tokens > 0 and out.latency_s > 0
+
+
+@needs_local
+def test_model_free_template_renders_what_the_local_backend_sends(local_model):
+    pytest.importorskip("gguf")
+    from ark.llm import ToolCall
+    from ark.llm._local import ensure_model_file
+    from ark.llm.chat_format import ChatTemplate
+
+    call = ToolCall("c1", "search_in_graph", {"query": "Tom Hanks"}, '{"query":"Tom Hanks"}')
+    messages = [
+        Message(role="system", content="You find entities."),
+        Message(role="user", content="Tom Hanks?"),
+        Message(role="assistant", content="", tool_calls=(call,)),
+        Message(role="tool", content="[1] Tom Hanks (person)", tool_call_id="c1"),
+    ]
+    tools = [{"type": "function", "function": {"name": "search_in_graph", "parameters": {}}}]
+    text = ChatTemplate.from_gguf(ensure_model_file()).render(messages, tools)
+    assert text == local_model.render(messages, tools)
+    assert '{"name": "search_in_graph", "arguments": {"query": "Tom Hanks"}}' in text

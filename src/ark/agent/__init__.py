@@ -1,10 +1,23 @@
-"""The ARK agent: one tool-calling loop, parallel agents, and fusion of their answers."""
+"""Agents over the tools: the tool session, the strategy protocol, ARK's loop as one
+strategy, parallel agents, and fusion of their answers."""
 
-from ark.agent._agent import Agent, AgentConfig, AgentEvent
+from ark.agent._agent import Agent
 from ark.agent._fusion import FUSIONS, fuse_ordering, fuse_random, fuse_vote
 from ark.agent._prompt import system_prompt
 from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
+from ark.agent._session import CallOutcome, ToolSession, normalise_arguments
 from ark.agent._specs import ANSWER_TOOL_SPECS, ToolConfig, agent_tool_specs
+from ark.agent._strategy import (
+    AgentConfig,
+    AgentEvent,
+    EventHandler,
+    Strategy,
+    StrategyContext,
+    StrategyFactory,
+    register_strategy,
+    resolve_strategy,
+    strategy_names,
+)
 
 __all__ = [
     "ANSWER_TOOL_SPECS",
@@ -12,13 +25,23 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "AgentEvent",
+    "CallOutcome",
+    "EventHandler",
     "RankedNode",
     "RetrievalResult",
     "Retriever",
+    "Strategy",
+    "StrategyContext",
+    "StrategyFactory",
     "ToolConfig",
+    "ToolSession",
     "agent_tool_specs",
     "fuse_ordering",
     "fuse_random",
     "fuse_vote",
+    "normalise_arguments",
+    "register_strategy",
+    "resolve_strategy",
+    "strategy_names",
     "system_prompt",
 ]

@@ -1,30 +1,35 @@
-"""One ARK agent: the tool-calling loop of the paper (SPEC §4).
+"""One ARK agent: the tool-calling loop of the paper (SPEC §4), as a strategy.
 
 The model sees the question, calls tools, adds nodes it has seen to an ordered
-answer list, and finishes (or runs out of steps). Every failure short of the model
-backend giving up — a bad tool, malformed arguments, an unknown or unseen node, a
-reply in prose — becomes an observation the model can act on; the loop never raises
-for them. A backend failure (after its own retries) ends this agent with
+answer list, and finishes (or runs out of steps). The answer state, repeat detection
+and every fault short of the model backend giving up — a bad tool, malformed
+arguments, an unknown or unseen node — are the tool session's; the loop turns its
+outcomes into observations. A reply in prose, or one cut at the token limit, is
+answered with a nudge. A backend failure (after its own retries) ends this agent with
 ``stop_reason="error"`` and keeps what it had found.
 """
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from ark._coerce import as_int
 from ark.agent._prompt import system_prompt
-from ark.agent._specs import MAX_ADD, ToolConfig, agent_tool_specs, allowed_arguments
+from ark.agent._session import CallOutcome, ToolSession
+from ark.agent._strategy import (
+    AgentConfig,
+    AgentEvent,
+    EventHandler,
+    StrategyContext,
+    register_strategy,
+)
 from ark.errors import ArkError
 from ark.index import Index
-from ark.llm import ChatModel, Message, ToolCall
-from ark.tools import GraphTools, SearchResult, ToolError
+from ark.llm import ChatModel, Completion, Message
+from ark.tools import ErrorCode, GraphTools, tool_specs
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
+
+__all__ = ["Agent", "AgentConfig", "AgentEvent", "EventHandler"]
 
 NO_TOOL_CALL = (
     "You replied without calling a tool. Continue the search with search_in_graph or "
@@ -33,67 +38,18 @@ NO_TOOL_CALL = (
 )
 
 
-@dataclass(frozen=True)
-class AgentConfig:
-    max_steps: int = 20
-    temperature: float = 0.7
-    tools: ToolConfig = field(default_factory=ToolConfig)
-    max_tokens: int | None = 1024
-    seed: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "max_steps": self.max_steps,
-            "temperature": self.temperature,
-            "tools": self.tools.to_dict(),
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-        }
-
-
-@dataclass
-class _RunState:
-    """What one run has seen and selected so far."""
-
-    seen: set[int] = field(default_factory=set)
-    answer: list[int] = field(default_factory=list)
-    warned_empty: bool = False
-    calls: dict[str, int] = field(default_factory=dict)  # search call -> step first made
-    step: int = 0
-
-
-@dataclass
-class _Outcome:
-    """The result of one tool call as the loop records it."""
-
-    observation: str
-    ok: bool = True
-    code: str | None = None
-    nodes: list[int] = field(default_factory=list)
-    finish: bool = False
-
-
-def _error(observation: str, code: str) -> _Outcome:
-    return _Outcome(observation, ok=False, code=code)
-
-
-@dataclass(frozen=True)
-class AgentEvent:
-    """Emitted after every tool call, for live display."""
-
-    agent: int
-    step: int
-    tool: str
-    arguments: dict[str, Any] | None
-    ok: bool
-    summary: str
-
-
-EventHandler = Callable[[AgentEvent], None]
+def _cut_message(max_tokens: int | None) -> str:
+    limit = f" ({max_tokens} tokens)" if max_tokens else ""
+    return (
+        f"Your reply was cut off at the output limit{limit} before the tool call was "
+        "complete, so nothing was run. Make one short tool call."
+    )
 
 
 class Agent:
-    """Runs one trajectory for one question."""
+    """ARK's strategy: runs one trajectory for one question."""
+
+    strategy_name = "ark"
 
     def __init__(
         self,
@@ -111,9 +67,22 @@ class Agent:
         self.tools = tools or GraphTools(index)
         self.agent_number = agent_number
         self.on_event = on_event
-        self.specs = agent_tool_specs(index.schema, self.config.tools)
-        self._allowed = allowed_arguments(self.specs)
+        self.specs = tool_specs(index.schema, self.config.tools, answer_tools=True)
         self.system = system_prompt(index.schema, self.config.tools, self.config.max_steps)
+
+    @classmethod
+    def from_context(cls, ctx: StrategyContext) -> Agent:
+        return cls(
+            ctx.index,
+            ctx.llm,
+            ctx.config,
+            tools=ctx.tools,
+            agent_number=ctx.agent_number,
+            on_event=ctx.on_event,
+        )
+
+    def new_session(self) -> ToolSession:
+        return ToolSession(self.index, tools=self.tools, config=self.config.tools)
 
     async def run(self, query: str, query_id: str | None = None) -> Trajectory:
         cfg = self.config
@@ -130,7 +99,7 @@ class Agent:
             Message(role="system", content=self.system),
             Message(role="user", content=query),
         ]
-        state = _RunState()
+        session = self.new_session()
         stop = "max_steps"
         for step in range(cfg.max_steps):
             try:
@@ -147,29 +116,30 @@ class Agent:
                 break
             msg = completion.message
             messages.append(msg)
-            state.step = step
-            record = StepRecord(
-                index=step,
-                llm_latency_s=round(completion.latency_s, 4),
-                prompt_tokens=completion.usage.prompt_tokens,
-                completion_tokens=completion.usage.completion_tokens,
-                content=msg.content,
-            )
+            session.step = step
+            record = self._step_record(step, completion)
             traj.usage["prompt_tokens"] += completion.usage.prompt_tokens
             traj.usage["completion_tokens"] += completion.usage.completion_tokens
             traj.steps.append(record)
+            cut = completion.finish_reason == "length"
             if not msg.tool_calls:
-                record.note = "no tool call"
-                messages.append(Message(role="user", content=NO_TOOL_CALL))
+                record.note = "output cut at max_tokens" if cut else "no tool call"
+                nudge = _cut_message(cfg.max_tokens) if cut else NO_TOOL_CALL
+                messages.append(Message(role="user", content=nudge))
                 continue
-            finished = False
-            for call in msg.tool_calls:
-                t0 = time.perf_counter()
-                outcome = self._dispatch(call, state)
+            if cut:
+                record.note = "output cut at max_tokens"
+                cut_outcome = CallOutcome(
+                    _cut_message(cfg.max_tokens), ok=False, code=str(ErrorCode.OUTPUT_CUT)
+                )
+                outcomes = [cut_outcome for _ in msg.tool_calls]
+            else:
+                outcomes = session.run_reply(msg.tool_calls)
+            steps_left = cfg.max_steps - step - 1
+            for i, (call, outcome) in enumerate(zip(msg.tool_calls, outcomes, strict=True)):
                 observation = outcome.observation
-                finished = finished or outcome.finish
-                steps_left = cfg.max_steps - step - 1
-                if not outcome.finish and 0 < steps_left <= 2 and call is msg.tool_calls[-1]:
+                last = i == len(msg.tool_calls) - 1
+                if not session.finished and 0 < steps_left <= 2 and last:
                     observation += f"\n({steps_left} step{'s' if steps_left > 1 else ''} left.)"
                 record.tool_calls.append(
                     ToolCallRecord(
@@ -181,7 +151,9 @@ class Agent:
                         ok=outcome.ok,
                         error_code=outcome.code,
                         nodes=outcome.nodes,
-                        duration_s=round(time.perf_counter() - t0, 6),
+                        duration_s=round(outcome.duration_s, 6),
+                        center=outcome.center,
+                        relations=outcome.relations(),
                     )
                 )
                 messages.append(
@@ -198,107 +170,24 @@ class Agent:
                             observation.splitlines()[0][:160],
                         )
                     )
-            if finished:
+            if session.finished:
                 stop = "finish"
                 break
         traj.stop_reason = stop  # type: ignore[assignment]
-        traj.answer = state.answer
+        traj.answer = list(session.answer)
         traj.messages = [m.to_dict() for m in messages]
         traj.wall_s = round(time.perf_counter() - started, 4)
         return traj
 
-    # -- one tool call -----------------------------------------------------------------
+    @staticmethod
+    def _step_record(step: int, completion: Completion) -> StepRecord:
+        return StepRecord(
+            index=step,
+            llm_latency_s=round(completion.latency_s, 4),
+            prompt_tokens=completion.usage.prompt_tokens,
+            completion_tokens=completion.usage.completion_tokens,
+            content=completion.message.content,
+        )
 
-    def _dispatch(self, call: ToolCall, state: _RunState) -> _Outcome:
-        """Run one call of the model's; every failure is an observation, never a raise."""
-        name = call.name
-        if name not in self._allowed:
-            offered = ", ".join(self._allowed)
-            return _error(f"Error: there is no tool {name!r}. Tools: {offered}.", "unknown_tool")
-        if call.arguments is None:
-            raw = call.raw_arguments[:200]
-            return _error(
-                f"Error in {name}: the arguments are not a JSON object: {raw!r}.", "bad_arguments"
-            )
-        unknown = set(call.arguments) - self._allowed[name]
-        if unknown:
-            return _error(
-                f"Error in {name}: unknown argument(s) {sorted(unknown)}; "
-                f"this tool takes {sorted(self._allowed[name])}.",
-                "bad_arguments",
-            )
-        if name == "finish":
-            if not state.answer and not state.warned_empty:
-                state.warned_empty = True
-                return _error(
-                    "Your answer list is empty. Add the answer nodes with add_to_answer, or "
-                    "call finish again to end with an empty answer.",
-                    "empty_answer",
-                )
-            return _Outcome(
-                f"Finished with {len(state.answer)} node(s) in the answer.", finish=True
-            )
-        if name == "add_to_answer":
-            return self._add(call.arguments.get("node_indices"), state)
-        signature = name + json.dumps(call.arguments, sort_keys=True, default=str)
-        if signature in state.calls:
-            return _error(
-                f"You already made this exact {name} call at step {state.calls[signature] + 1}; "
-                "its result is above and has not changed. Use a different node, filter or "
-                "query, add the nodes that answer the question, or finish.",
-                "repeated_call",
-            )
-        state.calls[signature] = state.step
-        result = self.tools.call(name, call.arguments)
-        if isinstance(result, ToolError):
-            return _error(result.render(), result.code)
-        assert isinstance(result, SearchResult)
-        nodes = [h.index for h in result.hits]
-        state.seen.update(nodes)
-        if result.center is not None:
-            state.seen.add(result.center.index)
-        return _Outcome(result.render(), nodes=nodes)
 
-    def _add(self, raw: object, state: _RunState) -> _Outcome:
-        seen, answer = state.seen, state.answer
-        values = raw if isinstance(raw, list) else [raw]
-        if raw is None or not values:
-            return _error(
-                "Error in add_to_answer: node_indices must be a non-empty list of integers.",
-                "bad_arguments",
-            )
-        if len(values) > MAX_ADD:
-            return _error(
-                f"Error in add_to_answer: {len(values)} node indices given, at most "
-                f"{MAX_ADD} per call. Add the best {MAX_ADD} first, then call again.",
-                "bad_arguments",
-            )
-        added, already, unseen, invalid = [], [], [], []
-        for v in values:
-            node = as_int(v)
-            if node is None:
-                invalid.append(v)
-            elif node not in seen:
-                unseen.append(node)
-            elif node in answer:
-                already.append(node)
-            else:
-                answer.append(node)
-                added.append(node)
-        g = self.index.graph
-        parts = []
-        if added:
-            parts.append("Added " + ", ".join(f"[{n}] {g.name(n)}" for n in added) + ".")
-        if already:
-            parts.append(f"Already in the answer: {already}.")
-        if unseen:
-            parts.append(
-                f"Not added, never returned by a search: {unseen}. Only nodes shown in tool "
-                "results can be added."
-            )
-        if invalid:
-            parts.append(f"Not node indices: {invalid!r}.")
-        parts.append(f"The answer has {len(answer)} node(s).")
-        ok = not unseen and not invalid
-        code = None if ok else ("unseen_node" if unseen else "bad_arguments")
-        return _Outcome(" ".join(parts), ok=ok, code=code)
+register_strategy("ark", Agent.from_context)

@@ -1,4 +1,4 @@
-"""Parallel agents and fusion: ARK's retriever (SPEC §5)."""
+"""Parallel agents and fusion: ARK's retriever (SPEC §5), over any strategy."""
 
 from __future__ import annotations
 
@@ -8,13 +8,18 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ark.agent._agent import Agent, AgentConfig, EventHandler
 from ark.agent._fusion import FUSIONS, fuse_random
-from ark.agent._specs import ToolConfig
+from ark.agent._strategy import (
+    AgentConfig,
+    EventHandler,
+    StrategyContext,
+    StrategyFactory,
+    resolve_strategy,
+)
 from ark.errors import ArkError
 from ark.index import Index, open_index
 from ark.llm import ChatModel
-from ark.tools import GraphTools
+from ark.tools import GraphTools, ToolConfig
 from ark.trajectory import Trajectory
 
 
@@ -56,8 +61,11 @@ class RetrievalResult:
 class Retriever:
     """``n_agents`` independent agents run concurrently; their answers fused by vote.
 
-    Latency is that of the slowest agent, not the sum: agents await the model
-    concurrently (a local in-process model serialises them, a server does not).
+    Each agent is built by ``strategy`` — a registered name (``"ark"``, the paper's
+    loop) or a factory taking a :class:`StrategyContext` — so every strategy shares
+    the tools, the fusion and the trajectory record. Latency is that of the slowest
+    agent, not the sum: agents await the model concurrently (a local in-process model
+    serialises them, a server does not).
     """
 
     def __init__(
@@ -65,6 +73,7 @@ class Retriever:
         index: Index | str | Path,
         llm: ChatModel | None = None,
         *,
+        strategy: str | StrategyFactory = "ark",
         n_agents: int = 3,
         max_steps: int = 20,
         temperature: float = 0.7,
@@ -80,6 +89,9 @@ class Retriever:
             raise ArkError("max_steps must be at least 1")
         if fusion not in FUSIONS:
             raise ArkError(f"unknown fusion {fusion!r}; choose one of {sorted(FUSIONS)}")
+        import ark.agent._agent  # noqa: F401  (registers the "ark" strategy)
+
+        self.strategy_name, self.strategy = resolve_strategy(strategy)
         self.index = index if isinstance(index, Index) else open_index(index)
         if llm is None:
             from ark.llm import make_chat_model
@@ -99,17 +111,23 @@ class Retriever:
     async def aretrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
         started = time.perf_counter()
         agents = [
-            Agent(
-                self.index,
-                self.llm,
-                replace(self.config, seed=None if self.seed is None else self.seed + 1000 * i),
-                tools=self._tools,
-                agent_number=i,
-                on_event=self.on_event,
+            self.strategy(
+                StrategyContext(
+                    index=self.index,
+                    llm=self.llm,
+                    tools=self._tools,
+                    config=replace(
+                        self.config, seed=None if self.seed is None else self.seed + 1000 * i
+                    ),
+                    agent_number=i,
+                    on_event=self.on_event,
+                )
             )
             for i in range(self.n_agents)
         ]
         trajectories = list(await asyncio.gather(*(a.run(query, query_id) for a in agents)))
+        for t in trajectories:
+            t.config.setdefault("strategy", self.strategy_name)
         lists = [t.answer for t in trajectories]
         if self.fusion == "random":
             fused = fuse_random(lists, self.top_k, random.Random(self.seed or 0))

@@ -16,9 +16,6 @@ from ark.cli._output import console, err_console, esc, fail
 from ark.errors import ArkError
 from ark.index import Index, open_index
 
-#: STaRK's candidate node types per graph (PRIME: every node is a candidate).
-STARK_CANDIDATE_TYPES = {"amazon": ["product"], "mag": ["paper"], "prime": None}
-
 
 def _load_queries(
     dataset: str, index: Index, split: str, data_dir: Path | None
@@ -34,12 +31,14 @@ def _load_queries(
         root = data_dir or datasets.default_metaqa_dir()
         return datasets.load_metaqa(root, int(hop), split=split, index=index), None
     if kind == "stark":
+        from ark.graph import CANDIDATE_TYPES, stark_candidate_types
+
         name = arg.lower()
-        if name not in STARK_CANDIDATE_TYPES:
+        if name not in CANDIDATE_TYPES:
             raise ArkError(f"--dataset stark:{arg}: choose stark:amazon, stark:mag or stark:prime")
         if data_dir is None:
             raise ArkError("stark datasets need --data-dir pointing at qa/<graph>/ (stark_qa.csv)")
-        return datasets.load_stark_qa(data_dir, split), STARK_CANDIDATE_TYPES[name]
+        return datasets.load_stark_qa(data_dir, split), stark_candidate_types(name, index.meta)
     if kind == "jsonl":
         return datasets.load_jsonl(Path(arg), index), None
     raise ArkError(f"unknown --dataset {dataset!r}; use metaqa:N-hop, stark:GRAPH or jsonl:PATH")
@@ -99,7 +98,7 @@ def eval_cmd(
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
-    from ark.eval import ArkMethod, BM25Method, DenseMethod, RunStore, run_queries
+    from ark.eval import BM25Method, DenseMethod, RetrieverMethod, RunStore, run_queries
     from ark.eval.datasets import sample
 
     if method not in ("ark", "bm25", "dense"):
@@ -140,7 +139,7 @@ def eval_cmd(
                 fusion=fusion,
                 tools=tools,
             )
-            runner = ArkMethod(retriever)
+            runner = RetrieverMethod(retriever)
         config = {
             "dataset": dataset,
             "index": str(index_dir.resolve()),

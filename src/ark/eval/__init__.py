@@ -1,6 +1,13 @@
 """Evaluation: datasets, metrics, a resumable runner, baselines, and reports."""
 
-from ark.eval._methods import ArkMethod, BM25Method, DenseMethod, Method, MethodOutput
+from ark.eval._methods import (
+    ArkMethod,
+    BM25Method,
+    DenseMethod,
+    Method,
+    MethodOutput,
+    RetrieverMethod,
+)
 from ark.eval._runner import run_queries, summarize
 from ark.eval._store import RunStore, read_records
 from ark.eval.datasets import Query, load_jsonl, load_metaqa, load_stark_qa, sample
@@ -13,6 +20,7 @@ __all__ = [
     "Method",
     "MethodOutput",
     "Query",
+    "RetrieverMethod",
     "RunStore",
     "aggregate",
     "evaluate_query",

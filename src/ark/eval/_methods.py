@@ -55,13 +55,14 @@ class DenseMethod:
         return MethodOutput(ranking=[int(d) for d in docs])
 
 
-class ArkMethod:
-    """ARK: parallel agents fused by vote (or an ablation of it)."""
+class RetrieverMethod:
+    """Agents of any strategy (ARK's loop by default), run and fused by a retriever."""
 
     name = "ark"
 
     def __init__(self, retriever: Retriever) -> None:
         self.retriever = retriever
+        self.strategy = retriever.strategy_name
 
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
         result = await self.retriever.aretrieve(text, query_id)
@@ -73,3 +74,7 @@ class ArkMethod:
             completion_tokens=sum(t.usage["completion_tokens"] for t in trajectories),
             error=result.errors[0] if result.failed else None,
         )
+
+
+#: The name it had when ARK's loop was the only strategy.
+ArkMethod = RetrieverMethod

@@ -53,6 +53,37 @@ GENE_FIELDS = {
 }
 
 
+STARK_META_FILE = "stark.json"
+
+
+def read_stark_meta(tables_dir: str | Path) -> dict[str, Any] | None:
+    """The ``stark.json`` that conversion wrote beside the tables, if there is one."""
+    path = Path(tables_dir) / STARK_META_FILE
+    if not path.is_file():
+        return None
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GraphFormatError(path, f"not a readable stark.json ({exc})") from exc
+    if not isinstance(meta, dict) or meta.get("graph") not in CANDIDATE_TYPES:
+        raise GraphFormatError(path, "not a stark.json written by `ark convert-stark`")
+    return meta
+
+
+def stark_candidate_types(graph: str, index_meta: dict[str, Any] | None = None) -> list[str] | None:
+    """The node types STaRK scores for ``graph`` (None: every node).
+
+    An index built from converted tables carries their ``stark.json``; its candidate
+    types win over the built-in table, so conversion and scoring cannot disagree.
+    """
+    if graph not in CANDIDATE_TYPES:
+        raise ArkError(f"unknown STaRK graph {graph!r}; use amazon, mag or prime")
+    stark = (index_meta or {}).get("stark")
+    if isinstance(stark, dict) and stark.get("graph") == graph:
+        return stark.get("candidate_types")
+    return CANDIDATE_TYPES[graph]
+
+
 def convert_stark(kb_dir: str | Path, out_dir: str | Path, graph: StarkGraph) -> dict[str, Any]:
     """Write ``nodes.parquet``, ``edges.parquet`` and ``stark.json`` into ``out_dir``."""
     if graph not in CANDIDATE_TYPES:
@@ -112,7 +143,7 @@ def convert_stark(kb_dir: str | Path, out_dir: str | Path, graph: StarkGraph) ->
         "edges": int(edge_index.shape[1]),
         "source": str(processed.resolve()),
     }
-    (out / "stark.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    (out / STARK_META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
     return meta
 
 

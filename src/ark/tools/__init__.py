@@ -1,19 +1,35 @@
 """ARK's two tools: global search and neighborhood exploration."""
 
+from ark.tools._errors import ERROR_CODES, ErrorCode
 from ark.tools._results import NodeHit, Relation, SearchResult, ToolError, ToolResult
-from ark.tools._specs import TOOL_SPECS, tool_specs
+from ark.tools._specs import (
+    ANSWER_TOOL_SPECS,
+    MAX_ADD,
+    TOOL_SPECS,
+    ToolConfig,
+    allowed_arguments,
+    argument_defaults,
+    tool_specs,
+)
 from ark.tools._tools import GLOBAL_K, MAX_K, NEIGHBOR_K, GraphTools
 
 __all__ = [
+    "ANSWER_TOOL_SPECS",
+    "ERROR_CODES",
     "GLOBAL_K",
+    "MAX_ADD",
     "MAX_K",
     "NEIGHBOR_K",
     "TOOL_SPECS",
+    "ErrorCode",
     "GraphTools",
     "NodeHit",
     "Relation",
     "SearchResult",
+    "ToolConfig",
     "ToolError",
     "ToolResult",
+    "allowed_arguments",
+    "argument_defaults",
     "tool_specs",
 ]

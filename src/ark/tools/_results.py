@@ -136,10 +136,13 @@ class ToolError:
     """A bad tool call, returned (never raised) so a model can read it and retry."""
 
     tool: str
-    code: str
+    code: str  # an ``ErrorCode`` value, stored as a plain string
     message: str
     suggestions: tuple[str, ...] = field(default=())
     ok: Literal[False] = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", str(self.code))
 
     def to_dict(self) -> dict[str, Any]:
         err: dict[str, Any] = {"tool": self.tool, "code": self.code, "message": self.message}

@@ -1,9 +1,15 @@
 """JSON schemas of the tools: the one definition used for native tool calling,
-grammar-constrained decoding, MCP and training data."""
+grammar-constrained decoding, MCP and training data.
+
+The two retrieval tools and the two answer tools of an agent (``add_to_answer``,
+``finish``) live here together, with the paper's ablations (:class:`ToolConfig`)
+applied in one place.
+"""
 
 from __future__ import annotations
 
 import copy
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ark.graph import Schema
@@ -86,25 +92,112 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
 }
 
 
-def tool_specs(schema: Schema | None = None) -> list[dict[str, Any]]:
+#: Most node indices one add_to_answer call takes. The bound is in the schema so
+#: grammar-constrained decoding cannot loop on a list until it runs out of tokens (a
+#: 1.5B model did, repeating one index for 1,024 tokens); longer answers take more calls.
+MAX_ADD = 50
+
+ANSWER_TOOL_SPECS: dict[str, dict[str, Any]] = {
+    "add_to_answer": {
+        "description": (
+            "Append nodes to the ordered answer list (most relevant first). Only node "
+            "indices returned by an earlier search can be added."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "node_indices": {
+                    "type": "array",
+                    "items": {"type": "integer", "minimum": 0},
+                    "minItems": 1,
+                    "maxItems": MAX_ADD,
+                    "description": (
+                        f"Node indices to add, in order of relevance (at most {MAX_ADD} per call)."
+                    ),
+                }
+            },
+            "required": ["node_indices"],
+            "additionalProperties": False,
+        },
+    },
+    "finish": {
+        "description": "End the search: the answer list is complete.",
+        "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
+    },
+}
+
+
+@dataclass(frozen=True)
+class ToolConfig:
+    """Which tools and arguments are offered (the paper's ablations, table 4).
+
+    ``neighbors=False``: global search only; ``neighbor_query=False``: neighborhoods
+    without a ranking subquery; ``neighbor_filters=False``: without type filters.
+    """
+
+    neighbors: bool = True
+    neighbor_query: bool = True
+    neighbor_filters: bool = True
+
+    def to_dict(self) -> dict[str, bool]:
+        return asdict(self)
+
+
+def tool_specs(
+    schema: Schema | None = None,
+    config: ToolConfig | None = None,
+    *,
+    answer_tools: bool = False,
+) -> list[dict[str, Any]]:
     """The tools as OpenAI-style function definitions.
 
     With a graph ``schema``, the type arguments enumerate the graph's node types and
-    relations, so constrained decoders and careful models use valid names.
+    relations, so constrained decoders and careful models use valid names. ``config``
+    applies the ablations; ``answer_tools`` appends ``add_to_answer`` and ``finish``
+    (what an agent gets; an MCP client gets the retrieval tools only).
     """
+    config = config or ToolConfig()
     specs = []
     for name, spec in TOOL_SPECS.items():
         spec = copy.deepcopy(spec)
+        if name == "search_in_neighborhood":
+            if not config.neighbors:
+                continue
+            props = spec["parameters"]["properties"]
+            if not config.neighbor_query:
+                props.pop("query")
+            if not config.neighbor_filters:
+                props.pop("node_type")
+                props.pop("edge_type")
         if schema is not None and name == "search_in_neighborhood":
             props = spec["parameters"]["properties"]
             for key, values in (
                 ("node_type", schema.node_type_names),
                 ("edge_type", schema.relation_names),
             ):
+                if key not in props:
+                    continue
                 enum = {"type": "string", "enum": list(values)}
                 props[key]["anyOf"] = [enum, {"type": "array", "items": enum}]
         specs.append({"type": "function", "function": {"name": name, **spec}})
+    if answer_tools:
+        specs += [
+            {"type": "function", "function": {"name": name, **copy.deepcopy(spec)}}
+            for name, spec in ANSWER_TOOL_SPECS.items()
+        ]
     return specs
+
+
+def allowed_arguments(specs: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Argument names each offered tool accepts, read off ``specs``."""
+    return {s["function"]["name"]: set(s["function"]["parameters"]["properties"]) for s in specs}
+
+
+def argument_defaults(name: str) -> dict[str, Any]:
+    """The default values a tool's schema declares (``k``), for normalising calls."""
+    spec = TOOL_SPECS.get(name) or ANSWER_TOOL_SPECS.get(name) or {}
+    props = spec.get("parameters", {}).get("properties", {})
+    return {k: v["default"] for k, v in props.items() if "default" in v}
 
 
 def tool_parameters() -> dict[str, tuple[frozenset[str], tuple[str, ...]]]:

@@ -16,6 +16,7 @@ import numpy as np
 from ark._coerce import as_int
 from ark.graph import DIRECTION_NAMES, Graph
 from ark.index import BM25Index, Index
+from ark.tools._errors import ErrorCode
 from ark.tools._results import NodeHit, Relation, SearchResult, ToolError, ToolResult
 from ark.tools._specs import tool_parameters
 
@@ -49,12 +50,12 @@ class GraphTools:
         if (err := self._check_k(tool, k)) is not None:
             return err
         if not isinstance(query, str) or not query.strip():
-            return ToolError(tool, "empty_query", "query must be a non-empty string.")
+            return ToolError(tool, ErrorCode.EMPTY_QUERY, "query must be a non-empty string.")
         terms = self.bm25.query_terms(query)
         if len(terms) == 0:
             return ToolError(
                 tool,
-                "no_terms",
+                ErrorCode.NO_TERMS,
                 f"query {query!r} has no searchable words (only stop words, short or "
                 "unknown tokens); use distinctive words such as names or keywords.",
             )
@@ -100,7 +101,7 @@ class GraphTools:
         if (err := self._check_k(tool, k)) is not None:
             return err
         if query is not None and not isinstance(query, str):
-            return ToolError(tool, "bad_argument", "query must be a string or omitted.")
+            return ToolError(tool, ErrorCode.BAD_ARGUMENT, "query must be a string or omitted.")
         type_ids = self._resolve(tool, "node_type", node_type, self.graph.node_type_names)
         if isinstance(type_ids, ToolError):
             return type_ids
@@ -176,32 +177,36 @@ class GraphTools:
         if name not in TOOL_PARAMETERS:
             return ToolError(
                 name,
-                "unknown_tool",
+                ErrorCode.UNKNOWN_TOOL,
                 f"there is no tool {name!r}.",
                 tuple(difflib.get_close_matches(name, list(TOOL_PARAMETERS), n=2, cutoff=0.3)),
             )
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, Mapping):
-            return ToolError(name, "bad_argument", "arguments must be a JSON object.")
+            return ToolError(name, ErrorCode.BAD_ARGUMENT, "arguments must be a JSON object.")
         allowed, required = TOOL_PARAMETERS[name]
         unknown = [a for a in arguments if a not in allowed]
         if unknown:
             return ToolError(
                 name,
-                "bad_argument",
+                ErrorCode.BAD_ARGUMENT,
                 f"unknown argument(s) {unknown}; this tool takes {sorted(allowed)}.",
             )
         missing = [a for a in required if a not in arguments]
         if missing:
-            return ToolError(name, "bad_argument", f"missing required argument(s) {missing}.")
+            return ToolError(
+                name, ErrorCode.BAD_ARGUMENT, f"missing required argument(s) {missing}."
+            )
         kwargs = dict(arguments)
         for key in ("k", "node_index"):
             if key in kwargs:
                 value = as_int(kwargs[key])
                 if value is None:
                     return ToolError(
-                        name, "bad_argument", f"{key} must be an integer, got {kwargs[key]!r}."
+                        name,
+                        ErrorCode.BAD_ARGUMENT,
+                        f"{key} must be an integer, got {kwargs[key]!r}.",
                     )
                 kwargs[key] = value
         if name == "search_in_graph":
@@ -247,7 +252,7 @@ class GraphTools:
     def _check_k(self, tool: str, k: object) -> ToolError | None:
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= self.max_k:
             return ToolError(
-                tool, "bad_k", f"k must be an integer from 1 to {self.max_k}, got {k!r}."
+                tool, ErrorCode.BAD_K, f"k must be an integer from 1 to {self.max_k}, got {k!r}."
             )
         return None
 
@@ -255,12 +260,12 @@ class GraphTools:
         n = self.graph.n_nodes
         if isinstance(node_index, bool) or not isinstance(node_index, int | np.integer):
             return ToolError(
-                tool, "bad_argument", f"node_index must be an integer, got {node_index!r}."
+                tool, ErrorCode.BAD_ARGUMENT, f"node_index must be an integer, got {node_index!r}."
             )
         if not 0 <= node_index < n:
             return ToolError(
                 tool,
-                "unknown_node",
+                ErrorCode.UNKNOWN_NODE,
                 f"there is no node {node_index}; node indices run from 0 to {n - 1}. "
                 "Use an index returned by a previous search.",
             )
@@ -273,7 +278,9 @@ class GraphTools:
             return None
         values = [value] if isinstance(value, str) else value
         if not isinstance(values, Sequence) or not all(isinstance(v, str) for v in values):
-            return ToolError(tool, "bad_argument", f"{arg} must be a name or a list of names.")
+            return ToolError(
+                tool, ErrorCode.BAD_ARGUMENT, f"{arg} must be a name or a list of names."
+            )
         if len(values) == 0:
             return None
         lookup = {n: i for i, n in enumerate(names)}
@@ -284,9 +291,14 @@ class GraphTools:
             if i is None:
                 close = difflib.get_close_matches(v, names, n=3, cutoff=0.4)
                 kind = "node type" if arg == "node_type" else "edge type"
+                code = (
+                    ErrorCode.UNKNOWN_NODE_TYPE
+                    if arg == "node_type"
+                    else ErrorCode.UNKNOWN_EDGE_TYPE
+                )
                 return ToolError(
                     tool,
-                    f"unknown_{arg}",
+                    code,
                     f"unknown {kind} {v!r}. Valid {kind}s: {', '.join(names)}.",
                     tuple(close),
                 )

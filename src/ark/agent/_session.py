@@ -1,0 +1,260 @@
+"""The tool session: the state of one retrieval and the dispatch of its tool calls.
+
+Every strategy (ARK's loop, GraphSearch's workflow), the MCP server and the oracle
+policy of distillation go through a session, so the answer state, repeat detection
+and error handling live here once. A call is a name and JSON arguments; the result
+is a :class:`CallOutcome` — the observation a model reads plus a structured record.
+Nothing a caller sends makes it raise.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ark._coerce import as_int
+from ark.index import Index
+from ark.llm import ToolCall
+from ark.tools import (
+    MAX_ADD,
+    ErrorCode,
+    GraphTools,
+    SearchResult,
+    ToolConfig,
+    ToolError,
+    ToolResult,
+    allowed_arguments,
+    argument_defaults,
+    tool_specs,
+)
+
+ANSWER_TOOLS = ("add_to_answer", "finish")
+
+
+@dataclass
+class CallOutcome:
+    """What one tool call did: the observation text and its structured record."""
+
+    observation: str
+    ok: bool = True
+    code: str | None = None
+    nodes: list[int] = field(default_factory=list)
+    finish: bool = False
+    #: The typed result when a retrieval tool ran (its hits, center and relations).
+    result: ToolResult | None = None
+    duration_s: float = 0.0
+
+    @property
+    def center(self) -> int | None:
+        """The explored node of a neighborhood call."""
+        r = self.result
+        return r.center.index if isinstance(r, SearchResult) and r.center else None
+
+    def relations(self) -> list[list[dict[str, str]]] | None:
+        """Per returned node of a neighborhood call, the relations linking it to the center."""
+        r = self.result
+        if not isinstance(r, SearchResult) or r.center is None:
+            return None
+        return [[rel.to_dict() for rel in h.relations] for h in r.hits]
+
+
+def _error(observation: str, code: ErrorCode) -> CallOutcome:
+    return CallOutcome(observation, ok=False, code=str(code))
+
+
+def _names_key(value: Any) -> Any:
+    if value is None or value == []:
+        return None
+    values = [value] if isinstance(value, str) else value
+    if isinstance(values, list) and all(isinstance(v, str) for v in values):
+        return sorted({v.strip().casefold() for v in values}) or None
+    return value
+
+
+def normalise_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments with defaults filled and values in canonical form, so that calls
+    that run the same search compare equal: ``"12"`` and ``12``, an omitted ``k`` and
+    its default, ``"genre"`` and ``["Genre"]``, a blank query and none."""
+    out: dict[str, Any] = {**argument_defaults(name), **arguments}
+    for key in ("node_index", "k"):
+        if key in out:
+            value = as_int(out[key])
+            out[key] = value if value is not None else out[key]
+    for key in ("node_type", "edge_type"):
+        if key in out:
+            out[key] = _names_key(out[key])
+    if isinstance(out.get("query"), str):
+        query = " ".join(out["query"].split())
+        out["query"] = query if query or name == "search_in_graph" else None
+    return {k: v for k, v in out.items() if v is not None}
+
+
+class ToolSession:
+    """One retrieval's state — nodes seen, the ordered answer, searches made — and the
+    dispatch of named calls to the tools.
+
+    ``answer_tools=False`` offers the retrieval tools only (an MCP client keeps its own
+    answer); ``detect_repeats=False`` runs a repeated search again instead of pointing
+    at the earlier one.
+    """
+
+    def __init__(
+        self,
+        index: Index,
+        *,
+        tools: GraphTools | None = None,
+        config: ToolConfig | None = None,
+        answer_tools: bool = True,
+        detect_repeats: bool = True,
+    ) -> None:
+        self.index = index
+        self.tools = tools or GraphTools(index)
+        self.config = config or ToolConfig()
+        self.specs = tool_specs(index.schema, self.config, answer_tools=answer_tools)
+        self.allowed = allowed_arguments(self.specs)
+        self.detect_repeats = detect_repeats
+        self.seen: set[int] = set()
+        self.answer: list[int] = []
+        self.finished = False
+        self.step = 0
+        self._warned_empty = False
+        self._searches: dict[str, int] = {}  # normalised call -> step first made
+
+    # -- calls ------------------------------------------------------------------------
+
+    def run_reply(self, calls: Sequence[ToolCall]) -> list[CallOutcome]:
+        """Run the calls of one model reply in order; calls after a successful
+        ``finish`` are not run (their observation says so)."""
+        outcomes = []
+        for call in calls:
+            if self.finished:
+                outcomes.append(
+                    _error(
+                        f"Not run: finish was called earlier in this reply, so {call.name} "
+                        "came after the search had ended.",
+                        ErrorCode.AFTER_FINISH,
+                    )
+                )
+                continue
+            outcomes.append(self.call(call.name, call.arguments, call.raw_arguments))
+        return outcomes
+
+    def call(
+        self, name: str, arguments: Mapping[str, Any] | None, raw_arguments: str = ""
+    ) -> CallOutcome:
+        """Run one call; every fault becomes an observation with its error code."""
+        started = time.perf_counter()
+        outcome = self._call(name, arguments, raw_arguments)
+        outcome.duration_s = time.perf_counter() - started
+        return outcome
+
+    def _call(
+        self, name: str, arguments: Mapping[str, Any] | None, raw_arguments: str
+    ) -> CallOutcome:
+        if name not in self.allowed:
+            offered = ", ".join(self.allowed)
+            return _error(
+                f"Error: there is no tool {name!r}. Tools: {offered}.", ErrorCode.UNKNOWN_TOOL
+            )
+        if not isinstance(arguments, Mapping):
+            raw = (raw_arguments or repr(arguments))[:200]
+            return _error(
+                f"Error in {name}: the arguments are not a JSON object: {raw!r}.",
+                ErrorCode.BAD_ARGUMENT,
+            )
+        unknown = set(arguments) - self.allowed[name]
+        if unknown:
+            return _error(
+                f"Error in {name}: unknown argument(s) {sorted(unknown)}; "
+                f"this tool takes {sorted(self.allowed[name])}.",
+                ErrorCode.BAD_ARGUMENT,
+            )
+        if name == "finish":
+            return self.finish()
+        if name == "add_to_answer":
+            return self.add_to_answer(arguments.get("node_indices"))
+        return self._search(name, arguments)
+
+    def _search(self, name: str, arguments: Mapping[str, Any]) -> CallOutcome:
+        signature = name + json.dumps(
+            normalise_arguments(name, arguments), sort_keys=True, default=str
+        )
+        if self.detect_repeats and signature in self._searches:
+            return _error(
+                f"You already made this exact {name} call at step "
+                f"{self._searches[signature] + 1}; its result is above and has not changed. "
+                "Use a different node, filter or query, add the nodes that answer the "
+                "question, or finish.",
+                ErrorCode.REPEATED_CALL,
+            )
+        self._searches[signature] = self.step
+        result = self.tools.call(name, arguments)
+        if isinstance(result, ToolError):
+            return CallOutcome(result.render(), ok=False, code=result.code, result=result)
+        nodes = [h.index for h in result.hits]
+        self.seen.update(nodes)
+        if result.center is not None:
+            self.seen.add(result.center.index)
+        return CallOutcome(result.render(), nodes=nodes, result=result)
+
+    # -- the answer ----------------------------------------------------------------------
+
+    def finish(self) -> CallOutcome:
+        """End the retrieval; an empty answer is questioned once, then accepted."""
+        if not self.answer and not self._warned_empty:
+            self._warned_empty = True
+            return _error(
+                "Your answer list is empty. Add the answer nodes with add_to_answer, or "
+                "call finish again to end with an empty answer.",
+                ErrorCode.EMPTY_ANSWER,
+            )
+        self.finished = True
+        return CallOutcome(f"Finished with {len(self.answer)} node(s) in the answer.", finish=True)
+
+    def add_to_answer(self, raw: object) -> CallOutcome:
+        """Append seen nodes to the answer, in order; says what was added and what not."""
+        answer = self.answer
+        values = raw if isinstance(raw, list) else [raw]
+        if raw is None or not values:
+            return _error(
+                "Error in add_to_answer: node_indices must be a non-empty list of integers.",
+                ErrorCode.BAD_ARGUMENT,
+            )
+        if len(values) > MAX_ADD:
+            return _error(
+                f"Error in add_to_answer: {len(values)} node indices given, at most "
+                f"{MAX_ADD} per call. Add the best {MAX_ADD} first, then call again.",
+                ErrorCode.BAD_ARGUMENT,
+            )
+        added, already, unseen, invalid = [], [], [], []
+        for v in values:
+            node = as_int(v)
+            if node is None:
+                invalid.append(v)
+            elif node not in self.seen:
+                unseen.append(node)
+            elif node in answer:
+                already.append(node)
+            else:
+                answer.append(node)
+                added.append(node)
+        g = self.index.graph
+        parts = []
+        if added:
+            parts.append("Added " + ", ".join(f"[{n}] {g.name(n)}" for n in added) + ".")
+        if already:
+            parts.append(f"Already in the answer: {already}.")
+        if unseen:
+            parts.append(
+                f"Not added, never returned by a search: {unseen}. Only nodes shown in tool "
+                "results can be added."
+            )
+        if invalid:
+            parts.append(f"Not node indices: {invalid!r}.")
+        parts.append(f"The answer has {len(answer)} node(s).")
+        ok = not unseen and not invalid
+        code = None if ok else str(ErrorCode.UNSEEN_NODE if unseen else ErrorCode.BAD_ARGUMENT)
+        return CallOutcome(" ".join(parts), ok=ok, code=code)

@@ -1,0 +1,41 @@
+"""Chat formatting without a model: importable without llama.cpp, same text as the
+local backend renders."""
+
+import subprocess
+import sys
+
+from ark.llm import Message, ToolCall
+from ark.llm.chat_format import ChatTemplate, fix_call_braces
+
+#: A miniature of Qwen2.5's template: tools, the doubled-brace example, tool calls.
+TEMPLATE = """{% for m in messages %}<|im_start|>{{ m.role }}
+{% if m.role == 'system' and tools %}{% for t in tools %}{{ t | tojson }}
+{% endfor %}{{ '{{"name": <function-name>, "arguments": <args-json-object>}}' }}
+{% endif %}{{ m.content }}{% if m.tool_calls %}{% for c in m.tool_calls %}<tool_call>
+{{ c | tojson }}
+</tool_call>{% endfor %}{% endif %}<|im_end|>
+{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
+{% endif %}"""
+
+
+def test_render_fixes_braces_and_passes_arguments_as_objects():
+    call = ToolCall("c1", "search_in_graph", {"query": "Tom Hanks"}, '{"query": "Tom Hanks"}')
+    messages = [
+        Message("system", "You search."),
+        Message("user", "Who?"),
+        Message("assistant", "", tool_calls=(call,)),
+    ]
+    tools = [{"type": "function", "function": {"name": "search_in_graph"}}]
+    text = ChatTemplate(TEMPLATE).render(messages, tools)
+    assert '{"name": <function-name>, "arguments": <args-json-object>}' in text
+    assert "{{" not in text
+    # arguments as an object: no escaped quotes of a JSON string inside JSON
+    assert '{"name": "search_in_graph", "arguments": {"query": "Tom Hanks"}}' in text
+    assert text.endswith("<|im_start|>assistant\n")
+    assert fix_call_braces("x") == "x"
+
+
+def test_importing_chat_format_does_not_load_llama_cpp():
+    code = "import sys; import ark.llm.chat_format, ark.agent; print('llama_cpp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

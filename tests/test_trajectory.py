@@ -1,0 +1,81 @@
+"""Trajectory records grow additively: old files read, newer fields are kept."""
+
+import json
+
+import pytest
+
+from ark.errors import ArkError
+from ark.trajectory import Trajectory, read_trajectories, write_trajectories
+
+#: A record as version 1 wrote it before any optional field existed.
+OLD = {
+    "query": "q",
+    "model": "m",
+    "config": {"max_steps": 2},
+    "id": "t1",
+    "query_id": "q1",
+    "created": "2026-11-01T00:00:00Z",
+    "messages": [],
+    "steps": [
+        {
+            "index": 0,
+            "llm_latency_s": 0.1,
+            "prompt_tokens": 5,
+            "completion_tokens": 2,
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c",
+                    "name": "search_in_graph",
+                    "arguments": {"query": "x"},
+                    "raw_arguments": "{}",
+                    "observation": "o",
+                    "ok": True,
+                    "error_code": None,
+                    "nodes": [1],
+                    "duration_s": 0.0,
+                }
+            ],
+            "note": None,
+        }
+    ],
+    "answer": [1],
+    "stop_reason": "finish",
+    "error": None,
+    "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+    "wall_s": 0.2,
+    "schema_version": 1,
+}
+
+
+def test_old_version_1_files_still_read(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(OLD) + "\n", encoding="utf-8")
+    (t,) = read_trajectories(path)
+    assert t.answer == [1] and t.schema_minor == 0
+    assert t.synthetic is False and t.cost is None and t.steps[0].module is None
+    assert t.steps[0].tool_calls[0].center is None
+
+
+def test_unknown_fields_of_a_newer_minor_are_kept(tmp_path):
+    newer = json.loads(json.dumps(OLD))
+    newer.update(schema_minor=9, judge_score=0.5)
+    newer["steps"][0]["thinking"] = "hmm"
+    newer["steps"][0]["tool_calls"][0]["cache_hit"] = True
+    t = Trajectory.from_dict(newer)
+    assert t.extra == {"judge_score": 0.5}
+    out = t.to_dict()
+    assert out["judge_score"] == 0.5 and out["schema_minor"] == 9
+    assert out["steps"][0]["thinking"] == "hmm"
+    assert out["steps"][0]["tool_calls"][0]["cache_hit"] is True
+    assert "extra" not in out and "extra" not in out["steps"][0]
+    path = write_trajectories(tmp_path / "t.jsonl", [t])
+    (back,) = read_trajectories(path)
+    assert back.to_dict() == out
+
+
+def test_another_major_version_is_refused(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({**OLD, "schema_version": 2}) + "\n", encoding="utf-8")
+    with pytest.raises(ArkError, match=r"t\.jsonl:1"):
+        list(read_trajectories(path))
