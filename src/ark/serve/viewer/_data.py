@@ -1,0 +1,242 @@
+"""What the viewer embeds: a run (or a file of trajectories) reduced to structure.
+
+The page reads structure, never observation text: nodes returned by each call, a
+neighborhood call's center and the relations linking each hit to it (recorded by the
+tool session), the answer list, the fused ranking and the gold answers. Observation
+text is carried only to be shown, cut to :data:`MAX_OBSERVATION`. Names and types come
+from the index the run names in ``config.json`` (or ``--index``); without one, nodes
+are shown by index.
+
+The list of queries is one small JSON block read at load; each query's details — its
+trajectories and the names of the nodes they touch — are a separate block parsed only
+when the query is selected, so a 1,000-query run opens at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ark._coerce import as_int
+from ark.agent import fuse_vote
+from ark.errors import ArkError
+from ark.eval import read_records
+from ark.eval.metrics import MEASURES
+from ark.index import Index, open_index
+from ark.trajectory import Trajectory, read_trajectories
+
+#: Characters of an observation shown per call (the full text is in the trajectory file).
+MAX_OBSERVATION = 1500
+#: Ranked nodes shown per query.
+MAX_RANKING = 20
+
+RESULTS_FILE = "results.jsonl"
+TRAJECTORIES_FILE = "trajectories.jsonl"
+
+
+def load_source(
+    source: Path, index_dir: Path | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(header, query rows, per-query details)`` for a run directory or a
+    trajectories file."""
+    source = Path(source)
+    if source.is_dir():
+        return _load_run(source, index_dir)
+    if source.is_file():
+        trajectories = list(read_trajectories(source))
+        index = _open(index_dir) if index_dir else None
+        header = {"title": source.name, "source": str(source), "kind": "trajectories"}
+        groups: dict[str, list[Trajectory]] = {}
+        for t in trajectories:
+            groups.setdefault(t.query_id or t.query, []).append(t)
+        records = [
+            {
+                "query_id": qid,
+                "query": ts[0].query,
+                "status": "ok",
+                "ranking": [n for n, _ in fuse_vote([t.answer for t in ts], MAX_RANKING)],
+                "gold": [],
+                "metrics": None,
+                "wall_s": max(t.wall_s for t in ts),
+                "prompt_tokens": sum(t.usage.get("prompt_tokens", 0) for t in ts),
+                "completion_tokens": sum(t.usage.get("completion_tokens", 0) for t in ts),
+            }
+            for qid, ts in groups.items()
+        ]
+        rows, details = _assemble(records, groups, index)
+        header.update(_index_info(index, None))
+        return header, rows, details
+    raise ArkError(f"{source}: no such run directory or trajectories file")
+
+
+def _load_run(
+    run: Path, index_dir: Path | None
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    if not (run / RESULTS_FILE).exists():
+        if (run / TRAJECTORIES_FILE).exists():
+            return load_source(run / TRAJECTORIES_FILE, index_dir)
+        raise ArkError(f"{run} is not a run directory (no {RESULTS_FILE} or {TRAJECTORIES_FILE})")
+    config = _read_json(run / "config.json") or {}
+    summary = _read_json(run / "summary.json")
+    records = read_records(run)
+    by_id: dict[str, Trajectory] = {}
+    if (run / TRAJECTORIES_FILE).exists():
+        by_id = {t.id: t for t in read_trajectories(run / TRAJECTORIES_FILE)}
+    groups = {
+        r["query_id"]: [by_id[i] for i in r.get("trajectory_ids", []) if i in by_id]
+        for r in records
+    }
+    named = config.get("index")
+    index = _open(index_dir) if index_dir else _open_quietly(named)
+    header = {
+        "title": f"{config.get('method', 'run')} on {config.get('dataset', '?')}",
+        "source": str(run),
+        "kind": "run",
+        "config": {k: v for k, v in config.items() if k != "base_url"},
+        "metrics": (summary or {}).get("metrics") or None,
+        "finished": summary is not None,
+    }
+    header.update(_index_info(index, named))
+    rows, details = _assemble(records, groups, index)
+    return header, rows, details
+
+
+def _assemble(
+    records: Sequence[dict[str, Any]],
+    groups: dict[str, list[Trajectory]],
+    index: Index | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    rows, details = [], []
+    for r in records:
+        trajectories = groups.get(r["query_id"], [])
+        ranking = [int(n) for n in r.get("ranking", [])[:MAX_RANKING]]
+        gold = [int(n) for n in r.get("gold", [])]
+        metrics = r.get("metrics")
+        rows.append(
+            {
+                "id": r["query_id"],
+                "q": r["query"],
+                "type": r.get("qtype"),
+                "status": r.get("status", "ok"),
+                "m": {k: round(float(metrics[k]), 4) for k in MEASURES} if metrics else None,
+                "n": len(trajectories),
+            }
+        )
+        compact = [_trajectory(t) for t in trajectories]
+        touched = set(ranking) | set(gold)
+        for t in compact:
+            touched.update(t["answer"])
+            for step in t["steps"]:
+                for c in step["calls"]:
+                    touched.update(c["nodes"])
+                    if c["center"] is not None:
+                        touched.add(c["center"])
+        details.append(
+            {
+                "ranking": ranking,
+                "gold": gold,
+                "missing": r.get("missing_answers", []),
+                "error": r.get("error"),
+                "wall_s": r.get("wall_s"),
+                "tokens": [r.get("prompt_tokens", 0), r.get("completion_tokens", 0)],
+                "trajectories": compact,
+                "names": _names(index, touched),
+            }
+        )
+    return rows, details
+
+
+def _trajectory(t: Trajectory) -> dict[str, Any]:
+    steps = []
+    for s in t.steps:
+        calls = []
+        for c in s.tool_calls:
+            center = c.center
+            if center is None and c.name == "search_in_neighborhood" and c.ok:
+                # Written before centers were recorded: the argument names it.
+                center = as_int((c.arguments or {}).get("node_index"))
+            obs = c.observation
+            if len(obs) > MAX_OBSERVATION:
+                obs = obs[:MAX_OBSERVATION] + f"\n… ({len(c.observation) - MAX_OBSERVATION} more)"
+            calls.append(
+                {
+                    "tool": c.name,
+                    "args": c.arguments if c.arguments is not None else c.raw_arguments,
+                    "ok": c.ok,
+                    "code": c.error_code,
+                    "obs": obs,
+                    "dur": round(c.duration_s, 4),
+                    "nodes": [int(n) for n in c.nodes],
+                    "center": center,
+                    # per node: [[relation, direction], ...]; None when not recorded
+                    "rels": (
+                        [[[r["type"], r["direction"]] for r in rs] for rs in c.relations]
+                        if c.relations is not None
+                        else None
+                    ),
+                }
+            )
+        steps.append(
+            {
+                "i": s.index,
+                "lat": round(s.llm_latency_s, 3),
+                "tok": [s.prompt_tokens, s.completion_tokens],
+                "text": (s.content or "")[:MAX_OBSERVATION],
+                "note": s.note,
+                "module": s.module,
+                "calls": calls,
+            }
+        )
+    return {
+        "id": t.id,
+        "agent": t.config.get("agent"),
+        "model": t.model,
+        "strategy": t.config.get("strategy"),
+        "stop": t.stop_reason,
+        "error": t.error,
+        "wall_s": t.wall_s,
+        "usage": t.usage,
+        "synthetic": t.synthetic,
+        "answer": [int(n) for n in t.answer],
+        "steps": steps,
+    }
+
+
+def _names(index: Index | None, nodes: Iterable[int]) -> dict[str, list[str]]:
+    if index is None:
+        return {}
+    g = index.graph
+    n = g.n_nodes
+    return {str(v): [g.name(v), g.type_name(v)] for v in sorted(nodes) if 0 <= v < n}
+
+
+def _index_info(index: Index | None, named: str | None) -> dict[str, Any]:
+    if index is not None:
+        return {"index": str(index.path), "names": True}
+    note = f"the index {named} could not be opened" if named else "no index given (--index)"
+    return {"index": named, "names": False, "names_note": note}
+
+
+def _open(path: Path) -> Index:
+    return open_index(path)
+
+
+def _open_quietly(path: str | None) -> Index | None:
+    """The run's index when it still exists; names are a convenience, not a need."""
+    if not path:
+        return None
+    try:
+        return open_index(path)
+    except (ArkError, OSError):
+        return None
+
+
+def _read_json(path: Path) -> Any:
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ArkError(f"{path}: not valid JSON ({exc})") from exc

@@ -1,0 +1,168 @@
+"""The HTML viewer: what it embeds, and the page in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from _helpers import node
+from ark.serve.viewer import load_source, write_view
+from ark.trajectory import read_trajectories
+
+CHROMIUM = os.environ.get("ARK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def expected_counts(trajectory, steps: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Nodes and edges the page should draw after ``steps`` steps, from the record."""
+    nodes, edges = set(), set()
+    for step in trajectory.steps[:steps]:
+        for c in step.tool_calls:
+            nodes.update(c.nodes)
+            if c.center is not None:
+                nodes.add(c.center)
+                for n, rels in zip(c.nodes, c.relations or [], strict=True):
+                    for r in rels:
+                        ends = (n, c.center) if r["direction"] == "in" else (c.center, n)
+                        edges.add((*ends, r["type"]))
+    return len(nodes), len(edges)
+
+
+def test_view_embeds_structure_and_names(ark_run, metaqa_index):
+    header, rows, details = load_source(ark_run)
+    assert header["names"] is True and header["index"] == str(metaqa_index.path)
+    assert [r["m"]["hit@1"] for r in rows] == [1.0, 0.0]
+    steps = details[0]["trajectories"][0]["steps"]
+    assert [c["tool"] for s in steps for c in s["calls"]] == [
+        "search_in_graph", "search_in_neighborhood", "add_to_answer", "finish",
+    ]  # fmt: skip
+    hood = steps[1]["calls"][0]
+    assert hood["center"] == node(metaqa_index, "Forrest Gump")
+    assert hood["rels"] == [[["directed_by", "out"]]]
+    zemeckis = node(metaqa_index, "Robert Zemeckis")
+    assert details[0]["names"][str(zemeckis)] == ["Robert Zemeckis", "person"]
+
+
+def test_view_reads_structure_not_observation_text(ark_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(ark_run, run)
+    lines = (run / "trajectories.jsonl").read_text().splitlines()
+    blanked = []
+    for line in lines:
+        t = json.loads(line)
+        for s in t["steps"]:
+            for c in s["tool_calls"]:
+                c["observation"] = ""
+        blanked.append(json.dumps(t))
+    (run / "trajectories.jsonl").write_text("\n".join(blanked) + "\n")
+    _, _, original = load_source(ark_run)
+    _, _, without_text = load_source(run)
+    graph = lambda d: [  # noqa: E731
+        (c["nodes"], c["center"], c["rels"])
+        for t in d["trajectories"] for s in t["steps"] for c in s["calls"]
+    ]  # fmt: skip
+    assert graph(without_text[0]) == graph(original[0])
+
+
+def test_bare_trajectories_file_names_need_an_index(ark_run, metaqa_index, tmp_path):
+    bare = tmp_path / "t.jsonl"
+    shutil.copy(ark_run / "trajectories.jsonl", bare)
+    info = write_view(bare, tmp_path / "a.html")
+    assert info["queries"] == 2 and info["trajectories"] == 2 and info["names"] is False
+    info = write_view(bare, tmp_path / "b.html", index_dir=metaqa_index.path)
+    assert info["names"] is True
+    _, rows, details = load_source(bare, metaqa_index.path)
+    assert details[0]["ranking"] == [node(metaqa_index, "Robert Zemeckis")]  # fused by vote
+    assert rows[0]["m"] is None  # no gold in a bare file
+
+
+def test_baseline_run_has_rankings_and_metrics_only(bm25_run):
+    header, rows, details = load_source(bm25_run)
+    assert all(r["m"] is not None for r in rows)
+    assert all(d["ranking"] and not d["trajectories"] for d in details)
+
+
+def test_view_command_json(ark_run, tmp_path):
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    out = tmp_path / "v.html"
+    result = CliRunner().invoke(app, ["view", str(ark_run), "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["bytes"] == out.stat().st_size
+    bad = CliRunner().invoke(app, ["view", str(tmp_path / "nothing"), "--json"])
+    assert bad.exit_code == 1 and "no such run" in json.loads(bad.output)["error"]["message"]
+
+
+# -- in a real browser ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():  # type: ignore[no-untyped-def]
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def open_page(browser, path: Path):  # type: ignore[no-untyped-def]
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)  # fmt: skip
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("request", lambda r: problems.append(f"network: {r.url}")
+            if not r.url.startswith(("file:", "data:")) else None)  # fmt: skip
+    page.goto(path.resolve().as_uri())
+    page.wait_for_function("window.ARK !== undefined")
+    return page, problems
+
+
+def test_page_in_chromium_draws_the_trajectory(browser, ark_run, tmp_path):
+    view = Path(write_view(ark_run, tmp_path / "view.html")["path"])
+    page, problems = open_page(browser, view)
+    trajectory = next(read_trajectories(ark_run / "trajectories.jsonl"))
+    n_steps = len(trajectory.steps)
+    assert page.eval_on_selector("#step", "e => +e.max") == n_steps == 4
+    assert page.evaluate("window.ARK.rows") == 2
+    final = page.evaluate("window.ARK.counts()")
+    assert (final["nodes"], final["edges"]) == expected_counts(trajectory, n_steps) == (6, 1)
+    assert page.eval_on_selector("#graph-count", "e => +e.dataset.nodes") == 6
+    page.evaluate("window.ARK.setStep(1)")  # after the global search only
+    assert tuple(page.evaluate("window.ARK.counts()").values()) == expected_counts(trajectory, 1)
+    assert "search_in_graph" in page.inner_text("#step-detail")
+    page.evaluate("window.ARK.setStep(2)")
+    page.wait_for_timeout(1500)  # let the layout settle for the picture
+    shot = tmp_path / "view.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes()[:4] == b"\x89PNG"
+    # Text from the data is shown as text, never parsed as HTML.
+    page.click("#queries li:nth-child(2)")
+    assert "<b>[Forrest Gump]</b>" in page.inner_text("#detail h2")
+    assert page.query_selector("#detail h2 b") is None
+    assert problems == []
+    page.close()
+
+
+def test_baseline_page_in_chromium(browser, bm25_run, tmp_path):
+    view = Path(write_view(bm25_run, tmp_path / "view.html")["path"])
+    page, problems = open_page(browser, view)
+    assert page.query_selector("#no-traj") is not None
+    assert page.locator("#detail table tr").count() > 1  # the ranking
+    _, rows, _ = load_source(bm25_run)
+    positive = sum(v > 0 for r in rows for v in r["m"].values())
+    assert page.locator("#queries .badge.hit").count() == positive  # hits green
+    assert page.locator("#queries .badge.miss").count() == 4 * len(rows) - positive  # misses red
+    assert problems == []
+    page.close()
