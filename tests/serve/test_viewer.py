@@ -84,7 +84,7 @@ def test_bare_trajectories_file_names_need_an_index(ark_run, metaqa_index, tmp_p
 
 
 def test_baseline_run_has_rankings_and_metrics_only(bm25_run):
-    header, rows, details = load_source(bm25_run)
+    _, rows, details = load_source(bm25_run)
     assert all(r["m"] is not None for r in rows)
     assert all(d["ranking"] and not d["trajectories"] for d in details)
 
