@@ -166,3 +166,16 @@ def test_baseline_page_in_chromium(browser, bm25_run, tmp_path):
     assert page.locator("#queries .badge.miss").count() == 4 * len(rows) - positive  # misses red
     assert problems == []
     page.close()
+
+
+def test_report_links_the_views(ark_run, bm25_run, tmp_path):
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["report", str(ark_run), str(bm25_run), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text()
+    assert f"- [{ark_run}](view-1.html)" in md and f"- [{bm25_run}](view-2.html)" in md
+    assert (out / "view-1.html").stat().st_size > 100_000  # the page, with its library

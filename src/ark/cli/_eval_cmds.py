@@ -204,13 +204,21 @@ def eval_cmd(
 def report_cmd(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories made by `ark eval`.")],
     out: Annotated[Path | None, typer.Option(help="Where to write tables and plots.")] = None,
+    view: Annotated[
+        bool, typer.Option("--view/--no-view", help="Also write each run's HTML view.")
+    ] = True,
 ) -> None:
     """Compare runs and write the paper's analyses (tables as Markdown and CSV, PNG plots)."""
-    from ark.eval.report import write_report
+    from ark.eval.report import add_view_links, write_report
 
     target = out or run_dirs[0] / "report"
     try:
         text = write_report(run_dirs, target)
+        if view:
+            from ark.serve.viewer import write_views
+
+            views = write_views(run_dirs, target)
+            text += add_view_links(target, views)
     except ArkError as exc:
         fail(str(exc), code=type(exc).__name__)
     console.print(text, markup=False, soft_wrap=True)

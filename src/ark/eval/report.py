@@ -160,6 +160,17 @@ def write_report(run_dirs: list[Path], out: Path) -> str:
     return text
 
 
+def add_view_links(out: Path, views: list[tuple[str, Path]]) -> str:
+    """Append links to the runs' HTML views (``ark view``) to ``out/report.md``."""
+    text = "\n## Trajectory views\n\n" + "".join(
+        f"- [{run}]({path.relative_to(out) if path.is_relative_to(out) else path})\n"
+        for run, path in views
+    )
+    with (out / "report.md").open("a", encoding="utf-8") as f:
+        f.write(text)
+    return text
+
+
 def _sweep(runs: list[Run]) -> list[dict[str, Any]]:
     ark_runs = [r for r in runs if r.config.get("method") == "ark"]
     cells = {(r.config.get("max_steps"), r.config.get("agents")) for r in ark_runs}

@@ -17,7 +17,14 @@ from typing import Any
 
 from ark.serve.viewer._data import MAX_OBSERVATION, load_source
 
-__all__ = ["MAX_OBSERVATION", "default_view_path", "load_source", "render_html", "write_view"]
+__all__ = [
+    "MAX_OBSERVATION",
+    "default_view_path",
+    "load_source",
+    "render_html",
+    "write_view",
+    "write_views",
+]
 
 
 def _asset(name: str) -> str:
@@ -78,3 +85,17 @@ def write_view(source: Path, out: Path | None = None, *, index_dir: Path | None 
         "names": header.get("names", False),
         "bytes": target.stat().st_size,
     }
+
+
+def write_views(run_dirs: list[Path], out: Path) -> list[tuple[str, Path]]:
+    """One page per run into ``out`` (``view.html``, or ``view-1.html``… for several),
+    as ``ark report`` links them; returns ``(run, page)`` pairs."""
+    names = (
+        ["view.html"]
+        if len(run_dirs) == 1
+        else [f"view-{i}.html" for i in range(1, 1 + len(run_dirs))]
+    )
+    return [
+        (str(run), Path(write_view(Path(run), out / name)["path"]))
+        for run, name in zip(run_dirs, names, strict=True)
+    ]
