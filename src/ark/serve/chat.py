@@ -1,0 +1,294 @@
+"""``ark chat``: question a graph interactively, the way the paper's own CLI does.
+
+Each question runs the retriever (ARK's agents, fused by vote) with every tool call
+shown as it happens, then the ranked answer. Commands look back at the last answer:
+``/why N`` shows how node N was reached — the chain of tool calls from a global search
+through the neighborhoods explored to the node — ``/agents`` and ``/steps`` summarise
+the trajectories, ``/save FILE`` writes them, ``/view [FILE]`` writes the HTML view.
+History is kept across questions (arrow keys; ``--history-file`` keeps it on disk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ark.agent import AgentEvent, RetrievalResult, Retriever
+from ark.index import Index
+from ark.llm import ChatModel
+from ark.trajectory import ToolCallRecord, Trajectory, write_trajectories
+
+HELP = """\
+Type a question to retrieve its answer from the graph. Commands:
+  /why [N]      how node N (default: the top answer) was reached, per agent
+  /agents       each agent's stop reason, steps, time and answer
+  /steps        every step of the last question
+  /save FILE    append this session's trajectories to FILE (JSONL)
+  /view [FILE]  write this session's HTML view (default ark-chat.html) and name it
+  /help         this text
+  /quit         leave (also Ctrl-D)"""
+
+RETRIEVAL_TOOLS = ("search_in_graph", "search_in_neighborhood")
+
+
+def format_args(arguments: dict[str, Any] | None) -> str:
+    if arguments is None:
+        return "<invalid arguments>"
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+
+
+class ChatSession:
+    """The state of one chat: a retriever and every answer given so far."""
+
+    def __init__(
+        self,
+        index: Index,
+        llm: ChatModel,
+        *,
+        agents: int = 1,
+        max_steps: int = 20,
+        temperature: float = 0.7,
+        console: Console | None = None,
+    ) -> None:
+        self.index = index
+        self.console = console or Console(highlight=False)
+        self.n_agents = agents
+        self.retriever = Retriever(
+            index,
+            llm,
+            n_agents=agents,
+            max_steps=max_steps,
+            temperature=temperature,
+            on_event=self._show_event,
+        )
+        self.results: list[RetrievalResult] = []
+
+    @property
+    def last(self) -> RetrievalResult | None:
+        return self.results[-1] if self.results else None
+
+    # -- asking ----------------------------------------------------------------------------
+
+    async def ask(self, question: str) -> RetrievalResult:
+        result = await self.retriever.aretrieve(question, query_id=f"chat-{len(self.results) + 1}")
+        self.results.append(result)
+        self._show_ranking(result)
+        return result
+
+    def _show_event(self, event: AgentEvent) -> None:
+        tag = f"agent {event.agent + 1} " if self.n_agents > 1 else ""
+        mark = "" if event.ok else "[red]✗[/] "
+        self.console.print(
+            f"  {tag}step {event.step + 1}: [bold]{event.tool}[/]"
+            f"({escape(format_args(event.arguments))}) → {mark}{escape(event.summary)}",
+            soft_wrap=True,
+        )
+
+    def _show_ranking(self, result: RetrievalResult) -> None:
+        if not result.ranking:
+            self.console.print("[yellow]No answer: the agents added no node.[/]")
+        else:
+            table = Table("rank", "index", "name", "type", "votes", title="Answer")
+            for rank, r in enumerate(result.ranking, start=1):
+                table.add_row(str(rank), str(r.index), escape(r.name), r.type, str(r.votes))
+            self.console.print(table)
+        stops = ", ".join(t.stop_reason for t in result.trajectories)
+        self.console.print(f"{result.wall_s:.1f} s; stopped by: {stops}. /why N explains node N.")
+        if result.failed:
+            self.console.print(f"[red]every agent failed:[/] {escape(result.errors[0])}")
+
+    # -- looking back -------------------------------------------------------------------------
+
+    def why(self, node: int | None = None) -> list[str]:
+        """How ``node`` was reached in each trajectory of the last question."""
+        result = self.last
+        if result is None:
+            return ["Ask a question first."]
+        if node is None:
+            if not result.ranking:
+                return ["The last answer is empty; give a node index: /why N."]
+            node = result.ranking[0].index
+        g = self.index.graph
+        if not 0 <= node < g.n_nodes:
+            return [f"{node} is not a node of this graph (0..{g.n_nodes - 1})."]
+        lines = [f"[{node}] {g.name(node)} ({g.type_name(node)}):"]
+        for a, t in enumerate(result.trajectories, start=1):
+            path = reach_path(t, node, self.index)
+            if not path:
+                lines.append(f"agent {a}: never reached it.")
+                continue
+            lines.append(f"agent {a}:")
+            lines += [f"  step {step}: {text}" for step, text in path]
+        return lines
+
+    def agents(self) -> list[str]:
+        result = self.last
+        if result is None:
+            return ["Ask a question first."]
+        g = self.index.graph
+        lines = []
+        for a, t in enumerate(result.trajectories, start=1):
+            answer = ", ".join(f"[{n}] {g.name(n)}" for n in t.answer) or "(empty)"
+            lines.append(
+                f"agent {a}: {t.stop_reason} after {len(t.steps)} steps, {t.wall_s:.1f} s, "
+                f"{t.usage['prompt_tokens']} + {t.usage['completion_tokens']} tokens; "
+                f"answer: {answer}" + (f"; error: {t.error}" if t.error else "")
+            )
+        return lines
+
+    def steps(self) -> list[str]:
+        result = self.last
+        if result is None:
+            return ["Ask a question first."]
+        lines = []
+        for a, t in enumerate(result.trajectories, start=1):
+            lines.append(f"agent {a} ({len(t.steps)} steps):")
+            for s in t.steps:
+                for c in s.tool_calls:
+                    first = c.observation.splitlines()[0] if c.observation else ""
+                    mark = "" if c.ok else f"✗ {c.error_code}: "
+                    lines.append(
+                        f"  step {s.index + 1}: {c.name}({format_args(c.arguments)}) "
+                        f"→ {mark}{first}"
+                    )
+                if not s.tool_calls:
+                    lines.append(f"  step {s.index + 1}: {s.note or 'no tool call'}")
+        return lines
+
+    def trajectories(self) -> list[Trajectory]:
+        return [t for r in self.results for t in r.trajectories]
+
+    def save(self, path: Path) -> str:
+        if not self.results:
+            return "Nothing to save yet."
+        write_trajectories(path, self.trajectories())
+        return f"Appended {len(self.trajectories())} trajectories to {path}."
+
+    def view(self, path: Path) -> str:
+        if not self.results:
+            return "Nothing to view yet."
+        from ark.serve.viewer import write_view
+
+        with tempfile.TemporaryDirectory() as tmp:
+            source = write_trajectories(Path(tmp) / "chat.jsonl", self.trajectories())
+            info = write_view(source, path, index_dir=self.index.path)
+        where = Path(info["path"]).resolve()
+        return f"Wrote {where} ({info['queries']} questions); open it in a browser."
+
+
+def reach_path(t: Trajectory, node: int, index: Index) -> list[tuple[int, str]]:
+    """The calls that led to ``node``: the call that first returned it, preceded by
+    the calls that reached the center it was explored from, and followed by the
+    ``add_to_answer`` that took it; ``[]`` when it was never returned."""
+    calls = [(s.index + 1, c) for s in t.steps for c in s.tool_calls if c.ok]
+    g = index.graph
+
+    def reach(n: int, before: int, depth: int = 0) -> list[tuple[int, int]]:
+        """(call, node it reached) pairs, from the first global search to ``n``."""
+        for k, (_, c) in enumerate(calls[:before]):
+            if c.name in RETRIEVAL_TOOLS and (n in c.nodes or c.center == n):
+                if c.center is not None and c.center != n and depth < 50:
+                    return [*reach(c.center, k, depth + 1), (k, n)]
+                return [(k, n)]
+        return []
+
+    chain = reach(node, len(calls))
+    if not chain:
+        return []
+    added = [
+        (k, node)
+        for k, (_, c) in enumerate(calls)
+        if c.name == "add_to_answer" and node in _ints((c.arguments or {}).get("node_indices"))
+    ]
+    return [(calls[k][0], _describe(calls[k][1], n, g)) for k, n in chain + added[:1]]
+
+
+def _ints(value: object) -> list[int]:
+    values = value if isinstance(value, list) else [value]
+    return [int(v) for v in values if isinstance(v, int) or (isinstance(v, str) and v.isdigit())]
+
+
+def _describe(c: ToolCallRecord, node: int, g: Any) -> str:
+    text = f"{c.name}({format_args(c.arguments)})"
+    if node not in c.nodes:
+        return text
+    text += f" → [{node}] {g.name(node)}"
+    if c.relations is not None:
+        rels = c.relations[c.nodes.index(node)]
+        text += " via " + ", ".join(f"{r['type']}({r['direction']})" for r in rels)
+    else:
+        text += f" (hit {c.nodes.index(node) + 1} of {len(c.nodes)})"
+    return text
+
+
+def run_chat(session: ChatSession, *, history_file: Path | None = None) -> None:
+    """The interactive loop (prompt_toolkit: line editing, history on the arrow keys)."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    history = FileHistory(str(history_file)) if history_file else InMemoryHistory()
+    prompt: PromptSession[str] = PromptSession(history=history)
+    out = session.console
+    g = session.index.graph
+    out.print(
+        f"ARK chat over {escape(str(session.index.path))} ({g.n_nodes:,} nodes). "
+        "Ask a question; /help lists the commands."
+    )
+
+    async def loop() -> None:
+        while True:
+            try:
+                line = (await prompt.prompt_async("ark> ")).strip()
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                break
+            if not line:
+                continue
+            if line.startswith("/"):
+                if not _command(session, line):
+                    break
+                continue
+            try:
+                await session.ask(line)
+            except Exception as exc:  # keep the session alive whatever one question does
+                out.print(f"[red]error:[/] {escape(f'{type(exc).__name__}: {exc}')}")
+
+    asyncio.run(loop())
+    out.print("Bye.")
+
+
+def _command(session: ChatSession, line: str) -> bool:
+    """Run one /command; ``False`` ends the chat."""
+    name, _, arg = line.partition(" ")
+    arg = arg.strip()
+    out = session.console
+    if name in ("/quit", "/exit", "/q"):
+        return False
+    if name == "/help":
+        lines = HELP.splitlines()
+    elif name == "/why":
+        if arg and not arg.lstrip("-").isdigit():
+            lines = [f"/why takes a node index, got {arg!r}."]
+        else:
+            lines = session.why(int(arg) if arg else None)
+    elif name == "/agents":
+        lines = session.agents()
+    elif name == "/steps":
+        lines = session.steps()
+    elif name == "/save":
+        lines = [session.save(Path(arg))] if arg else ["/save takes a file name."]
+    elif name == "/view":
+        lines = [session.view(Path(arg or "ark-chat.html"))]
+    else:
+        lines = [f"Unknown command {name}; /help lists them."]
+    for text in lines:
+        out.print(escape(text), soft_wrap=True)
+    return True
