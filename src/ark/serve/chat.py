@@ -261,7 +261,10 @@ def run_chat(session: ChatSession, *, history_file: Path | None = None) -> None:
             except Exception as exc:  # keep the session alive whatever one question does
                 out.print(f"[red]error:[/] {escape(f'{type(exc).__name__}: {exc}')}")
 
-    asyncio.run(loop())
+    try:
+        asyncio.run(loop())
+    except KeyboardInterrupt:  # Ctrl-C while agents run: stop them and leave cleanly
+        out.print("Interrupted.")
     out.print("Bye.")
 
 
