@@ -147,6 +147,9 @@ def test_page_in_chromium_draws_the_trajectory(browser, ark_run, tmp_path):
     shot = tmp_path / "view.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.read_bytes()[:4] == b"\x89PNG"
+    if os.environ.get("ARK_SCREENSHOT_DIR"):  # keep it where a person can look at it
+        Path(os.environ["ARK_SCREENSHOT_DIR"]).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(os.environ["ARK_SCREENSHOT_DIR"]) / "view.png")
     # Text from the data is shown as text, never parsed as HTML.
     page.click("#queries li:nth-child(2)")
     assert "<b>[Forrest Gump]</b>" in page.inner_text("#detail h2")
