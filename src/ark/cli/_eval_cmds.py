@@ -112,7 +112,8 @@ def eval_cmd(
     price_out: PriceOutOpt = None,
     prices_file: PricesOpt = None,
     ray: Annotated[
-        bool, typer.Option("--ray", help="Spread the queries over Ray workers (needs the ray extra).")
+        bool,
+        typer.Option("--ray", help="Spread the queries over Ray workers (needs the ray extra)."),
     ] = False,
     ray_address: Annotated[
         str | None,
