@@ -140,6 +140,7 @@ class RayMethod:
         self._alive: dict[int, Any] = {}
         self._next = 0
         self._free: asyncio.Queue[int] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         for _ in range(n):
             self._spawn()
         try:  # fail fast: a worker that cannot open the index or the model says why now
@@ -170,7 +171,9 @@ class RayMethod:
         return number
 
     def _queue(self) -> asyncio.Queue[int]:
-        if self._free is None:  # made in the running loop
+        loop = asyncio.get_running_loop()
+        if self._free is None or self._loop is not loop:  # made in the running loop
+            self._loop = loop
             self._free = asyncio.Queue()
             for number in self._alive:
                 for _ in range(self.per_worker):
