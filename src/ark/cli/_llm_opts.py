@@ -66,11 +66,11 @@ def cache_counters(llm: ChatModel) -> dict[str, int] | None:
 
 def cost_line(cost: dict[str, Any]) -> str:
     """E.g. ``12 model calls (3 from the cache), 9,876 prompt + 321 completion tokens,
-    $0.0123; 8.1 s in the model, 0.02 s in the tools``."""
+    $0.0123; 8.1 s in the model, 0.0231 s in the tools``."""
     hits = f" ({cost['cache_hits']} from the cache)" if cost["cache_hits"] else ""
     usd = "" if cost["usd"] is None else f", ${cost['usd']:.4f}"
     return (
         f"{cost['llm_calls']} model calls{hits}, {cost['prompt_tokens']:,} prompt + "
         f"{cost['completion_tokens']:,} completion tokens{usd}; {cost['llm_s']:.1f} s in the "
-        f"model, {cost['tool_s']:.2f} s in the tools"
+        f"model, {cost['tool_s']:.3g} s in the tools"
     )

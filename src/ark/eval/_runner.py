@@ -200,7 +200,7 @@ def cost_markdown(summary: dict[str, Any]) -> list[str]:
         "",
         f"Cost: {c['llm_calls']} model calls, {c['prompt_tokens']:,} prompt + "
         f"{c['completion_tokens']:,} completion tokens, {usd}; {c['llm_s']:.1f} s in the "
-        f"model, {c['tool_s']:.2f} s in the tools.",
+        f"model, {c['tool_s']:.3g} s in the tools.",
     ]
     if "llm_cache" in summary:
         k = summary["llm_cache"]
