@@ -75,11 +75,9 @@ class QueryWorker:
         import ray
 
         retriever = getattr(self.method, "retriever", None)
-        return {
-            "pid": os.getpid(),
-            "node": ray.get_runtime_context().get_node_id(),
-            "model": retriever.llm.name if retriever is not None else None,
-        }
+        encoder = getattr(self.method, "encoder", None)  # the dense baseline's
+        model = retriever.llm.name if retriever is not None else getattr(encoder, "name", None)
+        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(), "model": model}
 
     async def run(self, query_id: str, text: str) -> MethodOutput:
         try:
