@@ -3,25 +3,45 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+Responder = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
 
 class FakeOpenAIServer:
     """Serves ``/v1/chat/completions``; each request pops the next scripted reply
-    (``(status, body)``) and records the request body."""
+    (``(status, body)``) — or, with ``respond``, gets the reply that function computes
+    from the request (deterministic under concurrency) — and records the request body."""
 
-    def __init__(self, replies: list[tuple[int, dict[str, Any]]]) -> None:
-        self.replies = list(replies)
+    def __init__(
+        self,
+        replies: list[tuple[int, dict[str, Any]]] | None = None,
+        *,
+        respond: Responder | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        self.replies = list(replies or [])
+        self.respond = respond
+        self.delay = delay
         self.requests: list[dict[str, Any]] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
-                server.requests.append(json.loads(self.rfile.read(length)))
-                status, body = server.replies.pop(0) if server.replies else (500, {})
+                request = json.loads(self.rfile.read(length))
+                server.requests.append(request)
+                if server.delay:
+                    time.sleep(server.delay)
+                if server.respond is not None:
+                    status, body = server.respond(request)
+                else:
+                    status, body = server.replies.pop(0) if server.replies else (500, {})
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -67,3 +87,20 @@ def chat_reply(content: str = "", tool_calls: list[dict[str, Any]] | None = None
 
 def function_call(name: str, arguments: str, id_: str = "call_1") -> dict[str, Any]:
     return {"id": id_, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def first_hit_policy(request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """A deterministic agent for tests: search the question, add the first node found,
+    finish. Its replies depend only on the conversation, never on timing."""
+    messages = request["messages"]
+    turn = sum(1 for m in messages if m["role"] == "assistant")
+    question = next(m["content"] for m in messages if m["role"] == "user")
+    if turn == 0:
+        call = function_call("search_in_graph", json.dumps({"query": question}), "call_0")
+    elif turn == 1:
+        found = re.search(r"^\[(\d+)\]", messages[-1]["content"], re.MULTILINE)
+        nodes = [int(found.group(1))] if found else []
+        call = function_call("add_to_answer", json.dumps({"node_indices": nodes}), "call_1")
+    else:
+        call = function_call("finish", "{}", f"call_{turn}")
+    return 200, chat_reply(tool_calls=[call])

@@ -28,6 +28,11 @@ the call, for strategies with modules); a tool call's ``center`` (the explored n
 of a neighborhood call) and ``relations`` (per returned node, the relations linking
 it to the center: ``[{"type", "direction"}]``); the trajectory's ``synthetic`` flag
 (made by an oracle policy, not a model) and ``cost`` (accounting, e.g. a price).
+
+Added in minor 2: a step's ``cached`` flag (its reply came from the LLM response
+cache, so no model was called and no token was paid for). ``cost`` is filled by
+``ark.cost.trajectory_cost``: model calls, cache hits, tokens paid for, seconds in
+the model and in the tools, and USD when a price is known.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from typing import Any, Literal
 from ark.errors import ArkError
 
 SCHEMA_VERSION = 1
-SCHEMA_MINOR = 1
+SCHEMA_MINOR = 2
 StopReason = Literal["finish", "max_steps", "error"]
 
 
@@ -90,6 +95,7 @@ class StepRecord:
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     note: str | None = None  # e.g. "no tool call" when the model replied in prose
     module: str | None = None  # minor 1: the workflow module that made this model call
+    cached: bool = False  # minor 2: the reply came from the LLM response cache (no model call)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

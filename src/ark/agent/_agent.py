@@ -187,6 +187,7 @@ class Agent:
             prompt_tokens=completion.usage.prompt_tokens,
             completion_tokens=completion.usage.completion_tokens,
             content=completion.message.content,
+            cached=completion.cached,
         )
 
 

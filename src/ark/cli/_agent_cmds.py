@@ -12,7 +12,19 @@ from rich.table import Table
 
 from ark.agent import AgentEvent, RetrievalResult, Retriever
 from ark.cli._app import app
+from ark.cli._llm_opts import (
+    LlmCacheOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    PricesOpt,
+    SeedOpt,
+    cache_counters,
+    cached,
+    cost_line,
+    prices,
+)
 from ark.cli._output import console, err_console, esc, fail, print_json
+from ark.cost import PriceTable, query_cost
 from ark.errors import ArkError
 from ark.index import Index, build_index, open_index
 from ark.trajectory import write_trajectories
@@ -59,11 +71,15 @@ def _run(
     base_url: str | None,
     as_json: bool,
     save_trajectories: Path | None,
+    llm_cache: Path | None = None,
+    seed: int | None = 0,
+    price_table: PriceTable | None = None,
 ) -> RetrievalResult:
     from ark.llm import make_chat_model
 
     try:
         llm = make_chat_model(model=model, base_url=base_url)
+        llm = cached(llm, llm_cache)
         retriever = Retriever(
             index,
             llm,
@@ -71,10 +87,12 @@ def _run(
             max_steps=max_steps,
             temperature=temperature,
             on_event=None if as_json else _live_printer(agents),
+            seed=seed,
         )
         result = retriever.retrieve(question)
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    cost = query_cost(result.trajectories, price_table)  # also fills each trajectory's cost
     if save_trajectories is not None:
         path = write_trajectories(save_trajectories / "trajectories.jsonl", result.trajectories)
         if not as_json:
@@ -85,10 +103,13 @@ def _run(
                 "ranking": [r.to_dict() for r in result.ranking],
                 "trajectories": [t.to_dict() for t in result.trajectories],
                 "wall_s": result.wall_s,
+                "cost": cost,
+                **({"llm_cache": counters} if (counters := cache_counters(llm)) else {}),
             }
         )
     else:
         _print_ranking(result)
+        console.print(f"Cost: {cost_line(cost)}", markup=False)
     if result.failed:
         if not as_json:
             err_console.print(
@@ -136,10 +157,16 @@ def ask(
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
     save_trajectories: SaveOpt = None,
+    llm_cache: LlmCacheOpt = None,
+    seed: SeedOpt = 0,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    prices_file: PricesOpt = None,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
     try:
         index = open_index(index_dir)
+        price_table = prices(price_in, price_out, prices_file)
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
     _run(
@@ -152,6 +179,9 @@ def ask(
         base_url=base_url,
         as_json=as_json,
         save_trajectories=save_trajectories,
+        llm_cache=llm_cache,
+        seed=seed,
+        price_table=price_table,
     )
 
 
@@ -164,9 +194,19 @@ def demo(
     model: ModelOpt = None,
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
+    llm_cache: LlmCacheOpt = None,
+    seed: SeedOpt = 0,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    prices_file: PricesOpt = None,
 ) -> None:
     """Answer a movie question over the bundled MetaQA graph with the local model."""
     from importlib.resources import files
+
+    try:
+        price_table = prices(price_in, price_out, prices_file)
+    except ArkError as exc:
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
 
     target = _cache_dir() / "demo" / "metaqa.idx"
     try:
@@ -190,4 +230,7 @@ def demo(
         base_url=base_url,
         as_json=as_json,
         save_trajectories=None,
+        llm_cache=llm_cache,
+        seed=seed,
+        price_table=price_table,
     )

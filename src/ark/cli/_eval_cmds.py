@@ -12,6 +12,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ark.cli._app import app
+from ark.cli._llm_opts import (
+    LlmCacheOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    PricesOpt,
+    SeedOpt,
+    cached,
+    prices,
+)
 from ark.cli._output import console, err_console, esc, fail
 from ark.errors import ArkError
 from ark.index import Index, open_index
@@ -94,7 +103,27 @@ def eval_cmd(
         list[str] | None, typer.Option(help="Score only nodes of these types (repeatable).")
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out.")] = False,
-    concurrency: Annotated[int, typer.Option(help="Queries evaluated at once.")] = 1,
+    concurrency: Annotated[
+        int, typer.Option(help="Queries evaluated at once (with --ray: per worker).")
+    ] = 1,
+    llm_cache: LlmCacheOpt = None,
+    seed: SeedOpt = 0,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    prices_file: PricesOpt = None,
+    ray: Annotated[
+        bool,
+        typer.Option("--ray", help="Spread the queries over Ray workers (needs the ray extra)."),
+    ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="Ray cluster to join (auto, HOST:6379, ray://HOST:10001); default: local."
+        ),
+    ] = None,
+    ray_workers: Annotated[
+        int | None, typer.Option(help="Ray workers (default: the cluster's CPUs).")
+    ] = None,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
@@ -105,6 +134,7 @@ def eval_cmd(
         fail(f"unknown --method {method!r}; use ark, bm25 or dense")
     if mode not in ("strict", "stark"):
         fail(f"unknown --mode {mode!r}; use strict or stark")
+    ray_runner = None
     try:
         index = open_index(index_dir)
         queries, default_candidates = _load_queries(dataset, index, split, data_dir)
@@ -116,7 +146,38 @@ def eval_cmd(
             neighbor_query=not neighbors_no_query,
             neighbor_filters=not neighbors_no_filter,
         )
-        if method == "bm25":
+        price_table = prices(price_in, price_out, prices_file)
+        if ray:
+            from ark.eval._ray import MethodSpec, RayMethod
+
+            spec = MethodSpec(
+                method=method,
+                index=str(index_dir.resolve()),
+                llm={"model": model, "base_url": base_url},
+                llm_cache=str(llm_cache.resolve()) if llm_cache else None,
+                retriever={
+                    "n_agents": agents,
+                    "max_steps": max_steps,
+                    "temperature": temperature,
+                    "fusion": fusion,
+                    "tools": tools,
+                    "seed": seed,
+                },
+                dense_model=model,
+            )
+            err_console.print("Starting Ray workers …")
+            runner = ray_runner = RayMethod(
+                spec,
+                address=ray_address,
+                workers=ray_workers,
+                per_worker=concurrency,
+                on_retry=lambda qid, n, why: err_console.print(
+                    f"[yellow]a Ray worker died running {esc(qid)} (attempt {n}); "
+                    f"retrying on another worker:[/] {esc(why)}"
+                ),
+            )
+            model_name = ray_runner.worker_info[0].get("model")
+        elif method == "bm25":
             runner = BM25Method(index)
             model_name = None
         elif method == "dense":
@@ -129,6 +190,7 @@ def eval_cmd(
             from ark.llm import make_chat_model
 
             llm = make_chat_model(model=model, base_url=base_url)
+            llm = cached(llm, llm_cache)
             model_name = llm.name
             retriever = Retriever(
                 index,
@@ -138,6 +200,7 @@ def eval_cmd(
                 temperature=temperature,
                 fusion=fusion,
                 tools=tools,
+                seed=seed,
             )
             runner = RetrieverMethod(retriever)
         config = {
@@ -158,6 +221,7 @@ def eval_cmd(
                     "tools": tools.to_dict(),
                     "model": model_name,
                     "base_url": base_url,
+                    "seed": seed,
                 }
                 if method == "ark"
                 else {"model": model_name}
@@ -166,6 +230,9 @@ def eval_cmd(
             ),
             "concurrency": concurrency,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "llm_cache": str(llm_cache) if llm_cache else None,
+            "prices": price_table.to_dict() if price_table else None,
+            "ray": {"address": ray_address, "workers": ray_runner.workers} if ray_runner else None,
         }
         store = RunStore(out)
         with Progress(
@@ -183,15 +250,19 @@ def eval_cmd(
                     store,
                     config,
                     resume=resume,
-                    concurrency=concurrency,
+                    concurrency=ray_runner.slots if ray_runner else concurrency,
                     mode=mode,
                     candidates=candidates,
                     n_nodes=index.graph.n_nodes,
                     progress=lambda done, total: bar.update(task, completed=done, total=total),
+                    prices=price_table,
                 )
             )
     except ArkError as exc:
         fail(str(exc), code=type(exc).__name__)
+    finally:
+        if ray_runner is not None:
+            ray_runner.close()
     console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False, soft_wrap=True)
     console.print(
         f"Records: {out / 'results.jsonl'}; summary: {out / 'summary.json'}", markup=False

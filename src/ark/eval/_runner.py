@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ark.cost import PriceTable, query_cost, run_cost
 from ark.eval._methods import Method, MethodOutput
 from ark.eval._store import RunStore
 from ark.eval.datasets import Query
@@ -30,11 +31,13 @@ async def run_queries(
     candidates: np.ndarray | None = None,
     n_nodes: int | None = None,
     progress: ProgressFn | None = None,
+    prices: PriceTable | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``method`` on ``queries``, writing records to ``store``; returns the summary.
 
     ``candidates`` (a boolean mask over nodes) restricts what is scored; the method
     may visit any node. Queries already recorded (when resuming) are not redone.
+    ``prices`` turns each query's tokens into USD (``ark.cost``).
     """
     ids = [q.id for q in queries]
     if len(set(ids)) != len(ids):
@@ -56,7 +59,9 @@ async def run_queries(
             except Exception as exc:  # a method bug must not lose the rest of the run
                 out = MethodOutput(ranking=[], error=f"{type(exc).__name__}: {exc}")
             wall = time.perf_counter() - t0
+        cost = query_cost(out.trajectories, prices)  # also fills each trajectory's cost
         record = make_record(q, out, wall, mode, candidates, n_nodes)
+        record["cost"] = cost
         async with lock:
             store.append(record, out.trajectories)
             done[q.id] = record
@@ -66,7 +71,7 @@ async def run_queries(
 
     await asyncio.gather(*(one(q) for q in todo))
     records = [done[i] for i in ids]
-    summary = summarize(records, config)
+    summary = summarize(records, config, prices)
     store.write_json("summary.json", summary)
     (store.root / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
     return summary
@@ -109,7 +114,9 @@ def make_record(
     }
 
 
-def summarize(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
+def summarize(
+    records: list[dict[str, Any]], config: dict[str, Any], prices: PriceTable | None = None
+) -> dict[str, Any]:
     scored = [r for r in records if r["metrics"] is not None]
     by_type: dict[str, list[dict[str, Any]]] = {}
     for r in scored:
@@ -138,7 +145,25 @@ def summarize(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str
             "prompt": sum(r["prompt_tokens"] for r in records),
             "completion": sum(r["completion_tokens"] for r in records),
         },
+        **cost_summary(records, config, prices),
     }
+
+
+def cost_summary(
+    records: list[dict[str, Any]], config: dict[str, Any], prices: PriceTable | None
+) -> dict[str, Any]:
+    """``cost`` (calls, tokens paid for, model vs tool seconds, USD) and, when the run
+    used ``--llm-cache``, its hits and misses (misses: requests that reached the model)."""
+    cost = run_cost(records, prices)
+    out: dict[str, Any] = {"cost": cost}
+    if config.get("llm_cache"):
+        out["llm_cache"] = {
+            "dir": config["llm_cache"],
+            "hits": cost["cache_hits"],
+            "misses": cost["llm_calls"],
+            "hit_rate": cost["cache_hit_rate"],
+        }
+    return out
 
 
 def summary_markdown(summary: dict[str, Any]) -> str:
@@ -149,6 +174,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
         f"{summary['queries']} queries, {summary['scored']} scored, {summary['failed']} failed, "
         f"{summary['no_gold_in_graph']} with no answer in the graph; "
         f"{summary['wall_s_per_query']['mean']:.2f} s per query (mean).",
+        *cost_markdown(summary),
         "",
         "| slice | n | Hit@1 | Hit@5 | R@20 | MRR |",
         "|---|---:|---:|---:|---:|---:|",
@@ -158,6 +184,31 @@ def summary_markdown(summary: dict[str, Any]) -> str:
     for t, s in summary["by_qtype"].items():
         lines.append(_row(t, s["n"], s))
     return "\n".join(lines) + "\n"
+
+
+def cost_markdown(summary: dict[str, Any]) -> list[str]:
+    """One line of cost, and one of the response cache when the run used it."""
+    c = summary.get("cost")
+    if not c or not (c["llm_calls"] or c["cache_hits"]):
+        return []
+    usd = (
+        "no price given"
+        if c["usd"] is None
+        else f"${c['usd']:.4f} (${c['per_query']['usd']:.5f} per query)"
+    )
+    lines = [
+        "",
+        f"Cost: {c['llm_calls']} model calls, {c['prompt_tokens']:,} prompt + "
+        f"{c['completion_tokens']:,} completion tokens, {usd}; {c['llm_s']:.1f} s in the "
+        f"model, {c['tool_s']:.3g} s in the tools.",
+    ]
+    if "llm_cache" in summary:
+        k = summary["llm_cache"]
+        lines.append(
+            f"LLM cache {k['dir']}: {k['hits']} hits, {k['misses']} misses "
+            f"({100 * k['hit_rate']:.1f} % hit rate)."
+        )
+    return lines
 
 
 def _row(name: str, n: int, m: dict[str, Any]) -> str:

@@ -95,7 +95,7 @@ class RunStore:
 
 
 #: Settings that may differ when resuming (they do not change what a query computes).
-_RESUME_MAY_CHANGE = {"concurrency", "resume", "out", "started"}
+_RESUME_MAY_CHANGE = {"concurrency", "resume", "out", "started", "llm_cache", "ray"}
 
 
 def _append_lines(path: Path, lines: list[str]) -> None:

@@ -9,6 +9,7 @@ Everything here is derived from a run's records and trajectories; nothing re-run
 * neighborhood calls in successful (Hit@5) vs failed queries' trajectories (figure 5)
 * a quality/latency grid over ``max_steps`` x ``agents`` when the runs form a sweep
   (figure 2)
+* cost per query (model calls, tokens, USD, seconds) and quality against it
 """
 
 from __future__ import annotations
@@ -151,6 +152,9 @@ def write_report(run_dirs: list[Path], out: Path) -> str:
         )
         _csv(out / "tool_use.csv", usage)
         _plots(runs, usage, out)
+    from ark.eval._cost import write_cost_report  # quality against cost (issue 16)
+
+    text += write_cost_report(runs, out)
     grid = _sweep(runs)
     if grid:
         text += "\n## Budget sweep (figure 2)\n\n" + _markdown(grid)

@@ -10,16 +10,20 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ark.llm._cache import CachedChatModel, LLMCache, with_llm_cache
 from ark.llm._types import ChatModel, Completion, LLMError, Message, ToolCall, Usage
 
 __all__ = [
+    "CachedChatModel",
     "ChatModel",
     "Completion",
+    "LLMCache",
     "LLMError",
     "Message",
     "ToolCall",
     "Usage",
     "make_chat_model",
+    "with_llm_cache",
 ]
 
 

@@ -102,6 +102,17 @@ def ensure_model_file(
     return target
 
 
+def file_sha256(path: Path) -> str:
+    """sha256 of a file; the packaged model's is known and not recomputed."""
+    if path.name == MODEL_FILE and path.stat().st_size == MODEL_BYTES:
+        return MODEL_SHA256
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """JSON schema of one tool call ``{"name": ..., "arguments": {...}}`` for ``tools``."""
     return {
@@ -154,6 +165,8 @@ class LocalChatModel:
         if not path.exists():
             raise LLMError(f"model file {path} does not exist")
         self.name = path.stem
+        self.model_path = path
+        self._identity: dict[str, Any] | None = None
         self._llm = Llama(
             str(path),
             n_ctx=n_ctx,
@@ -167,6 +180,23 @@ class LocalChatModel:
         self.template = ChatTemplate(template)
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
+
+    def cache_identity(self) -> dict[str, Any]:
+        """What a cached response depends on: the weights (sha256), any LoRA adapter
+        llama.cpp loaded, and the llama.cpp version. Hashed once per process."""
+        if self._identity is None:
+            import llama_cpp
+
+            lora = getattr(self._llm, "lora_path", None)
+            self._identity = {
+                "backend": "llama.cpp",
+                "llama_cpp": llama_cpp.__version__,
+                "name": self.name,
+                "sha256": file_sha256(self.model_path),
+                "adapter": file_sha256(Path(lora)) if lora else None,
+                "adapter_scale": getattr(self._llm, "lora_scale", None) if lora else None,
+            }
+        return self._identity
 
     def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
         """The prompt text, with the template's quirks fixed (``ark.llm.chat_format``)."""

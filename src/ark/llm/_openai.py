@@ -49,6 +49,10 @@ class OpenAIChatModel:
         self.backoff = backoff
         self._client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
 
+    def cache_identity(self) -> dict[str, Any]:
+        """A served model is known by its name at its endpoint (never by the key)."""
+        return {"backend": "openai", "name": self.name, "base_url": self.base_url}
+
     async def complete(
         self,
         messages: Sequence[Message],

@@ -77,6 +77,7 @@ class Completion:
     model: str
     latency_s: float
     finish_reason: str = "stop"
+    cached: bool = False  # served from a response cache (``ark.llm.CachedChatModel``)
 
 
 class ChatModel(Protocol):

@@ -1,0 +1,62 @@
+"""``ark llm-cache stats|clear DIR``: inspect and empty an LLM response cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ark.cli._app import app
+from ark.cli._output import console, esc, fail, print_json
+from ark.llm._cache import DB_FILE, LLMCache
+
+cache_app = typer.Typer(help="Inspect and clear an LLM response cache (--llm-cache DIR).")
+app.add_typer(cache_app, name="llm-cache", no_args_is_help=True)
+
+DirArg = Annotated[Path, typer.Argument(help="The cache directory given to --llm-cache.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _open(directory: Path, as_json: bool) -> LLMCache:
+    if not (directory / DB_FILE).exists():
+        fail(f"{directory} holds no LLM cache ({DB_FILE})", as_json=as_json, code="ArkError")
+    return LLMCache(directory)
+
+
+@cache_app.command("stats")
+def stats(directory: DirArg, as_json: JsonOpt = False) -> None:
+    """Entries, hits served and tokens they saved, per model, and the size on disk."""
+    cache = _open(directory, as_json)
+    data = cache.stats()
+    cache.close()
+    if as_json:
+        print_json(data)
+        return
+    table = Table("model", "entries", "hits", "tokens served from cache", title=esc(data["path"]))
+    for m in data["models"]:
+        table.add_row(
+            esc(m["model"]), str(m["entries"]), str(m["hits"]), f"{m['tokens_served_from_cache']:,}"
+        )
+    console.print(table)
+    console.print(
+        f"{data['entries']} entries, {data['hits']} hits, {data['bytes'] / 1e6:.2f} MB on disk",
+        markup=False,
+    )
+
+
+@cache_app.command("clear")
+def clear(
+    directory: DirArg,
+    model: Annotated[str | None, typer.Option(help="Clear only this model's entries.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete every cached response (or one model's) and shrink the file."""
+    cache = _open(directory, as_json)
+    deleted = cache.clear(model)
+    cache.close()
+    if as_json:
+        print_json({"deleted": deleted, "path": str(cache.path)})
+    else:
+        console.print(f"Deleted {deleted} cached responses from {cache.path}", markup=False)

