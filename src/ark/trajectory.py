@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from ark._safe import dumps
 from ark.errors import ArkError
 
 SCHEMA_VERSION = 1
@@ -159,7 +160,7 @@ def write_trajectories(path: str | Path, trajectories: Iterable[Trajectory]) -> 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
         for t in trajectories:
-            f.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")
+            f.write(dumps(t.to_dict()) + "\n")
     return path
 
 

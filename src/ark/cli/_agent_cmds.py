@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ark._safe import clean_text
 from ark.agent import AgentEvent, RetrievalResult, Retriever
 from ark.cli._app import app
 from ark.cli._output import console, err_console, esc, fail, print_json
@@ -37,10 +38,10 @@ def _live_printer(n_agents: int) -> Any:
         color = colors[event.agent % len(colors)]
         tag = f"[{color}]agent {event.agent + 1}[/]" if n_agents > 1 else "agent"
         mark = "" if event.ok else "[red]✗[/] "
-        args = esc(_format_args(event.arguments))
+        args = esc(clean_text(_format_args(event.arguments)))
         err_console.print(
-            f"{tag} step {event.step + 1}: [bold]{event.tool}[/]({args})"
-            f" → {mark}{esc(event.summary)}",
+            f"{tag} step {event.step + 1}: [bold]{esc(clean_text(event.tool))}[/]({args})"
+            f" → {mark}{esc(clean_text(event.summary))}",
             highlight=False,
             soft_wrap=True,
         )
@@ -99,9 +100,10 @@ def _run(
 
 
 def _print_ranking(result: RetrievalResult) -> None:
-    table = Table("rank", "index", "name", "type", "votes", title=f"Answer to: {esc(result.query)}")
+    title = f"Answer to: {esc(clean_text(result.query))}"
+    table = Table("rank", "index", "name", "type", "votes", title=title)
     for rank, r in enumerate(result.ranking, start=1):
-        table.add_row(str(rank), str(r.index), esc(r.name), esc(r.type), str(r.votes))
+        table.add_row(str(rank), str(r.index), esc(clean_text(r.name)), esc(r.type), str(r.votes))
     console.print(table)
     stops = ", ".join(t.stop_reason for t in result.trajectories)
     steps = ", ".join(str(len(t.steps)) for t in result.trajectories)

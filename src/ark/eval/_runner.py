@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ark._safe import clean_text
 from ark.eval._methods import Method, MethodOutput
 from ark.eval._store import RunStore
 from ark.eval.datasets import Query
@@ -68,7 +69,7 @@ async def run_queries(
     records = [done[i] for i in ids]
     summary = summarize(records, config)
     store.write_json("summary.json", summary)
-    (store.root / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
+    (store.root / "summary.md").write_text(clean_text(summary_markdown(summary)), encoding="utf-8")
     return summary
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ark._safe import dumps
 from ark.errors import ArkError
 from ark.trajectory import Trajectory
 
@@ -51,7 +52,7 @@ class RunStore:
                     f"({', '.join(changed)}); use the same settings or another --out"
                 )
         self.root.mkdir(parents=True, exist_ok=True)
-        config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        config_path.write_text(dumps(config, indent=2), encoding="utf-8")
         done = self._recover_results() if resume else {}
         self._recover_trajectories(set(done))
         return done
@@ -82,14 +83,14 @@ class RunStore:
         if trajectories:
             _append_lines(
                 self.trajectories,
-                [json.dumps(t.to_dict(), ensure_ascii=False) for t in trajectories],
+                [dumps(t.to_dict()) for t in trajectories],
             )
-        _append_lines(self.results, [json.dumps(record, ensure_ascii=False)])
+        _append_lines(self.results, [dumps(record)])
 
     def write_json(self, name: str, data: Any) -> Path:
         path = self.root / name
         tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+        tmp.write_text(dumps(data, indent=2), encoding="utf-8")
         os.replace(tmp, path)
         return path
 

@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ark._safe import clean_text
 from ark.errors import ArkError
 from ark.eval._store import TRAJECTORIES_FILE, read_records
 from ark.eval.metrics import MEASURES
@@ -156,7 +157,7 @@ def write_report(run_dirs: list[Path], out: Path) -> str:
         text += "\n## Budget sweep (figure 2)\n\n" + _markdown(grid)
         _csv(out / "sweep.csv", grid)
         _sweep_plot(grid, out / "sweep.png")
-    (out / "report.md").write_text(text, encoding="utf-8")
+    (out / "report.md").write_text(clean_text(text), encoding="utf-8")
     return text
 
 
@@ -262,7 +263,7 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
 
 
 def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with path.open("w", newline="", encoding="utf-8", errors="replace") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ark._safe import clean, clean_text
 from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client needs one
@@ -62,7 +63,7 @@ class OpenAIChatModel:
 
         payload: dict[str, Any] = {
             "model": self.name,
-            "messages": [to_openai(m) for m in messages],
+            "messages": clean([to_openai(m) for m in messages]),
             "temperature": temperature,
         }
         if tools:
@@ -136,7 +137,7 @@ def _completion(response: Any, model: str, latency: float) -> Completion:
     msg = choice.message
     calls = []
     for c in msg.tool_calls or []:
-        raw = c.function.arguments or ""
+        raw = clean_text(c.function.arguments or "")
         try:
             parsed = json.loads(raw) if raw.strip() else {}
         except json.JSONDecodeError:
@@ -144,14 +145,16 @@ def _completion(response: Any, model: str, latency: float) -> Completion:
         calls.append(
             ToolCall(
                 id=c.id or f"call_{len(calls)}",
-                name=c.function.name,
-                arguments=parsed if isinstance(parsed, dict) else None,
+                name=clean_text(c.function.name or ""),
+                arguments=clean(parsed) if isinstance(parsed, dict) else None,
                 raw_arguments=raw,
             )
         )
     usage = response.usage
     return Completion(
-        message=Message(role="assistant", content=msg.content or "", tool_calls=tuple(calls)),
+        message=Message(
+            role="assistant", content=clean_text(msg.content or ""), tool_calls=tuple(calls)
+        ),
         usage=Usage(
             getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0
         ),

@@ -1,0 +1,78 @@
+"""Writing what models and graphs send, safely: no lone surrogate, no secret.
+
+A model (or a command line decoded with ``surrogateescape``) can hand ARK strings
+that hold lone UTF-16 surrogates such as ``"\\ud800"``; they are legal Python strings
+but cannot be encoded as UTF-8, so one of them would make every write of a run
+raise. Every JSON line and every file ARK writes goes through :func:`dumps`, which
+replaces them with U+FFFD. Secrets (API keys echoed by a server, a password in a
+base URL) are removed with :func:`redact` and :func:`redact_url` before anything
+is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+REDACTED = "[redacted]"
+# Shapes of API keys that servers echo back in error bodies (OpenAI, Anthropic,
+# Hugging Face, bearer tokens).
+_KEY_SHAPES = re.compile(
+    r"(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|(?i:bearer)\s+[A-Za-z0-9._\-]{8,})"
+)
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (fast when there is none)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(REPLACEMENT, text)
+    return text
+
+
+def clean(value: Any) -> Any:
+    """A JSON-like value with every string (keys included) cleaned."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    return value
+
+
+def dumps(data: Any, **kwargs: Any) -> str:
+    """``json.dumps`` (UTF-8 text kept readable) whose result always encodes as UTF-8."""
+    kwargs.setdefault("ensure_ascii", False)
+    return clean_text(json.dumps(data, **kwargs))
+
+
+def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
+    """``text`` without the given secrets and without anything shaped like an API key."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, REDACTED)
+    return _KEY_SHAPES.sub(REDACTED, text)
+
+
+def redact_url(url: str | None) -> str | None:
+    """A URL with its password (``http://user:pass@host``) replaced; other URLs as given."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return REDACTED
+    if parts.password is None and "@" not in parts.netloc:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host += f":{parts.port}"
+    user = parts.username or ""
+    netloc = f"{user}:{REDACTED}@{host}" if user else f"{REDACTED}@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
