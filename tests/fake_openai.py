@@ -7,24 +7,41 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+#: A reply body that closes the connection without an answer.
+DROP = object()
+
 
 class FakeOpenAIServer:
     """Serves ``/v1/chat/completions``; each request pops the next scripted reply
-    (``(status, body)``) and records the request body."""
+    and records the request body (and its ``Authorization`` header).
 
-    def __init__(self, replies: list[tuple[int, dict[str, Any]]]) -> None:
+    A reply is ``(status, body)``: a dict is sent as JSON; ``bytes`` are sent as they
+    are (an HTML page, a cut JSON text), with ``content_type`` from an optional third
+    element; :data:`DROP` closes the connection without answering."""
+
+    def __init__(self, replies: list[tuple[Any, ...]]) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
+        self.auth: list[str | None] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 server.requests.append(json.loads(self.rfile.read(length)))
-                status, body = server.replies.pop(0) if server.replies else (500, {})
-                data = json.dumps(body).encode()
+                server.auth.append(self.headers.get("Authorization"))
+                reply = server.replies.pop(0) if server.replies else (500, {})
+                status, body = reply[0], reply[1]
+                if body is DROP:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if isinstance(body, bytes):
+                    data, kind = body, reply[2] if len(reply) > 2 else "application/json"
+                else:
+                    data, kind = json.dumps(body).encode(), "application/json"
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -67,3 +84,11 @@ def chat_reply(content: str = "", tool_calls: list[dict[str, Any]] | None = None
 
 def function_call(name: str, arguments: str, id_: str = "call_1") -> dict[str, Any]:
     return {"id": id_, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def raw_reply(message: Any, finish_reason: str = "stop") -> dict[str, Any]:
+    """A chat completion whose ``message`` is exactly ``message`` (``None`` included)."""
+    reply = chat_reply()
+    reply["choices"][0]["message"] = message
+    reply["choices"][0]["finish_reason"] = finish_reason
+    return reply

@@ -6,7 +6,8 @@ and every fault short of the model backend giving up — a bad tool, malformed
 arguments, an unknown or unseen node — are the tool session's; the loop turns its
 outcomes into observations. A reply in prose, or one cut at the token limit, is
 answered with a nudge. A backend failure (after its own retries) ends this agent with
-``stop_reason="error"`` and keeps what it had found.
+``stop_reason="error"`` and keeps what it had found; so does any other exception
+the backend raises (a bug there must not lose the trajectory).
 """
 
 from __future__ import annotations
@@ -112,6 +113,10 @@ class Agent:
                 )
             except ArkError as exc:  # the backend gave up after its retries
                 traj.error = str(exc)
+                stop = "error"
+                break
+            except Exception as exc:  # a backend bug: this agent ends, its work is kept
+                traj.error = f"{type(exc).__name__}: {exc}"
                 stop = "error"
                 break
             msg = completion.message

@@ -76,6 +76,8 @@ def _run(
         result = retriever.retrieve(question)
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    except Exception as exc:  # never a traceback: say what failed
+        fail(f"{type(exc).__name__}: {exc}", as_json=as_json, code="InternalError")
     if save_trajectories is not None:
         path = write_trajectories(save_trajectories / "trajectories.jsonl", result.trajectories)
         if not as_json:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ark._coerce import as_int
 from ark._safe import clean, clean_text
 from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
 
@@ -77,6 +78,7 @@ class OpenAIChatModel:
             started = time.perf_counter()
             try:
                 response = await self._client.chat.completions.create(**payload)
+                return _completion(response, self.name, time.perf_counter() - started)
             except (
                 openai.APITimeoutError,
                 openai.APIConnectionError,
@@ -84,13 +86,13 @@ class OpenAIChatModel:
             ) as exc:
                 last = exc
             except openai.APIStatusError as exc:
-                if exc.status_code < 500:
+                if exc.status_code < 500 and exc.status_code not in (408, 409):
                     raise LLMError(
                         f"{self._where()} refused the request: {_describe(exc)}"
                     ) from exc
                 last = exc
-            else:
-                return _completion(response, self.name, time.perf_counter() - started)
+            except Exception as exc:  # a malformed reply (HTML, cut JSON, null message)
+                last = exc
             if attempt < self.max_retries:
                 await asyncio.sleep(self.backoff * 2**attempt * (0.5 + random.random()))
         raise LLMError(
@@ -118,9 +120,7 @@ def to_openai(m: Message) -> dict[str, Any]:
                 "type": "function",
                 "function": {
                     "name": c.name,
-                    "arguments": json.dumps(c.arguments)
-                    if c.arguments is not None
-                    else c.raw_arguments,
+                    "arguments": _arguments_text(c.arguments, c.raw_arguments),
                 },
             }
             for c in m.tool_calls
@@ -130,35 +130,68 @@ def to_openai(m: Message) -> dict[str, Any]:
     return d
 
 
+class MalformedReply(LLMError):
+    """A 200 reply that is not a chat completion (retried like a server error)."""
+
+
+def _arguments_text(arguments: dict[str, Any] | None, raw: str) -> str:
+    if arguments is None:
+        return raw
+    try:
+        return json.dumps(arguments)
+    except (ValueError, RecursionError, TypeError):
+        return raw
+
+
 def _completion(response: Any, model: str, latency: float) -> Completion:
-    if not response.choices:
-        raise LLMError(f"model {model!r} returned no choices")
-    choice = response.choices[0]
-    msg = choice.message
+    """Our completion from the client's parsed reply, checking every field a server
+    (or a proxy in front of it) may have left out or filled with the wrong kind."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise MalformedReply(f"model {model!r} returned no choices ({_shape(response)})")
+    choice = choices[0]
+    msg = getattr(choice, "message", None)
+    if msg is None:
+        raise MalformedReply(f"model {model!r} returned a choice without a message")
+    content = getattr(msg, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise MalformedReply(f"model {model!r} returned non-text content")
     calls = []
-    for c in msg.tool_calls or []:
-        raw = clean_text(c.function.arguments or "")
+    for c in getattr(msg, "tool_calls", None) or []:
+        function = getattr(c, "function", None)
+        name = getattr(function, "name", None)
+        raw = getattr(function, "arguments", None)
+        if not isinstance(name, str) or not isinstance(raw, str | None):
+            raise MalformedReply(f"model {model!r} returned a tool call without a name")
+        raw = clean_text(raw or "")
         try:
             parsed = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             parsed = None
         calls.append(
             ToolCall(
-                id=c.id or f"call_{len(calls)}",
-                name=clean_text(c.function.name or ""),
+                id=str(getattr(c, "id", None) or f"call_{len(calls)}"),
+                name=clean_text(name),
                 arguments=clean(parsed) if isinstance(parsed, dict) else None,
                 raw_arguments=raw,
             )
         )
-    usage = response.usage
+    usage = getattr(response, "usage", None)
     return Completion(
         message=Message(
-            role="assistant", content=clean_text(msg.content or ""), tool_calls=tuple(calls)
+            role="assistant", content=clean_text(content or ""), tool_calls=tuple(calls)
         ),
         usage=Usage(
-            getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0
+            as_int(getattr(usage, "prompt_tokens", 0)) or 0,
+            as_int(getattr(usage, "completion_tokens", 0)) or 0,
         ),
         model=getattr(response, "model", None) or model,
         latency_s=latency,
-        finish_reason=choice.finish_reason or "stop",
+        finish_reason=str(getattr(choice, "finish_reason", None) or "stop"),
     )
+
+
+def _shape(response: Any) -> str:
+    if isinstance(response, str):
+        return f"a text reply: {response[:80]!r}"
+    return f"a {type(response).__name__}"
