@@ -124,9 +124,14 @@ def build_index(
         if stark is not None:
             meta["stark"] = stark
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        _check_writable_target(out)  # again: it may have changed during the build
+        old = None
         if out.exists():
-            shutil.rmtree(out)
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            os.replace(out, old / "index")
         os.replace(tmp, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -147,13 +152,25 @@ def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
             yield descriptor_text(n, type_names[t], x)
 
 
+def is_ark_index_dir(path: Path) -> bool:
+    """Whether ``path`` is provably an ARK index: its ``meta.json`` carries the format
+    marker. Only such a directory may be replaced by a build."""
+    try:
+        meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and meta.get("format") == FORMAT_NAME
+
+
 def _check_writable_target(out: Path) -> None:
-    is_index = (out / META_FILE).exists()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not is_index)):
-        raise ArkError(
-            f"{out} exists and is not an ARK index; choose another output directory "
-            "(an existing index is replaced, anything else is left alone)"
-        )
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or is_ark_index_dir(out)):
+        return
+    raise ArkError(
+        f"{out} exists and is not an ARK index; choose another output directory "
+        "(an existing index is replaced, anything else is left alone)"
+    )
 
 
 def _write_graph(graph: Graph, directory: Path) -> None:
