@@ -9,6 +9,7 @@ from _doubles import ScriptedChatModel, prose, tool_call
 from ark.agent import Retriever
 from ark.eval import Query, RetrieverMethod, RunStore, run_queries
 from ark.index import build_index
+from ark.llm import LLMError
 
 KB = """\
 Forrest Gump|directed_by|Robert Zemeckis
@@ -62,3 +63,60 @@ def test_a_lone_surrogate_from_the_model_is_written_safely(index, tmp_path):
     # ... and resuming the run reads it back.
     again = run(index, tmp_path / "run", replies, qs, resume=True)
     assert again["queries"] == 2
+
+
+def split_script(index, fail_after_add):
+    """Agent 0 finds and answers Forrest Gump; agent 1 adds Cast Away, then its
+    backend fails (when ``fail_after_add``) or it finishes too."""
+    gump, cast_away = node(index, "Forrest Gump"), node(index, "Cast Away")
+    agent_of = {}
+
+    def script(messages):
+        who = agent_of.setdefault(id(messages[0]), len(agent_of))
+        turn = sum(1 for m in messages if m.role == "assistant")
+        target, query = (gump, "Forrest Gump") if who == 0 else (cast_away, "Cast Away")
+        plan = [
+            tool_call("search_in_graph", query=query),
+            tool_call("add_to_answer", node_indices=[target]),
+            LLMError("backend gave up") if who == 1 and fail_after_add else tool_call("finish"),
+        ]
+        return plan[min(turn, 2)]
+
+    return script
+
+
+def test_a_failed_agent_does_not_vote_but_its_trajectory_is_kept(index, tmp_path):
+    cast_away = node(index, "Cast Away")
+    qs = [Query("q1", "films", frozenset({cast_away}))]
+    summary = run(index, tmp_path / "run", split_script(index, True), qs, agents=2)
+    (record,) = [
+        json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+    ]
+    assert record["status"] == "ok"  # one agent finished: the query did not fail
+    assert record["ranking"] == [node(index, "Forrest Gump")]  # Cast Away was not fused
+    assert record["metrics"]["hit@5"] == 0.0 and summary["failed"] == 0
+    trajectories = [
+        json.loads(x) for x in (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
+    ]
+    assert sorted(t["stop_reason"] for t in trajectories) == ["error", "finish"]
+    failed = next(t for t in trajectories if t["stop_reason"] == "error")
+    assert failed["answer"] == [cast_away]  # its partial work is recorded
+
+
+def test_when_every_agent_fails_the_query_is_a_miss_whatever_they_found(index, tmp_path):
+    cast_away = node(index, "Cast Away")
+
+    def script(messages):
+        turn = sum(1 for m in messages if m.role == "assistant")
+        plan = [
+            tool_call("search_in_graph", query="Cast Away"),
+            tool_call("add_to_answer", node_indices=[cast_away]),
+            LLMError("backend gave up"),
+        ]
+        return plan[min(turn, 2)]
+
+    qs = [Query("q1", "films", frozenset({cast_away}))]
+    summary = run(index, tmp_path / "run", script, qs, agents=2)
+    assert summary["failed"] == 1 and summary["metrics"]["hit@1"] == 0.0
+    lines = (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
+    assert [json.loads(x)["answer"] for x in lines] == [[cast_away], [cast_away]]

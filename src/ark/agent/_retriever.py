@@ -46,7 +46,7 @@ class RetrievalResult:
 
     @property
     def failed(self) -> bool:
-        """Every agent stopped on a backend error (nothing to fuse)."""
+        """Every agent stopped on an error: nothing is fused, the ranking is empty."""
         return bool(self.trajectories) and all(t.stop_reason == "error" for t in self.trajectories)
 
     def to_dict(self) -> dict[str, object]:
@@ -137,7 +137,9 @@ class Retriever:
         ]
         for t in trajectories:
             t.config.setdefault("strategy", self.strategy_name)
-        lists = [t.answer for t in trajectories]
+        # Only the agents that ended normally vote: a failed agent's partial list is
+        # kept in its trajectory but is not an answer (the query fails when all failed).
+        lists = [t.answer for t in trajectories if t.stop_reason != "error"]
         if self.fusion == "random":
             fused = fuse_random(lists, self.top_k, random.Random(self.seed or 0))
         else:

@@ -89,10 +89,15 @@ def make_record(
         status = "ok"
     metrics = None
     if q.gold:
-        # A failed query is scored on an empty ranking: a failure counts as a miss.
-        metrics = evaluate_query(
-            out.ranking, q.gold, candidates=candidates, mode=mode, n_nodes=n_nodes
-        )
+        # A failed query is scored on an empty ranking: a failure counts as a miss,
+        # whatever partial list the method had (ARK: every agent failed; the lists of
+        # agents that failed are never fused).
+        if status == "failed":  # zero in both modes (stark mode would fill candidates in)
+            metrics = {m: 0.0 for m in MEASURES}
+        else:
+            metrics = evaluate_query(
+                out.ranking, q.gold, candidates=candidates, mode=mode, n_nodes=n_nodes
+            )
     return {
         "query_id": q.id,
         "query": q.text,
