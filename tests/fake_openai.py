@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -19,8 +20,9 @@ class FakeOpenAIServer:
     are (an HTML page, a cut JSON text), with ``content_type`` from an optional third
     element; :data:`DROP` closes the connection without answering."""
 
-    def __init__(self, replies: list[tuple[Any, ...]]) -> None:
+    def __init__(self, replies: list[tuple[Any, ...]], *, delay: float = 0.0) -> None:
         self.replies = list(replies)
+        self.delay = delay  # seconds before each answer (a slow server)
         self.requests: list[dict[str, Any]] = []
         self.auth: list[str | None] = []
         server = self
@@ -31,6 +33,8 @@ class FakeOpenAIServer:
                 server.requests.append(json.loads(self.rfile.read(length)))
                 server.auth.append(self.headers.get("Authorization"))
                 reply = server.replies.pop(0) if server.replies else (500, {})
+                if server.delay:
+                    time.sleep(server.delay)
                 status, body = reply[0], reply[1]
                 if body is DROP:
                     self.close_connection = True

@@ -6,6 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli import app
+from ark.index import build_index
 
 pytest.importorskip("openai", reason="the [openai] extra is not installed")
 from fake_openai import FakeOpenAIServer, chat_reply, function_call
@@ -42,3 +43,56 @@ def test_ask_json_survives_a_lone_surrogate(metaqa_index, tmp_path):
     assert "\ufffd" in json.dumps(data, ensure_ascii=False)
     saved = (tmp_path / "traj" / "trajectories.jsonl").read_bytes().decode("utf-8")
     assert saved.count("\n") == 1
+
+
+def ask(index, server, *extra, code=0):
+    return run(
+        "ask", index.path, "who directed Forrest Gump", "--agents", "1",
+        "--base-url", server.base_url, "--model", "fake-model", "--json", *extra, code=code,
+    )  # fmt: skip
+
+
+def test_request_timeout_and_max_retries_reach_the_server_calls(metaqa_index):
+    with FakeOpenAIServer([(200, chat_reply("slow"))] * 5, delay=1.0) as server:
+        result = ask(metaqa_index, server, "--request-timeout", "0.2", "--max-retries", "1", code=1)
+        sent = len(server.requests)
+    data = json.loads(result.stdout)
+    assert data["trajectories"][0]["stop_reason"] == "error"
+    assert "2 attempts" in data["trajectories"][0]["error"]
+    assert sent == 2
+
+
+def test_eval_exits_non_zero_when_every_query_failed(metaqa_index, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        '{"id": "a", "query": "who directed Forrest Gump", "answer_names": ["Robert Zemeckis"]}\n'
+        '{"id": "b", "query": "who starred in Big", "answer_names": ["Tom Hanks"]}\n'
+    )
+    with FakeOpenAIServer([(500, {})] * 10) as server:
+        run(
+            "eval", "--dataset", f"jsonl:{queries}", "--index", metaqa_index.path,
+            "--out", tmp_path / "run", "--agents", "1", "--base-url", server.base_url,
+            "--model", "m", "--max-retries", "0", code=1,
+        )  # fmt: skip
+    records = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+    assert [json.loads(r)["status"] for r in records] == ["failed", "failed"]
+
+
+def test_a_model_name_without_an_endpoint_is_a_clear_error(metaqa_index):
+    result = run("ask", metaqa_index.path, "q", "--model", "gpt-4.1", "--json", code=1)
+    message = json.loads(result.stdout)["error"]["message"]
+    assert "not a .gguf file" in message and "--base-url" in message
+
+
+def test_demo_ignores_endpoints_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("ARK_CACHE_DIR", str(tmp_path / "cache"))
+    kb = tmp_path / "kb.txt"  # a small demo index in place, so the demo does not build one
+    kb.write_text("Forrest Gump|directed_by|Robert Zemeckis\n")
+    build_index(kb, tmp_path / "cache" / "demo" / "metaqa.idx")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000000000")
+    with FakeOpenAIServer([]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("ARK_BASE_URL", server.base_url)
+        result = run("demo", "--model", "gpt-4.1", "--json", code=1)
+        assert server.requests == []  # nothing was sent to the configured server
+    assert "not a .gguf file" in json.loads(result.stdout)["error"]["message"]

@@ -148,3 +148,14 @@ def test_model_free_template_renders_what_the_local_backend_sends(local_model):
     text = ChatTemplate.from_gguf(ensure_model_file()).render(messages, tools)
     assert text == local_model.render(messages, tools)
     assert '{"name": "search_in_graph", "arguments": {"query": "Tom Hanks"}}' in text
+
+
+@needs_local
+def test_request_timeout_stops_the_local_model(local_model):
+    messages = [Message(role="user", content="Write a long story about a graph.")]
+    local_model.request_timeout, local_model.max_retries = 1e-4, 1
+    try:
+        with pytest.raises(LLMError, match="request timeout"):
+            asyncio.run(local_model.complete(messages, [], temperature=0.0, max_tokens=256))
+    finally:
+        local_model.request_timeout, local_model.max_retries = None, 0

@@ -60,11 +60,20 @@ def _run(
     base_url: str | None,
     as_json: bool,
     save_trajectories: Path | None,
+    request_timeout: float | None = None,
+    max_retries: int | None = None,
+    use_env: bool = True,
 ) -> RetrievalResult:
     from ark.llm import make_chat_model
 
     try:
-        llm = make_chat_model(model=model, base_url=base_url)
+        llm = make_chat_model(
+            model=model,
+            base_url=base_url,
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            use_env=use_env,
+        )
         retriever = Retriever(
             index,
             llm,
@@ -127,6 +136,22 @@ SaveOpt = Annotated[
     typer.Option("--save-trajectories", help="Append trajectories to DIR/trajectories.jsonl."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--request-timeout",
+        min=0.1,
+        help="Seconds one model call may take (default: 120 for a server, none locally).",
+    ),
+]
+RetriesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-retries",
+        min=0,
+        help="Retries of a failed model call (default: 4 for a server, 0 locally).",
+    ),
+]
 
 
 @app.command("ask")
@@ -140,6 +165,8 @@ def ask(
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
     save_trajectories: SaveOpt = None,
+    request_timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = None,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
     try:
@@ -156,6 +183,8 @@ def ask(
         base_url=base_url,
         as_json=as_json,
         save_trajectories=save_trajectories,
+        request_timeout=request_timeout,
+        max_retries=max_retries,
     )
 
 
@@ -168,8 +197,13 @@ def demo(
     model: ModelOpt = None,
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
+    request_timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = None,
 ) -> None:
-    """Answer a movie question over the bundled MetaQA graph with the local model."""
+    """Answer a movie question over the bundled MetaQA graph with the local model.
+
+    No network unless ``--base-url`` is given: ``OPENAI_BASE_URL``, ``ARK_BASE_URL``
+    and ``OPENAI_API_KEY`` do not send the demo to a server."""
     from importlib.resources import files
 
     target = _cache_dir() / "demo" / "metaqa.idx"
@@ -194,4 +228,7 @@ def demo(
         base_url=base_url,
         as_json=as_json,
         save_trajectories=None,
+        request_timeout=request_timeout,
+        max_retries=max_retries,
+        use_env=False,
     )

@@ -11,6 +11,7 @@ import numpy as np
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ark.cli._agent_cmds import RetriesOpt, TimeoutOpt
 from ark.cli._app import app
 from ark.cli._output import console, err_console, esc, fail
 from ark.errors import ArkError
@@ -95,6 +96,8 @@ def eval_cmd(
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out.")] = False,
     concurrency: Annotated[int, typer.Option(help="Queries evaluated at once.")] = 1,
+    request_timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = None,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
@@ -128,7 +131,12 @@ def eval_cmd(
         else:
             from ark.llm import make_chat_model
 
-            llm = make_chat_model(model=model, base_url=base_url)
+            llm = make_chat_model(
+                model=model,
+                base_url=base_url,
+                request_timeout=request_timeout,
+                max_retries=max_retries,
+            )
             model_name = llm.name
             retriever = Retriever(
                 index,
@@ -198,6 +206,9 @@ def eval_cmd(
     )
     if summary["failed"]:
         err_console.print(f"[yellow]{summary['failed']} queries failed; see their records.[/]")
+    if summary["queries"] and summary["failed"] == summary["queries"]:
+        err_console.print("[bold red]error:[/] every query failed", highlight=False)
+        raise typer.Exit(1)
 
 
 @app.command("report")

@@ -135,6 +135,27 @@ def _gbnf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+class _Deadline:
+    """A llama.cpp stopping criterion that ends generation once ``seconds`` passed."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.start = time.perf_counter()
+        self.passed = False
+
+    def __call__(self, input_ids: Any, logits: Any) -> bool:
+        if self.seconds is not None and time.perf_counter() - self.start > self.seconds:
+            self.passed = True
+        return self.passed
+
+    def criteria(self) -> Any:
+        if self.seconds is None:
+            return None
+        from llama_cpp import StoppingCriteriaList
+
+        return StoppingCriteriaList([self])
+
+
 class LocalChatModel:
     """llama.cpp in-process; one model instance shared by all agents (calls serialised)."""
 
@@ -145,6 +166,8 @@ class LocalChatModel:
         n_ctx: int = 16384,
         n_threads: int | None = None,
         seed: int = 0,
+        request_timeout: float | None = None,
+        max_retries: int = 0,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -167,6 +190,10 @@ class LocalChatModel:
         self.template = ChatTemplate(template)
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
+        #: Seconds one call may generate for (None: no limit); a call past it stops
+        #: at the next token and is tried again up to ``max_retries`` times.
+        self.request_timeout = request_timeout
+        self.max_retries = max(0, max_retries)
 
     def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
         """The prompt text, with the template's quirks fixed (``ark.llm.chat_format``)."""
@@ -189,22 +216,32 @@ class LocalChatModel:
         seed: int | None,
     ) -> Completion:
         prompt = self.render(messages, tools)
-        with self._lock:
-            started = time.perf_counter()
-            if seed is not None:
-                self._llm.set_seed(seed)
-            try:
-                out = self._llm.create_completion(
-                    prompt,
-                    max_tokens=max_tokens or 512,
-                    temperature=temperature,
-                    repeat_penalty=1.0,
-                    grammar=self._grammar(tools) if tools else None,
-                    stop=["<|im_end|>"],
-                )
-            except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
-                raise LLMError(f"local model failed: {exc}") from exc
-            latency = time.perf_counter() - started
+        for _ in range(self.max_retries + 1):
+            with self._lock:
+                started = time.perf_counter()
+                if seed is not None:
+                    self._llm.set_seed(seed)
+                over_time = _Deadline(self.request_timeout)
+                try:
+                    out = self._llm.create_completion(
+                        prompt,
+                        max_tokens=max_tokens or 512,
+                        temperature=temperature,
+                        repeat_penalty=1.0,
+                        grammar=self._grammar(tools) if tools else None,
+                        stop=["<|im_end|>"],
+                        stopping_criteria=over_time.criteria(),
+                    )
+                except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
+                    raise LLMError(f"local model failed: {exc}") from exc
+                latency = time.perf_counter() - started
+            if not over_time.passed:
+                break
+        else:
+            raise LLMError(
+                f"local model took longer than the request timeout ({self.request_timeout} s) "
+                f"{self.max_retries + 1} time(s); raise --request-timeout"
+            )
         choice = out["choices"][0]
         text = choice["text"]
         content, calls = parse_tool_calls(text)
