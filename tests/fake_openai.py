@@ -20,7 +20,9 @@ class FakeOpenAIServer:
     are (an HTML page, a cut JSON text), with ``content_type`` from an optional third
     element; :data:`DROP` closes the connection without answering."""
 
-    def __init__(self, replies: list[tuple[Any, ...]], *, delay: float = 0.0) -> None:
+    def __init__(
+        self, replies: list[tuple[Any, ...]], *, delay: float = 0.0, keep_alive: bool = False
+    ) -> None:
         self.replies = list(replies)
         self.delay = delay  # seconds before each answer (a slow server)
         self.requests: list[dict[str, Any]] = []
@@ -28,6 +30,9 @@ class FakeOpenAIServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.1 keeps connections open between requests, as real servers do.
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 server.requests.append(json.loads(self.rfile.read(length)))

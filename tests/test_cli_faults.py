@@ -96,3 +96,33 @@ def test_demo_ignores_endpoints_from_the_environment(monkeypatch, tmp_path):
         result = run("demo", "--model", "gpt-4.1", "--json", code=1)
         assert server.requests == []  # nothing was sent to the configured server
     assert "not a .gguf file" in json.loads(result.stdout)["error"]["message"]
+
+
+def test_a_key_echoed_in_a_401_body_is_not_written(metaqa_index, tmp_path, monkeypatch):
+    key = "my-own-key-0123456789"  # not shaped like an OpenAI key: redacted by value
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    body = {"error": {"message": f"Incorrect API key provided: {key} (sk-proj-abcdefghijkl)"}}
+    with FakeOpenAIServer([(401, body)]) as server:
+        result = ask(metaqa_index, server, "--save-trajectories", tmp_path / "t", code=1)
+        assert server.auth == [f"Bearer {key}"]  # the key was used ...
+    saved = (tmp_path / "t" / "trajectories.jsonl").read_text()
+    for text in (result.stdout, saved):  # ... and is nowhere in what was written
+        assert key not in text and "sk-proj-abcdefghijkl" not in text
+        assert "Incorrect API key" in text and "[redacted]" in text
+
+
+def test_a_password_in_the_base_url_is_not_written(metaqa_index, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "q", "answer_names": ["Robert Zemeckis"]}\n')
+    with FakeOpenAIServer([(500, {})] * 3) as server:
+        url = server.base_url.replace("http://", "http://alice:hunter2-secret@")
+        run(
+            "eval", "--dataset", f"jsonl:{queries}", "--index", metaqa_index.path,
+            "--out", tmp_path / "run", "--agents", "1", "--base-url", url,
+            "--model", "m", "--max-retries", "0", code=1,
+        )  # fmt: skip
+    written = {p.name: p.read_text() for p in (tmp_path / "run").iterdir()}
+    assert {"config.json", "results.jsonl", "trajectories.jsonl", "summary.json"} <= set(written)
+    for name, text in written.items():
+        assert "hunter2-secret" not in text, name
+    assert "alice:[redacted]@127.0.0.1" in written["config.json"]

@@ -11,6 +11,7 @@ import numpy as np
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ark._safe import redact_url
 from ark.cli._agent_cmds import RetriesOpt, TimeoutOpt
 from ark.cli._app import app
 from ark.cli._output import console, err_console, esc, fail
@@ -165,7 +166,7 @@ def eval_cmd(
                     "temperature": temperature,
                     "tools": tools.to_dict(),
                     "model": model_name,
-                    "base_url": base_url,
+                    "base_url": redact_url(base_url),
                 }
                 if method == "ark"
                 else {"model": model_name}

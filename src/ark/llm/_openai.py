@@ -17,9 +17,10 @@ import random
 import time
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from ark._coerce import as_int
-from ark._safe import clean, clean_text
+from ark._safe import clean, clean_text, redact, redact_url
 from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client needs one
@@ -46,10 +47,19 @@ class OpenAIChatModel:
                 raise LLMError("OPENAI_API_KEY is not set (or pass --base-url for a local server)")
             key = _PLACEHOLDER_KEY
         self.name = model
-        self.base_url = base_url
+        #: For display and records: a password in the URL is replaced.
+        self.base_url = redact_url(base_url)
+        self._secrets = (
+            None if key == _PLACEHOLDER_KEY else key,
+            urlsplit(base_url).password if base_url else None,
+        )
         self.max_retries = max_retries
         self.backoff = backoff
-        self._client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        self._new_client = lambda: AsyncOpenAI(
+            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+        )
+        self._client = self._new_client()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def complete(
         self,
@@ -77,7 +87,7 @@ class OpenAIChatModel:
         for attempt in range(self.max_retries + 1):
             started = time.perf_counter()
             try:
-                response = await self._client.chat.completions.create(**payload)
+                response = await self._client_for_loop().chat.completions.create(**payload)
                 return _completion(response, self.name, time.perf_counter() - started)
             except (
                 openai.APITimeoutError,
@@ -88,16 +98,33 @@ class OpenAIChatModel:
             except openai.APIStatusError as exc:
                 if exc.status_code < 500 and exc.status_code not in (408, 409):
                     raise LLMError(
-                        f"{self._where()} refused the request: {_describe(exc)}"
-                    ) from exc
+                        self._redact(f"{self._where()} refused the request: {_describe(exc)}")
+                    ) from None
                 last = exc
             except Exception as exc:  # a malformed reply (HTML, cut JSON, null message)
                 last = exc
             if attempt < self.max_retries:
                 await asyncio.sleep(self.backoff * 2**attempt * (0.5 + random.random()))
         raise LLMError(
-            f"{self._where()} failed after {self.max_retries + 1} attempts: {_describe(last)}"
+            self._redact(
+                f"{self._where()} failed after {self.max_retries + 1} attempts: {_describe(last)}"
+            )
         )
+
+    def _client_for_loop(self) -> Any:
+        """The client of the running event loop: its pooled connections belong to the
+        loop that opened them, so each ``asyncio.run`` (``Retriever.retrieve``) gets a
+        fresh client instead of "Event loop is closed" on its second call."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._loop is not None:
+                self._client = self._new_client()
+            self._loop = loop
+        return self._client
+
+    def _redact(self, text: str) -> str:
+        """Error text without the key or URL password (servers echo keys in 401 bodies)."""
+        return redact(text, self._secrets)
 
     def _where(self) -> str:
         return f"model {self.name!r} at {self.base_url or 'the OpenAI API'}"
