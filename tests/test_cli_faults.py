@@ -126,3 +126,37 @@ def test_a_password_in_the_base_url_is_not_written(metaqa_index, tmp_path):
     for name, text in written.items():
         assert "hunter2-secret" not in text, name
     assert "alice:[redacted]@127.0.0.1" in written["config.json"]
+
+
+def test_eval_and_report_take_json(metaqa_index, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "Forrest Gump", "answer_names": ["Forrest Gump"]}\n')
+    result = run(
+        "eval", "--dataset", f"jsonl:{queries}", "--index", metaqa_index.path,
+        "--out", tmp_path / "run", "--method", "bm25", "--json",
+    )  # fmt: skip
+    summary = json.loads(result.stdout)
+    assert summary["queries"] == 1 and summary["metrics"]["hit@1"] == 100.0
+    report = json.loads(run("report", tmp_path / "run", "--json").stdout)
+    assert "comparison.csv" in report["files"] and "## Comparison" in report["markdown"]
+    error = json.loads(run("report", tmp_path / "nothing", "--json", code=1).stdout)
+    assert "summary.json" in error["error"]["message"]
+
+
+def test_every_command_that_prints_a_result_takes_json():
+    import typer.main
+
+    group = typer.main.get_command(app)
+
+    def commands(cmd, prefix=""):
+        for name, sub in getattr(cmd, "commands", {}).items():
+            yield from (
+                commands(sub, f"{prefix}{name} ")
+                if hasattr(sub, "commands")
+                else [(f"{prefix}{name}", sub)]
+            )
+
+    found = dict(commands(group))
+    assert {"ask", "eval", "report", "index build", "index verify"} <= set(found)
+    missing = [n for n, c in found.items() if "--json" not in {o for p in c.params for o in p.opts}]
+    assert missing == []

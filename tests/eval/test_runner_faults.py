@@ -120,3 +120,74 @@ def test_when_every_agent_fails_the_query_is_a_miss_whatever_they_found(index, t
     assert summary["failed"] == 1 and summary["metrics"]["hit@1"] == 0.0
     lines = (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
     assert [json.loads(x)["answer"] for x in lines] == [[cast_away], [cast_away]]
+
+
+class CountingBM25:
+    """BM25 that counts the queries it is asked (to see which were redone)."""
+
+    name = "bm25"
+
+    def __init__(self, index):
+        from ark.eval import BM25Method
+
+        self.inner = BM25Method(index)
+        self.asked: list[str] = []
+
+    async def __call__(self, query_id, text):
+        self.asked.append(query_id)
+        return await self.inner(query_id, text)
+
+
+def bm25_run(index, out, *, resume=False):
+    method = CountingBM25(index)
+    gump = node(index, "Forrest Gump")
+    qs = [Query(f"q{i}", f"Forrest Gump {i}", frozenset({gump})) for i in range(1, 5)]
+    config = {"method": "bm25", "dataset": "test"}
+    summary = asyncio.run(run_queries(qs, method, RunStore(out), config, resume=resume))
+    return summary, method.asked
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda line: line[:10] + b"\xff\xfe" + line[12:],  # invalid UTF-8
+        lambda line: line[: len(line) // 2] + b"\n",  # broken JSON
+        lambda line: b"[1, 2]\n",  # JSON, but not a record
+    ],
+    ids=["invalid-utf8", "broken-json", "not-a-record"],
+)
+def test_resume_skips_a_damaged_middle_line_and_keeps_the_rest(index, tmp_path, damage):
+    out = tmp_path / "run"
+    bm25_run(index, out)
+    results = out / "results.jsonl"
+    lines = results.read_bytes().splitlines(keepends=True)
+    original = [json.loads(x) for x in lines]
+    lines[1] = damage(lines[1])
+    results.write_bytes(b"".join(lines))
+    summary, asked = bm25_run(index, out, resume=True)
+    assert asked == [original[1]["query_id"]]  # only the damaged query is redone
+    records = [json.loads(x) for x in results.read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["query_id"] for r in records) == ["q1", "q2", "q3", "q4"]
+    assert records[1:3] == original[2:4]  # the later records were kept, not redone
+    assert summary["damaged_lines"] == [["results.jsonl", 2]]
+    assert (out / "results.jsonl.bad").read_bytes() == lines[1]
+
+
+def test_report_skips_damaged_lines_and_draws_without_matplotlib(index, tmp_path, monkeypatch):
+    import sys
+
+    from ark.eval.report import write_report
+
+    out = tmp_path / "run"
+    run(index, out, [tool_call("search_in_graph", query="Forrest Gump")], [
+        Query("q1", "films", frozenset({node(index, "Forrest Gump")}))
+    ])  # fmt: skip
+    with (out / "trajectories.jsonl").open("ab") as f:
+        f.write(b'{"schema_version": 1, "query": "\xff broken\n')
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were missing
+    text = write_report([out], tmp_path / "report")
+    assert "trajectories.jsonl: skipped damaged line(s) [2]" in text
+    assert "plots skipped: matplotlib is not installed" in text
+    written = {p.name for p in (tmp_path / "report").iterdir()}
+    assert {"comparison.csv", "tool_use.csv", "report.md"} <= written
+    assert not any(name.endswith(".png") for name in written)

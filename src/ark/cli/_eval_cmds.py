@@ -12,9 +12,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ark._safe import redact_url
-from ark.cli._agent_cmds import RetriesOpt, TimeoutOpt
+from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
 from ark.cli._app import app
-from ark.cli._output import console, err_console, esc, fail
+from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.errors import ArkError
 from ark.index import Index, open_index
 
@@ -99,6 +99,7 @@ def eval_cmd(
     concurrency: Annotated[int, typer.Option(help="Queries evaluated at once.")] = 1,
     request_timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
@@ -106,9 +107,9 @@ def eval_cmd(
     from ark.eval.datasets import sample
 
     if method not in ("ark", "bm25", "dense"):
-        fail(f"unknown --method {method!r}; use ark, bm25 or dense")
+        fail(f"unknown --method {method!r}; use ark, bm25 or dense", as_json=as_json)
     if mode not in ("strict", "stark"):
-        fail(f"unknown --mode {mode!r}; use strict or stark")
+        fail(f"unknown --mode {mode!r}; use strict or stark", as_json=as_json)
     try:
         index = open_index(index_dir)
         queries, default_candidates = _load_queries(dataset, index, split, data_dir)
@@ -200,14 +201,20 @@ def eval_cmd(
                 )
             )
     except ArkError as exc:
-        fail(str(exc), code=type(exc).__name__)
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    all_failed = bool(summary["queries"]) and summary["failed"] == summary["queries"]
+    if as_json:
+        print_json({**summary, "out": str(out)})
+        raise typer.Exit(1 if all_failed else 0)
     console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False, soft_wrap=True)
     console.print(
         f"Records: {out / 'results.jsonl'}; summary: {out / 'summary.json'}", markup=False
     )
+    for name, line in summary.get("damaged_lines", []):
+        err_console.print(f"[yellow]skipped damaged line {line} of {esc(name)} (moved to .bad)[/]")
     if summary["failed"]:
         err_console.print(f"[yellow]{summary['failed']} queries failed; see their records.[/]")
-    if summary["queries"] and summary["failed"] == summary["queries"]:
+    if all_failed:
         err_console.print("[bold red]error:[/] every query failed", highlight=False)
         raise typer.Exit(1)
 
@@ -216,14 +223,27 @@ def eval_cmd(
 def report_cmd(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories made by `ark eval`.")],
     out: Annotated[Path | None, typer.Option(help="Where to write tables and plots.")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Compare runs and write the paper's analyses (tables as Markdown and CSV, PNG plots)."""
-    from ark.eval.report import write_report
+    """Compare runs and write the paper's analyses (tables as Markdown and CSV; PNG plots
+    when matplotlib is installed)."""
+    from ark.eval.report import has_matplotlib, write_report
 
     target = out or run_dirs[0] / "report"
     try:
         text = write_report(run_dirs, target)
     except ArkError as exc:
-        fail(str(exc), code=type(exc).__name__)
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    if as_json:
+        print_json(
+            {
+                "out": str(target),
+                "files": sorted(p.name for p in target.iterdir() if p.is_file()),
+                "plots": has_matplotlib(),
+                "markdown": text,
+            }
+        )
+        return
     console.print(text, markup=False, soft_wrap=True)
-    console.print(f"Tables and plots written to {esc(str(target))}")
+    what = "Tables and plots" if has_matplotlib() else "Tables (no plots: matplotlib missing)"
+    console.print(f"{what} written to {esc(str(target))}")

@@ -68,6 +68,8 @@ async def run_queries(
     await asyncio.gather(*(one(q) for q in todo))
     records = [done[i] for i in ids]
     summary = summarize(records, config)
+    if store.skipped:  # damaged lines found when resuming (their queries were redone)
+        summary["damaged_lines"] = [list(s) for s in store.skipped]
     store.write_json("summary.json", summary)
     (store.root / "summary.md").write_text(clean_text(summary_markdown(summary)), encoding="utf-8")
     return summary
