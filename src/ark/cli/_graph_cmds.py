@@ -236,3 +236,24 @@ def convert_stark_cmd(
         f"Wrote {esc(str(out))}/nodes.parquet and edges.parquet ({meta['nodes']:,} nodes, "
         f"{meta['edges']:,} edges). Next: ark index build {esc(str(out))} -o INDEX_DIR"
     )
+
+
+@index_app.command("verify")
+def index_verify(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
+    """Check every file of an index against the checksums recorded at build time, and
+    its whole structure (opening checks only sizes and cheap structure)."""
+    from ark.index import verify_index
+
+    report = verify_index(index_dir)
+    if as_json:
+        print_json(report)
+    elif report["ok"]:
+        console.print(
+            f"[green]ok[/]: {esc(str(index_dir))} — {report['files']} files, "
+            f"{report['bytes']:,} bytes checked in {report['seconds']:.1f} s"
+        )
+    else:
+        for problem in report["problems"]:
+            err_console.print(f"[bold red]damaged:[/] {esc(problem)}", soft_wrap=True)
+    if not report["ok"]:
+        raise typer.Exit(1)

@@ -3,6 +3,7 @@
 Layout of ``INDEX_DIR``::
 
     meta.json        format version, counts, source checksum, BM25 settings, file sizes
+                     and the sha256 of every file (checked by ``ark index verify``)
     schema.json      node types and relations with counts
     nodes.arrow      Arrow IPC file: name, text (memory-mapped)
     node_type.npy    int16 type code per node
@@ -37,6 +38,7 @@ from ark.graph import Graph, Schema, descriptor_text, load_graph, read_stark_met
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
 from ark.index._tokenize import Tokenizer, TokenizerConfig
+from ark.index._verify import check_structure, file_checksums
 
 FORMAT_NAME = "ark-index"
 FORMAT_VERSION = 1
@@ -118,6 +120,7 @@ def build_index(
             "tokenizer": tokenizer.to_dict(),
             "bm25": {"method": params.method, "k1": params.k1, "b": params.b},
             "files": _file_sizes(tmp),
+            "checksums": file_checksums(tmp),  # every file, whatever the layout
             "build_seconds": round(time.perf_counter() - started, 2),
         }
         stark = read_stark_meta(source) if Path(source).is_dir() else None
@@ -262,6 +265,7 @@ def open_index(path: str | Path) -> Index:
     counts = meta["counts"]
     if len(bm25.indptr) != len(bm25.vocab) + 1 or len(bm25.indices) != counts["postings"]:
         raise IndexFormatError(f"{root}: BM25 arrays do not match the vocabulary; {hint}")
+    check_structure(root, graph, bm25, hint)  # ranges and row pointers; `verify` does all
     return Index(root, graph, bm25, meta)
 
 
