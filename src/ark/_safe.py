@@ -76,3 +76,20 @@ def redact_url(url: str | None) -> str | None:
     user = parts.username or ""
     netloc = f"{user}:{REDACTED}@{host}" if user else f"{REDACTED}@{host}"
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters (observations echo model input, which
+    has no size limit); the cut is marked with its full length."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # deep nesting; huge ints refuse repr
+        return f"<{type(value).__name__}>"
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 1]}… ({len(text):,} characters)"
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
