@@ -220,13 +220,23 @@ def convert_stark_cmd(
     ],
     graph: Annotated[str, typer.Option(help="amazon | mag | prime")],
     out: Annotated[Path, typer.Option("-o", "--out", help="Folder for nodes/edges parquet.")],
+    trust_pickle: Annotated[
+        bool,
+        typer.Option(
+            "--trust-pickle",
+            help="Unpickle STaRK's .pkl files fully (they can run code); default: plain data.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Convert STaRK's processed files once into nodes/edges tables for `ark index build`."""
     from ark.graph._stark import convert_stark
 
+    def warn(message: str) -> None:
+        err_console.print(f"[yellow]warning:[/] {esc(message)}", highlight=False, soft_wrap=True)
+
     try:
-        meta = convert_stark(kb_dir, out, graph)  # type: ignore[arg-type]
+        meta = convert_stark(kb_dir, out, graph, trust_pickle=trust_pickle, warn=warn)  # type: ignore[arg-type]
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
     if as_json:
