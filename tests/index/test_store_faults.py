@@ -133,3 +133,16 @@ def test_verify_command(index_dir):
     damage_array(index_dir / "adj_code.npy", lambda a: a.__setitem__(0, 1 - int(a[0])))
     bad = runner.invoke(app, ["index", "verify", str(index_dir)])
     assert bad.exit_code == 1 and "adj_code.npy does not match" in bad.output
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o755), (0o002, 0o775), (0o077, 0o700)])
+def test_index_directories_follow_the_umask(src, tmp_path, umask, mode):
+    import os
+
+    old = os.umask(umask)
+    try:
+        build_index(src, tmp_path / "idx")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "idx").stat().st_mode & 0o777 == mode
+    assert (tmp_path / "idx" / "bm25").stat().st_mode & 0o777 == mode

@@ -127,6 +127,7 @@ def build_index(
         if stark is not None:
             meta["stark"] = stark
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        _chmod_as_umask(tmp)  # mkdtemp makes 0700; an index is shared like any folder
         _check_writable_target(out)  # again: it may have changed during the build
         old = None
         if out.exists():
@@ -141,6 +142,14 @@ def build_index(
     if progress:
         progress("writing", 1, 1)
     return Index(out, graph, bm25, meta)
+
+
+def _chmod_as_umask(directory: Path) -> None:
+    """Give ``directory`` (and its subdirectories) the mode ``mkdir`` would have."""
+    mask = os.umask(0)
+    os.umask(mask)
+    for d in [directory, *(p for p in directory.rglob("*") if p.is_dir())]:
+        d.chmod(0o777 & ~mask)
 
 
 def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
