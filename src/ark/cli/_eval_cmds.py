@@ -19,6 +19,11 @@ from ark.errors import ArkError
 from ark.index import Index, open_index
 
 
+def default_split(dataset: str) -> str:
+    """MetaQA's splits are train/dev/test; STaRK's are train/val/test (no dev)."""
+    return "test" if dataset.startswith("stark:") else "dev"
+
+
 def _load_queries(
     dataset: str, index: Index, split: str, data_dir: Path | None
 ) -> tuple[list, list[str] | None]:  # type: ignore[type-arg]
@@ -63,8 +68,9 @@ def eval_cmd(
     index_dir: Annotated[Path, typer.Option("--index", help="Index directory.")],
     out: Annotated[Path, typer.Option("--out", help="Run directory to write.")],
     split: Annotated[
-        str, typer.Option(help="Query split (MetaQA: dev; STaRK: test, val…).")
-    ] = "dev",
+        str | None,
+        typer.Option(help="Query split (default: dev for MetaQA, test for STaRK; val, train…)."),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Evaluate a sample of N queries.")] = None,
     sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
     method: Annotated[str, typer.Option(help="ark | bm25 | dense")] = "ark",
@@ -110,6 +116,7 @@ def eval_cmd(
         fail(f"unknown --method {method!r}; use ark, bm25 or dense", as_json=as_json)
     if mode not in ("strict", "stark"):
         fail(f"unknown --mode {mode!r}; use strict or stark", as_json=as_json)
+    split = split or default_split(dataset)
     try:
         index = open_index(index_dir)
         queries, default_candidates = _load_queries(dataset, index, split, data_dir)
