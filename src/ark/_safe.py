@@ -93,3 +93,24 @@ def short_repr(value: Any, limit: int = 80) -> str:
 def cut(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, the cut marked with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: Deepest nesting accepted in a model's tool arguments. Real calls nest two or three
+#: levels; thousands of levels would overflow the recursion of every later copy,
+#: comparison or write of the arguments.
+MAX_NESTING = 32
+
+
+def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether ``value`` (JSON-like) nests lists/dicts deeper than ``limit`` (iterative,
+    so it cannot itself overflow)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list | tuple):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in item)
+    return False

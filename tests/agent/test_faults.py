@@ -72,3 +72,22 @@ def test_one_crashing_agent_does_not_lose_the_others(movie_index):
     assert "strategy bug" in result.trajectories[1].error
     assert [r.index for r in result.ranking] == [drama] and result.ranking[0].votes == 2
     assert not result.failed
+
+
+def test_arguments_nested_hundreds_deep_become_an_observation(movie_index, tmp_path):
+    from _doubles import tool_call
+    from ark.trajectory import write_trajectories
+
+    nested = "[" * 600 + "]" * 600  # parses (under the parser's depth), too deep to copy
+    replies = [tool_call("search_in_graph", raw=f'{{"query": {nested}}}'), tool_call("finish")]
+    model = ScriptedChatModel(replies)
+    result = Retriever(movie_index, model, n_agents=1, max_steps=3).retrieve("q")
+    (t,) = result.trajectories
+    assert t.stop_reason in ("finish", "max_steps"), t.error
+    first = t.steps[0].tool_calls[0]
+    assert first.arguments is None and not first.ok and first.error_code == "bad_argument"
+    write_trajectories(tmp_path / "t.jsonl", result.trajectories)  # and it can be written
+    session = ToolSession(movie_index)  # a direct caller (MCP) gets the same answer
+    deep = {"query": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}
+    outcome = session.call("search_in_graph", deep)
+    assert outcome.code == "bad_argument" and "levels deep" in outcome.observation

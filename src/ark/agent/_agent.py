@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import replace
 
+from ark._safe import too_deep
 from ark.agent._prompt import system_prompt
 from ark.agent._session import CallOutcome, ToolSession
 from ark.agent._strategy import (
@@ -45,6 +47,18 @@ def _cut_message(max_tokens: int | None) -> str:
         f"Your reply was cut off at the output limit{limit} before the tool call was "
         "complete, so nothing was run. Make one short tool call."
     )
+
+
+def _writable(msg: Message) -> Message:
+    """``msg`` with tool-call arguments nested past :data:`MAX_NESTING` levels dropped
+    (their raw text kept): a backend may parse thousands of levels, and every later
+    copy, comparison or write of the history would overflow the recursion limit."""
+    if not any(too_deep(c.arguments) for c in msg.tool_calls):
+        return msg
+    calls = tuple(
+        replace(c, arguments=None) if too_deep(c.arguments) else c for c in msg.tool_calls
+    )
+    return replace(msg, tool_calls=calls)
 
 
 class Agent:
@@ -119,7 +133,7 @@ class Agent:
                 traj.error = f"{type(exc).__name__}: {exc}"
                 stop = "error"
                 break
-            msg = completion.message
+            msg = _writable(completion.message)
             messages.append(msg)
             session.step = step
             record = self._step_record(step, completion)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ark._coerce import as_int
-from ark._safe import cut, short_repr
+from ark._safe import MAX_NESTING, cut, short_repr, too_deep
 from ark.index import Index
 from ark.llm import ToolCall
 from ark.tools import (
@@ -169,6 +169,12 @@ class ToolSession:
             return _error(
                 f"Error: there is no tool {short_repr(name, 60)}. Tools: {offered}.",
                 ErrorCode.UNKNOWN_TOOL,
+            )
+        if isinstance(arguments, Mapping) and too_deep(arguments):
+            return _error(
+                f"Error in {name}: the arguments nest lists or objects more than "
+                f"{MAX_NESTING} levels deep; send flat values.",
+                ErrorCode.BAD_ARGUMENT,
             )
         if not isinstance(arguments, Mapping):
             raw = raw_arguments or short_repr(arguments, 200)

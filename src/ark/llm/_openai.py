@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ark._coerce import as_int
-from ark._safe import clean, clean_text, redact, redact_url
+from ark._safe import clean, clean_text, redact, redact_url, too_deep
 from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client needs one
@@ -199,7 +199,9 @@ def _completion(response: Any, model: str, latency: float) -> Completion:
             ToolCall(
                 id=str(getattr(c, "id", None) or f"call_{len(calls)}"),
                 name=clean_text(name),
-                arguments=clean(parsed) if isinstance(parsed, dict) else None,
+                arguments=clean(parsed)
+                if isinstance(parsed, dict) and not too_deep(parsed)
+                else None,
                 raw_arguments=raw,
             )
         )
