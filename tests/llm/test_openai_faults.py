@@ -77,3 +77,34 @@ def test_non_numeric_usage_is_not_trusted():
     with FakeOpenAIServer([(200, reply)]) as server:
         completion = complete(model_for(server, max_retries=0))
     assert completion.usage.prompt_tokens == 0 and completion.usage.completion_tokens == 0
+
+
+def test_an_evaluation_through_faults_loses_no_query(metaqa_index, tmp_path):
+    import json
+
+    from ark.agent import Retriever
+    from ark.eval import Query, RetrieverMethod, RunStore, run_queries
+
+    zemeckis = metaqa_index.graph.names.to_pylist().index("Robert Zemeckis")
+    plan = [
+        ("search_in_graph", '{"query": "Robert Zemeckis"}'),
+        ("add_to_answer", f'{{"node_indices": [{zemeckis}]}}'),
+        ("finish", "{}"),
+    ]
+    faults = [BAD_REPLIES[name] for name in sorted(BAD_REPLIES)]
+    replies = []
+    for q in range(3):  # before every good reply, one fault of a different kind
+        for step, (name, args) in enumerate(plan):
+            replies.append(faults[(3 * q + step) % len(faults)])
+            replies.append((200, chat_reply(tool_calls=[function_call(name, args)])))
+    queries = [Query(f"q{i}", "who directed Forrest Gump", frozenset({zemeckis})) for i in range(3)]
+    with FakeOpenAIServer(replies) as server:
+        llm = model_for(server, max_retries=1)
+        method = RetrieverMethod(Retriever(metaqa_index, llm, n_agents=1, max_steps=5))
+        summary = asyncio.run(
+            run_queries(queries, method, RunStore(tmp_path / "run"), {"method": "ark"})
+        )
+        assert len(server.requests) == len(replies)
+    assert summary["failed"] == 0 and summary["metrics"]["hit@1"] == 100.0
+    lines = (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
+    assert [json.loads(x)["stop_reason"] for x in lines] == ["finish"] * 3
