@@ -160,3 +160,23 @@ def test_every_command_that_prints_a_result_takes_json():
     assert {"ask", "eval", "report", "index build", "index verify"} <= set(found)
     missing = [n for n, c in found.items() if "--json" not in {o for p in c.params for o in p.opts}]
     assert missing == []
+
+
+def test_live_steps_with_markup_in_a_tool_name_are_printed(capsys):
+    from ark.agent import AgentEvent
+    from ark.cli._agent_cmds import _live_printer
+
+    show = _live_printer(2)
+    show(AgentEvent(0, 0, "[/]", {"query": "[/bold] \ud800"}, False, "Error in [/]: [red]x"))
+    err = capsys.readouterr().err
+    assert "[/]" in err and "[/bold]" in err
+
+
+def test_resume_with_a_damaged_config_is_a_clear_error(tmp_path):
+    from ark.errors import ArkError
+    from ark.eval import RunStore
+
+    (tmp_path / "results.jsonl").write_text("")
+    (tmp_path / "config.json").write_bytes(b"{\xff")
+    with pytest.raises(ArkError, match=r"config\.json is damaged"):
+        RunStore(tmp_path).start({"method": "bm25"}, resume=True)

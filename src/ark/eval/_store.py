@@ -48,7 +48,13 @@ class RunStore:
                 "or choose another --out directory"
             )
         if resume and config_path.exists():
-            old = json.loads(config_path.read_text(encoding="utf-8"))
+            try:
+                old = json.loads(config_path.read_text(encoding="utf-8"))
+            except ValueError as exc:  # invalid UTF-8 or JSON
+                raise ArkError(
+                    f"cannot resume {self.root}: {CONFIG_FILE} is damaged ({exc}); "
+                    "start the run again in another --out"
+                ) from None
             changed = sorted(
                 k for k in config if k not in _RESUME_MAY_CHANGE and old.get(k) != config.get(k)
             )
