@@ -10,41 +10,63 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Responder = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+Responder = Callable[[dict[str, Any]], tuple[Any, ...]]
+
+#: A reply body that closes the connection without an answer.
+DROP = object()
 
 
 class FakeOpenAIServer:
     """Serves ``/v1/chat/completions``; each request pops the next scripted reply
     (``(status, body)``) — or, with ``respond``, gets the reply that function computes
-    from the request (deterministic under concurrency) — and records the request body."""
+    from the request (deterministic under concurrency) — and records the request body
+    (and its ``Authorization`` header).
+
+    A reply is ``(status, body)``: a dict is sent as JSON; ``bytes`` are sent as they
+    are (an HTML page, a cut JSON text), with ``content_type`` from an optional third
+    element; :data:`DROP` closes the connection without answering."""
 
     def __init__(
         self,
-        replies: list[tuple[int, dict[str, Any]]] | None = None,
+        replies: list[tuple[Any, ...]] | None = None,
         *,
         respond: Responder | None = None,
         delay: float = 0.0,
+        keep_alive: bool = False,
     ) -> None:
         self.replies = list(replies or [])
         self.respond = respond
-        self.delay = delay
+        self.delay = delay  # seconds before each answer (a slow server)
         self.requests: list[dict[str, Any]] = []
+        self.auth: list[str | None] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.1 keeps connections open between requests, as real servers do.
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 request = json.loads(self.rfile.read(length))
                 server.requests.append(request)
+                server.auth.append(self.headers.get("Authorization"))
                 if server.delay:
                     time.sleep(server.delay)
                 if server.respond is not None:
-                    status, body = server.respond(request)
+                    reply = server.respond(request)
                 else:
-                    status, body = server.replies.pop(0) if server.replies else (500, {})
-                data = json.dumps(body).encode()
+                    reply = server.replies.pop(0) if server.replies else (500, {})
+                status, body = reply[0], reply[1]
+                if body is DROP:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if isinstance(body, bytes):
+                    data, kind = body, reply[2] if len(reply) > 2 else "application/json"
+                else:
+                    data, kind = json.dumps(body).encode(), "application/json"
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -104,3 +126,11 @@ def first_hit_policy(request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     else:
         call = function_call("finish", "{}", f"call_{turn}")
     return 200, chat_reply(tool_calls=[call])
+
+
+def raw_reply(message: Any, finish_reason: str = "stop") -> dict[str, Any]:
+    """A chat completion whose ``message`` is exactly ``message`` (``None`` included)."""
+    reply = chat_reply()
+    reply["choices"][0]["message"] = message
+    reply["choices"][0]["finish_reason"] = finish_reason
+    return reply

@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from ark._safe import dumps
 from ark.errors import ArkError
 
 SCHEMA_VERSION = 1
@@ -165,18 +166,30 @@ def write_trajectories(path: str | Path, trajectories: Iterable[Trajectory]) -> 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
         for t in trajectories:
-            f.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")
+            f.write(dumps(t.to_dict()) + "\n")
     return path
 
 
-def read_trajectories(path: str | Path) -> Iterator[Trajectory]:
-    """Read a JSONL file of trajectories; a bad line is an error naming file and line."""
+def read_trajectories(
+    path: str | Path, *, skipped: list[int] | None = None
+) -> Iterator[Trajectory]:
+    """Read a JSONL file of trajectories; a bad line is an error naming file and line,
+    or, when ``skipped`` is given, is skipped and its number appended there."""
     path = Path(path)
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            if not raw.strip():
                 continue
             try:
-                yield Trajectory.from_dict(json.loads(line))
-            except (json.JSONDecodeError, TypeError, AttributeError, ArkError) as exc:
-                raise ArkError(f"{path}:{lineno}: not a valid trajectory ({exc})") from exc
+                yield Trajectory.from_dict(json.loads(raw.decode("utf-8")))
+            except (
+                ValueError,  # invalid UTF-8 or JSON
+                RecursionError,
+                TypeError,
+                AttributeError,
+                KeyError,
+                ArkError,
+            ) as exc:
+                if skipped is None:
+                    raise ArkError(f"{path}:{lineno}: not a valid trajectory ({exc})") from exc
+                skipped.append(lineno)

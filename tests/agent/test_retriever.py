@@ -74,7 +74,6 @@ def test_trajectories_round_trip_through_jsonl(movie_index, tmp_path):
     assert [t.to_dict() for t in back] == [t.to_dict() for t in result.trajectories]
     assert back[0].steps[0].tool_calls[0].name == "search_in_graph"
     text = path.read_text()
-    assert "api_key" not in text.lower()
     assert all(json.loads(line)["schema_version"] == 1 for line in text.splitlines())
 
 
@@ -87,3 +86,46 @@ def test_reader_names_the_bad_line(tmp_path):
     path.write_text('{"schema_version": 1, "query": "q", "model": "m", "config": {}}\nnot json\n')
     with pytest.raises(ArkError, match=r"t.jsonl:2"):
         list(read_trajectories(path))
+
+
+def test_trajectories_of_a_backend_holding_a_key_do_not_contain_it(movie_index, tmp_path):
+    import pytest
+
+    pytest.importorskip("openai", reason="the [openai] extra is not installed")
+    from ark.llm._openai import OpenAIChatModel
+    from fake_openai import FakeOpenAIServer, chat_reply, function_call
+
+    key = "sk-live-key-that-must-not-leak-0001"
+    drama = node(movie_index, "Drama")
+    calls = [
+        ("search_in_graph", '{"query": "Drama"}'),
+        ("add_to_answer", f'{{"node_indices": [{drama}]}}'),
+        ("finish", "{}"),
+    ]
+    replies = [(200, chat_reply(tool_calls=[function_call(n, a)])) for n, a in calls]
+    replies.append((401, {"error": {"message": f"key {key} revoked"}}))
+    with FakeOpenAIServer(replies) as server:
+        model = OpenAIChatModel("m", base_url=server.base_url, api_key=key, backoff=0.0)
+        ok = Retriever(movie_index, model, n_agents=1).retrieve("q")
+        refused = Retriever(movie_index, model, n_agents=1).retrieve("q")
+        assert set(server.auth) == {f"Bearer {key}"}  # the model did hold the key
+    assert ok.trajectories[0].answer == [drama] and refused.failed
+    path = write_trajectories(tmp_path / "t.jsonl", ok.trajectories + refused.trajectories)
+    text = path.read_text()
+    assert "revoked" in text and key not in text
+
+
+def test_sync_retrieve_twice_with_a_keep_alive_server(movie_index):
+    import pytest
+
+    pytest.importorskip("openai", reason="the [openai] extra is not installed")
+    from ark.llm._openai import OpenAIChatModel
+    from fake_openai import FakeOpenAIServer, chat_reply, function_call
+
+    reply = (200, chat_reply(tool_calls=[function_call("search_in_graph", '{"query": "Drama"}')]))
+    with FakeOpenAIServer([reply] * 8, keep_alive=True) as server:
+        model = OpenAIChatModel("m", base_url=server.base_url, max_retries=0)
+        retriever = Retriever(movie_index, model, n_agents=2, max_steps=2)
+        for _ in range(2):  # each retrieve() runs its own event loop
+            result = retriever.retrieve("q")
+            assert [t.stop_reason for t in result.trajectories] == ["max_steps"] * 2, result.errors

@@ -44,8 +44,16 @@ def test_same_values_as_stark_evaluator(seed):
     mask = np.zeros(n, dtype=bool)
     mask[candidates] = True
     gold = set(rng.sample(candidates, rng.randint(1, 6)))
+    # Gold answers outside the candidates (off STaRK's own data this happens): STaRK
+    # drops them — the recall denominator counts candidates only. (Its evaluator
+    # indexes a mask of size max(candidates) + 1, so they stay below that.)
+    outside = [i for i in range(max(candidates)) if i not in candidates]
+    if outside and seed % 2 == 0:
+        gold |= set(rng.sample(outside, min(len(outside), rng.randint(1, 4))))
     # Predictions: candidates (some gold), in random order; a few predictions only.
-    ranking = rng.sample(candidates, rng.randint(1, 25))
+    # (Even seeds: at least 20 predictions, so Recall@20 — where gold outside the
+    # candidates changes the denominator — is always compared.)
+    ranking = rng.sample(candidates, rng.randint(20 if seed % 2 == 0 else 1, 25))
     ours = evaluate_query(ranking, gold, candidates=mask, mode="stark")
     ref = theirs(candidates, ranking, gold)
     # Where a measure reaches into the tied fill-ins (a cutoff beyond the predictions,
@@ -69,3 +77,13 @@ def test_strict_mode_differs_only_by_the_fill_in():
     ranking, gold = [3, 4, 5, 6, 7], {5}
     strict = evaluate_query(ranking, gold, candidates=mask)
     assert strict == pytest.approx(theirs(candidates, ranking, gold))
+
+
+def test_gold_outside_the_candidates_is_not_counted():
+    candidates = list(range(0, 20, 2))  # even nodes only
+    mask = np.zeros(20, dtype=bool)
+    mask[candidates] = True
+    ranking, gold = [4, 6, 8, 10, 12, 14, 16, 18, 0, 2], {4, 6, 5, 7}  # 5, 7: not candidates
+    ours = evaluate_query(ranking, gold, candidates=mask, mode="stark")
+    assert ours["recall@20"] == 1.0  # 2 of the 2 gold candidates, not 2 of 4
+    assert ours == pytest.approx(theirs(candidates, ranking, gold))

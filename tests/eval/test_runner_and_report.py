@@ -32,11 +32,11 @@ def node(index, name):
     return index.graph.names.to_pylist().index(name)
 
 
-def script_for(index):
+def script_for(index, fail_at=0):
     def script(messages):
-        if "fail" in messages[1].content:
-            return LLMError("server unavailable after 5 attempts")
         turn = sum(1 for m in messages if m.role == "assistant")
+        if "fail" in messages[1].content and turn == fail_at:
+            return LLMError("server unavailable after 5 attempts")
         plan = [
             tool_call("search_in_graph", query="Robert Zemeckis"),
             tool_call("search_in_neighborhood", node_index=node(index, "Robert Zemeckis")),
@@ -58,11 +58,11 @@ def queries(index):
     ]
 
 
-def run_ark(index, out, tools=None, agents=2, max_steps=20):
+def run_ark(index, out, tools=None, agents=2, max_steps=20, fail_at=0):
     tools = tools or ToolConfig()
     retriever = Retriever(
         index,
-        ScriptedChatModel(script_for(index)),
+        ScriptedChatModel(script_for(index, fail_at)),
         n_agents=agents,
         max_steps=max_steps,
         tools=tools,
@@ -78,7 +78,8 @@ def run_ark(index, out, tools=None, agents=2, max_steps=20):
 
 
 def test_records_failures_and_queries_without_gold(index, tmp_path):
-    summary = run_ark(index, tmp_path / "run")
+    # q2's agents fail after adding the gold node: a failure must still be a miss.
+    summary = run_ark(index, tmp_path / "run", fail_at=4)
     rows = {
         json.loads(line)["query_id"]: json.loads(line)
         for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()
@@ -86,6 +87,7 @@ def test_records_failures_and_queries_without_gold(index, tmp_path):
     assert rows["q1"]["status"] == "ok" and rows["q1"]["metrics"]["hit@1"] == 1.0
     assert rows["q2"]["status"] == "failed" and "unavailable" in rows["q2"]["error"]
     assert rows["q2"]["metrics"]["hit@1"] == 0.0  # a failure counts as a miss
+    assert rows["q2"]["ranking"] == []  # the failed agents' partial lists are not fused
     assert rows["q3"]["status"] == "no_gold" and rows["q3"]["metrics"] is None
     assert summary["failed"] == 1 and summary["no_gold_in_graph"] == 1 and summary["scored"] == 2
     assert summary["metrics"]["hit@1"] == 50.0

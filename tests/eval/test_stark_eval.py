@@ -40,21 +40,27 @@ def test_mag_fixture_end_to_end(tmp_path):
         "id,query,answer_ids\n"
         '0,"paper about Bernoulli numbers computed by a machine","[2]"\n'
         '1,"autobiography of a philosopher","[3]"\n'
-        '2,"papers by Ada Lovelace","[2]"\n'
+        '2,"papers by Ada Lovelace","[0]"\n'
+        '3,"Ada Lovelace and her notes","[2, 0]"\n'
     )
-    (qa / "split" / "test.index").write_text("0\n1\n2\n")
+    (qa / "split" / "test.index").write_text("0\n1\n2\n3\n")
     invoke("convert-stark", tmp_path / "kb", "--graph", "mag", "-o", tmp_path / "tables")
     invoke("index", "build", tmp_path / "tables", "-o", tmp_path / "idx")
     invoke(
-        "eval", "--dataset", "stark:mag", "--data-dir", qa, "--split", "test",
+        "eval", "--dataset", "stark:mag", "--data-dir", qa,  # STaRK's default split: test
         "--index", tmp_path / "idx", "--method", "bm25", "--out", tmp_path / "run",
     )  # fmt: skip
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["queries"] == 3 and summary["config"]["candidate_types"] == ["paper"]
+    assert summary["queries"] == 4 and summary["config"]["candidate_types"] == ["paper"]
+    assert summary["config"]["split"] == "test"
     records = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
-    # Candidates only: the author "Ada Lovelace" may rank first for query 2 but is not scored.
-    assert all(set(r["ranking"]) for r in records)
     by_id = {r["query_id"]: r for r in records}
     assert by_id["0"]["metrics"]["hit@1"] == 1.0 and by_id["1"]["metrics"]["hit@1"] == 1.0
+    # Candidates only: the author "Ada Lovelace" (node 0) ranks first for query 2 and is
+    # its (non-candidate) answer, yet scores nothing: she is dropped from both sides.
+    assert by_id["2"]["ranking"][0] == 0 and by_id["2"]["metrics"]["hit@1"] == 0.0
+    # A gold answer that is not a candidate (the author, node 0) is not counted either:
+    # one gold candidate found of one, not one of two.
+    assert by_id["3"]["metrics"]["recall@20"] == 1.0
     report = invoke("report", tmp_path / "run")
     assert "bm25" in report.output

@@ -179,3 +179,17 @@ def test_the_local_model_is_named_by_its_weights_and_replays_a_seeded_sample(tmp
     # What makes the replay faithful: the seed fixes llama.cpp's sample.
     again = asyncio.run(local.complete(messages, tools, **kw))
     assert again.message.tool_calls[0].raw_arguments == stored.message.tool_calls[0].raw_arguments
+
+
+def test_a_lone_surrogate_in_the_conversation_or_reply_is_cached_safely(tmp_path):
+    odd = "\ud800 broken"
+    inner = ScriptedChatModel([tool_call("search_in_graph", query=odd)])
+    messages = [*MESSAGES, Message(role="user", content=odd)]
+    first = asyncio.run(
+        CachedChatModel(inner, tmp_path).complete(messages, [], temperature=0.0, seed=0)
+    )
+    second = asyncio.run(
+        CachedChatModel(inner, tmp_path).complete(messages, [], temperature=0.0, seed=0)
+    )
+    assert len(inner.calls) == 1 and second.cached
+    assert second.message.tool_calls[0].arguments == first.message.tool_calls[0].arguments

@@ -6,14 +6,17 @@ and every fault short of the model backend giving up — a bad tool, malformed
 arguments, an unknown or unseen node — are the tool session's; the loop turns its
 outcomes into observations. A reply in prose, or one cut at the token limit, is
 answered with a nudge. A backend failure (after its own retries) ends this agent with
-``stop_reason="error"`` and keeps what it had found.
+``stop_reason="error"`` and keeps what it had found; so does any other exception
+the backend raises (a bug there must not lose the trajectory).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import replace
 
+from ark._safe import too_deep
 from ark.agent._prompt import system_prompt
 from ark.agent._session import CallOutcome, ToolSession
 from ark.agent._strategy import (
@@ -44,6 +47,18 @@ def _cut_message(max_tokens: int | None) -> str:
         f"Your reply was cut off at the output limit{limit} before the tool call was "
         "complete, so nothing was run. Make one short tool call."
     )
+
+
+def _writable(msg: Message) -> Message:
+    """``msg`` with tool-call arguments nested past :data:`MAX_NESTING` levels dropped
+    (their raw text kept): a backend may parse thousands of levels, and every later
+    copy, comparison or write of the history would overflow the recursion limit."""
+    if not any(too_deep(c.arguments) for c in msg.tool_calls):
+        return msg
+    calls = tuple(
+        replace(c, arguments=None) if too_deep(c.arguments) else c for c in msg.tool_calls
+    )
+    return replace(msg, tool_calls=calls)
 
 
 class Agent:
@@ -114,7 +129,11 @@ class Agent:
                 traj.error = str(exc)
                 stop = "error"
                 break
-            msg = completion.message
+            except Exception as exc:  # a backend bug: this agent ends, its work is kept
+                traj.error = f"{type(exc).__name__}: {exc}"
+                stop = "error"
+                break
+            msg = _writable(completion.message)
             messages.append(msg)
             session.step = step
             record = self._step_record(step, completion)

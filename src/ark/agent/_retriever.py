@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -45,7 +46,7 @@ class RetrievalResult:
 
     @property
     def failed(self) -> bool:
-        """Every agent stopped on a backend error (nothing to fuse)."""
+        """Every agent stopped on an error: nothing is fused, the ranking is empty."""
         return bool(self.trajectories) and all(t.stop_reason == "error" for t in self.trajectories)
 
     def to_dict(self) -> dict[str, object]:
@@ -125,10 +126,20 @@ class Retriever:
             )
             for i in range(self.n_agents)
         ]
-        trajectories = list(await asyncio.gather(*(a.run(query, query_id) for a in agents)))
+        # Every agent runs to its end whatever the others do: one agent raising must
+        # not discard (or leave running unobserved) the others' work.
+        outcomes = await asyncio.gather(
+            *(a.run(query, query_id) for a in agents), return_exceptions=True
+        )
+        trajectories = [
+            o if isinstance(o, Trajectory) else self._crashed(query, query_id, i, o)
+            for i, o in enumerate(outcomes)
+        ]
         for t in trajectories:
             t.config.setdefault("strategy", self.strategy_name)
-        lists = [t.answer for t in trajectories]
+        # Only the agents that ended normally vote: a failed agent's partial list is
+        # kept in its trajectory but is not an answer (the query fails when all failed).
+        lists = [t.answer for t in trajectories if t.stop_reason != "error"]
         if self.fusion == "random":
             fused = fuse_random(lists, self.top_k, random.Random(self.seed or 0))
         else:
@@ -142,6 +153,23 @@ class Retriever:
             wall_s=round(time.perf_counter() - started, 4),
             query_id=query_id,
             errors=[t.error for t in trajectories if t.error],
+        )
+
+    def _crashed(
+        self, query: str, query_id: str | None, agent: int, exc: BaseException
+    ) -> Trajectory:
+        """The record of an agent whose strategy raised instead of returning."""
+        if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not ours to keep
+            raise exc
+        return Trajectory(
+            query=query,
+            model=getattr(self.llm, "name", "unknown"),
+            config={**self.config.to_dict(), "agent": agent},
+            id=uuid.uuid4().hex,
+            query_id=query_id,
+            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            stop_reason="error",
+            error=f"{type(exc).__name__}: {exc}",
         )
 
     def retrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ark._coerce import as_int
+from ark._safe import MAX_NESTING, cut, short_repr, too_deep
 from ark.index import Index
 from ark.llm import ToolCall
 from ark.tools import (
     MAX_ADD,
+    NAME_CHARS,
     ErrorCode,
     GraphTools,
     SearchResult,
@@ -32,6 +34,8 @@ from ark.tools import (
 )
 
 ANSWER_TOOLS = ("add_to_answer", "finish")
+#: Longest observation a model is shown; longer ones are cut and say so.
+MAX_OBSERVATION_CHARS = 20_000
 
 
 @dataclass
@@ -148,6 +152,12 @@ class ToolSession:
         """Run one call; every fault becomes an observation with its error code."""
         started = time.perf_counter()
         outcome = self._call(name, arguments, raw_arguments)
+        if len(outcome.observation) > MAX_OBSERVATION_CHARS:
+            outcome.observation = (
+                outcome.observation[:MAX_OBSERVATION_CHARS]
+                + f"\n(Observation cut at {MAX_OBSERVATION_CHARS:,} of "
+                f"{len(outcome.observation):,} characters; ask for fewer results with k.)"
+            )
         outcome.duration_s = time.perf_counter() - started
         return outcome
 
@@ -157,18 +167,25 @@ class ToolSession:
         if name not in self.allowed:
             offered = ", ".join(self.allowed)
             return _error(
-                f"Error: there is no tool {name!r}. Tools: {offered}.", ErrorCode.UNKNOWN_TOOL
+                f"Error: there is no tool {short_repr(name, 60)}. Tools: {offered}.",
+                ErrorCode.UNKNOWN_TOOL,
+            )
+        if isinstance(arguments, Mapping) and too_deep(arguments):
+            return _error(
+                f"Error in {name}: the arguments nest lists or objects more than "
+                f"{MAX_NESTING} levels deep; send flat values.",
+                ErrorCode.BAD_ARGUMENT,
             )
         if not isinstance(arguments, Mapping):
-            raw = (raw_arguments or repr(arguments))[:200]
+            raw = raw_arguments or short_repr(arguments, 200)
             return _error(
-                f"Error in {name}: the arguments are not a JSON object: {raw!r}.",
+                f"Error in {name}: the arguments are not a JSON object: {short_repr(raw, 200)}.",
                 ErrorCode.BAD_ARGUMENT,
             )
         unknown = set(arguments) - self.allowed[name]
         if unknown:
             return _error(
-                f"Error in {name}: unknown argument(s) {sorted(unknown)}; "
+                f"Error in {name}: unknown argument(s) {short_repr(sorted(unknown))}; "
                 f"this tool takes {sorted(self.allowed[name])}.",
                 ErrorCode.BAD_ARGUMENT,
             )
@@ -244,7 +261,9 @@ class ToolSession:
         g = self.index.graph
         parts = []
         if added:
-            parts.append("Added " + ", ".join(f"[{n}] {g.name(n)}" for n in added) + ".")
+            parts.append(
+                "Added " + ", ".join(f"[{n}] {cut(g.name(n), NAME_CHARS)}" for n in added) + "."
+            )
         if already:
             parts.append(f"Already in the answer: {already}.")
         if unseen:
@@ -253,7 +272,7 @@ class ToolSession:
                 "results can be added."
             )
         if invalid:
-            parts.append(f"Not node indices: {invalid!r}.")
+            parts.append(f"Not node indices: {short_repr(invalid)}.")
         parts.append(f"The answer has {len(answer)} node(s).")
         ok = not unseen and not invalid
         code = None if ok else str(ErrorCode.UNSEEN_NODE if unseen else ErrorCode.BAD_ARGUMENT)

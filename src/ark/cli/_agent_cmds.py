@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ark._safe import clean_text
 from ark.agent import AgentEvent, RetrievalResult, Retriever
 from ark.cli._app import app
 from ark.cli._llm_opts import (
@@ -49,10 +50,10 @@ def _live_printer(n_agents: int) -> Any:
         color = colors[event.agent % len(colors)]
         tag = f"[{color}]agent {event.agent + 1}[/]" if n_agents > 1 else "agent"
         mark = "" if event.ok else "[red]✗[/] "
-        args = esc(_format_args(event.arguments))
+        args = esc(clean_text(_format_args(event.arguments)))
         err_console.print(
-            f"{tag} step {event.step + 1}: [bold]{event.tool}[/]({args})"
-            f" → {mark}{esc(event.summary)}",
+            f"{tag} step {event.step + 1}: [bold]{esc(clean_text(event.tool))}[/]({args})"
+            f" → {mark}{esc(clean_text(event.summary))}",
             highlight=False,
             soft_wrap=True,
         )
@@ -74,11 +75,20 @@ def _run(
     llm_cache: Path | None = None,
     seed: int | None = 0,
     price_table: PriceTable | None = None,
+    request_timeout: float | None = None,
+    max_retries: int | None = None,
+    use_env: bool = True,
 ) -> RetrievalResult:
     from ark.llm import make_chat_model
 
     try:
-        llm = make_chat_model(model=model, base_url=base_url)
+        llm = make_chat_model(
+            model=model,
+            base_url=base_url,
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            use_env=use_env,
+        )
         llm = cached(llm, llm_cache)
         retriever = Retriever(
             index,
@@ -92,6 +102,8 @@ def _run(
         result = retriever.retrieve(question)
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    except Exception as exc:  # never a traceback: say what failed
+        fail(f"{type(exc).__name__}: {exc}", as_json=as_json, code="InternalError")
     cost = query_cost(result.trajectories, price_table)  # also fills each trajectory's cost
     if save_trajectories is not None:
         path = write_trajectories(save_trajectories / "trajectories.jsonl", result.trajectories)
@@ -120,9 +132,10 @@ def _run(
 
 
 def _print_ranking(result: RetrievalResult) -> None:
-    table = Table("rank", "index", "name", "type", "votes", title=f"Answer to: {esc(result.query)}")
+    title = f"Answer to: {esc(clean_text(result.query))}"
+    table = Table("rank", "index", "name", "type", "votes", title=title)
     for rank, r in enumerate(result.ranking, start=1):
-        table.add_row(str(rank), str(r.index), esc(r.name), esc(r.type), str(r.votes))
+        table.add_row(str(rank), str(r.index), esc(clean_text(r.name)), esc(r.type), str(r.votes))
     console.print(table)
     stops = ", ".join(t.stop_reason for t in result.trajectories)
     steps = ", ".join(str(len(t.steps)) for t in result.trajectories)
@@ -144,6 +157,22 @@ SaveOpt = Annotated[
     typer.Option("--save-trajectories", help="Append trajectories to DIR/trajectories.jsonl."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--request-timeout",
+        min=0.1,
+        help="Seconds one model call may take (default: 120 for a server, none locally).",
+    ),
+]
+RetriesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-retries",
+        min=0,
+        help="Retries of a failed model call (default: 4 for a server, 0 locally).",
+    ),
+]
 
 
 @app.command("ask")
@@ -162,6 +191,8 @@ def ask(
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     prices_file: PricesOpt = None,
+    request_timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = None,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
     try:
@@ -182,6 +213,8 @@ def ask(
         llm_cache=llm_cache,
         seed=seed,
         price_table=price_table,
+        request_timeout=request_timeout,
+        max_retries=max_retries,
     )
 
 
@@ -199,8 +232,13 @@ def demo(
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     prices_file: PricesOpt = None,
+    request_timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = None,
 ) -> None:
-    """Answer a movie question over the bundled MetaQA graph with the local model."""
+    """Answer a movie question over the bundled MetaQA graph with the local model.
+
+    No network unless ``--base-url`` is given: ``OPENAI_BASE_URL``, ``ARK_BASE_URL``
+    and ``OPENAI_API_KEY`` do not send the demo to a server."""
     from importlib.resources import files
 
     try:
@@ -233,4 +271,7 @@ def demo(
         llm_cache=llm_cache,
         seed=seed,
         price_table=price_table,
+        request_timeout=request_timeout,
+        max_retries=max_retries,
+        use_env=False,
     )

@@ -11,6 +11,8 @@ import numpy as np
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ark._safe import redact_url
+from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
@@ -21,9 +23,14 @@ from ark.cli._llm_opts import (
     cached,
     prices,
 )
-from ark.cli._output import console, err_console, esc, fail
+from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.errors import ArkError
 from ark.index import Index, open_index
+
+
+def default_split(dataset: str) -> str:
+    """MetaQA's splits are train/dev/test; STaRK's are train/val/test (no dev)."""
+    return "test" if dataset.startswith("stark:") else "dev"
 
 
 def _load_queries(
@@ -70,8 +77,9 @@ def eval_cmd(
     index_dir: Annotated[Path, typer.Option("--index", help="Index directory.")],
     out: Annotated[Path, typer.Option("--out", help="Run directory to write.")],
     split: Annotated[
-        str, typer.Option(help="Query split (MetaQA: dev; STaRK: test, val…).")
-    ] = "dev",
+        str | None,
+        typer.Option(help="Query split (default: dev for MetaQA, test for STaRK; val, train…)."),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Evaluate a sample of N queries.")] = None,
     sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
     method: Annotated[str, typer.Option(help="ark | bm25 | dense")] = "ark",
@@ -124,6 +132,9 @@ def eval_cmd(
     ray_workers: Annotated[
         int | None, typer.Option(help="Ray workers (default: the cluster's CPUs).")
     ] = None,
+    request_timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
@@ -131,9 +142,10 @@ def eval_cmd(
     from ark.eval.datasets import sample
 
     if method not in ("ark", "bm25", "dense"):
-        fail(f"unknown --method {method!r}; use ark, bm25 or dense")
+        fail(f"unknown --method {method!r}; use ark, bm25 or dense", as_json=as_json)
     if mode not in ("strict", "stark"):
-        fail(f"unknown --mode {mode!r}; use strict or stark")
+        fail(f"unknown --mode {mode!r}; use strict or stark", as_json=as_json)
+    split = split or default_split(dataset)
     ray_runner = None
     try:
         index = open_index(index_dir)
@@ -153,7 +165,12 @@ def eval_cmd(
             spec = MethodSpec(
                 method=method,
                 index=str(index_dir.resolve()),
-                llm={"model": model, "base_url": base_url},
+                llm={
+                    "model": model,
+                    "base_url": base_url,
+                    "request_timeout": request_timeout,
+                    "max_retries": max_retries,
+                },
                 llm_cache=str(llm_cache.resolve()) if llm_cache else None,
                 retriever={
                     "n_agents": agents,
@@ -189,7 +206,12 @@ def eval_cmd(
         else:
             from ark.llm import make_chat_model
 
-            llm = make_chat_model(model=model, base_url=base_url)
+            llm = make_chat_model(
+                model=model,
+                base_url=base_url,
+                request_timeout=request_timeout,
+                max_retries=max_retries,
+            )
             llm = cached(llm, llm_cache)
             model_name = llm.name
             retriever = Retriever(
@@ -220,7 +242,7 @@ def eval_cmd(
                     "temperature": temperature,
                     "tools": tools.to_dict(),
                     "model": model_name,
-                    "base_url": base_url,
+                    "base_url": redact_url(base_url),
                     "seed": seed,
                 }
                 if method == "ark"
@@ -259,16 +281,25 @@ def eval_cmd(
                 )
             )
     except ArkError as exc:
-        fail(str(exc), code=type(exc).__name__)
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
     finally:
         if ray_runner is not None:
             ray_runner.close()
+    all_failed = bool(summary["queries"]) and summary["failed"] == summary["queries"]
+    if as_json:
+        print_json({**summary, "out": str(out)})
+        raise typer.Exit(1 if all_failed else 0)
     console.print((out / "summary.md").read_text(encoding="utf-8"), markup=False, soft_wrap=True)
     console.print(
         f"Records: {out / 'results.jsonl'}; summary: {out / 'summary.json'}", markup=False
     )
+    for name, line in summary.get("damaged_lines", []):
+        err_console.print(f"[yellow]skipped damaged line {line} of {esc(name)} (moved to .bad)[/]")
     if summary["failed"]:
         err_console.print(f"[yellow]{summary['failed']} queries failed; see their records.[/]")
+    if all_failed:
+        err_console.print("[bold red]error:[/] every query failed", highlight=False)
+        raise typer.Exit(1)
 
 
 @app.command("report")
@@ -278,9 +309,11 @@ def report_cmd(
     view: Annotated[
         bool, typer.Option("--view/--no-view", help="Also write each run's HTML view.")
     ] = True,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Compare runs and write the paper's analyses (tables as Markdown and CSV, PNG plots)."""
-    from ark.eval.report import add_view_links, write_report
+    """Compare runs and write the paper's analyses (tables as Markdown and CSV; PNG plots
+    when matplotlib is installed; an HTML view of each run)."""
+    from ark.eval.report import add_view_links, has_matplotlib, write_report
 
     target = out or run_dirs[0] / "report"
     try:
@@ -291,6 +324,17 @@ def report_cmd(
             views = write_views(run_dirs, target)
             text += add_view_links(target, views)
     except ArkError as exc:
-        fail(str(exc), code=type(exc).__name__)
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    if as_json:
+        print_json(
+            {
+                "out": str(target),
+                "files": sorted(p.name for p in target.iterdir() if p.is_file()),
+                "plots": has_matplotlib(),
+                "markdown": text,
+            }
+        )
+        return
     console.print(text, markup=False, soft_wrap=True)
-    console.print(f"Tables and plots written to {esc(str(target))}")
+    what = "Tables and plots" if has_matplotlib() else "Tables (no plots: matplotlib missing)"
+    console.print(f"{what} written to {esc(str(target))}")

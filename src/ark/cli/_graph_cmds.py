@@ -220,13 +220,23 @@ def convert_stark_cmd(
     ],
     graph: Annotated[str, typer.Option(help="amazon | mag | prime")],
     out: Annotated[Path, typer.Option("-o", "--out", help="Folder for nodes/edges parquet.")],
+    trust_pickle: Annotated[
+        bool,
+        typer.Option(
+            "--trust-pickle",
+            help="Unpickle STaRK's .pkl files fully (they can run code); default: plain data.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Convert STaRK's processed files once into nodes/edges tables for `ark index build`."""
     from ark.graph._stark import convert_stark
 
+    def warn(message: str) -> None:
+        err_console.print(f"[yellow]warning:[/] {esc(message)}", highlight=False, soft_wrap=True)
+
     try:
-        meta = convert_stark(kb_dir, out, graph)  # type: ignore[arg-type]
+        meta = convert_stark(kb_dir, out, graph, trust_pickle=trust_pickle, warn=warn)  # type: ignore[arg-type]
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
     if as_json:
@@ -236,3 +246,24 @@ def convert_stark_cmd(
         f"Wrote {esc(str(out))}/nodes.parquet and edges.parquet ({meta['nodes']:,} nodes, "
         f"{meta['edges']:,} edges). Next: ark index build {esc(str(out))} -o INDEX_DIR"
     )
+
+
+@index_app.command("verify")
+def index_verify(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
+    """Check every file of an index against the checksums recorded at build time, and
+    its whole structure (opening checks only sizes and cheap structure)."""
+    from ark.index import verify_index
+
+    report = verify_index(index_dir)
+    if as_json:
+        print_json(report)
+    elif report["ok"]:
+        console.print(
+            f"[green]ok[/]: {esc(str(index_dir))} — {report['files']} files, "
+            f"{report['bytes']:,} bytes checked in {report['seconds']:.1f} s"
+        )
+    else:
+        for problem in report["problems"]:
+            err_console.print(f"[bold red]damaged:[/] {esc(problem)}", soft_wrap=True)
+    if not report["ok"]:
+        raise typer.Exit(1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, NoReturn
 
@@ -10,6 +9,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape as esc
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ark._safe import dumps
 
 __all__ = ["console", "err_console", "esc", "fail", "print_json", "stage_progress"]
 
@@ -30,7 +31,7 @@ def stage_progress(*, disable: bool = False) -> Progress:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(dumps(data, indent=2) + "\n")
 
 
 def fail(

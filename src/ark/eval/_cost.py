@@ -39,15 +39,17 @@ def cost_rows(runs: list[Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def write_cost_report(runs: list[Any], out: Path) -> str:
-    """``cost.csv`` and ``quality_vs_cost.png``; returns the Markdown section ('' when no
-    run called a model)."""
+def write_cost_report(runs: list[Any], out: Path, *, plotting: bool = True) -> str:
+    """``cost.csv`` and (with matplotlib) ``quality_vs_cost.png``; returns the Markdown
+    section ('' when no run called a model)."""
     from ark.eval.report import _csv, _markdown
 
     rows = cost_rows(runs)
     if not any(r["llm_calls/q"] or r["cache_hits/q"] for r in rows):
         return ""
     _csv(out / "cost.csv", rows)
+    if not plotting:
+        return "\n## Cost per query\n\n" + _markdown(rows)
     _plot(rows, out / "quality_vs_cost.png")
     return "\n## Cost per query (quality_vs_cost.png)\n\n" + _markdown(rows)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ark._safe import clean_text
 from ark.cost import PriceTable, query_cost, run_cost
 from ark.eval._methods import Method, MethodOutput
 from ark.eval._store import RunStore
@@ -72,8 +73,10 @@ async def run_queries(
     await asyncio.gather(*(one(q) for q in todo))
     records = [done[i] for i in ids]
     summary = summarize(records, config, prices)
+    if store.skipped:  # damaged lines found when resuming (their queries were redone)
+        summary["damaged_lines"] = [list(s) for s in store.skipped]
     store.write_json("summary.json", summary)
-    (store.root / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
+    (store.root / "summary.md").write_text(clean_text(summary_markdown(summary)), encoding="utf-8")
     return summary
 
 
@@ -93,10 +96,15 @@ def make_record(
         status = "ok"
     metrics = None
     if q.gold:
-        # A failed query is scored on an empty ranking: a failure counts as a miss.
-        metrics = evaluate_query(
-            out.ranking, q.gold, candidates=candidates, mode=mode, n_nodes=n_nodes
-        )
+        # A failed query is scored on an empty ranking: a failure counts as a miss,
+        # whatever partial list the method had (ARK: every agent failed; the lists of
+        # agents that failed are never fused).
+        if status == "failed":  # zero in both modes (stark mode would fill candidates in)
+            metrics = {m: 0.0 for m in MEASURES}
+        else:
+            metrics = evaluate_query(
+                out.ranking, q.gold, candidates=candidates, mode=mode, n_nodes=n_nodes
+            )
     return {
         "query_id": q.id,
         "query": q.text,

@@ -6,6 +6,10 @@ partial last line. Resuming drops that partial line, keeps every complete record
 and skips those queries: nothing is lost and nothing is written twice. Trajectories
 of queries that have no record yet (in flight at the kill) are dropped too, so the
 trajectory file matches the records exactly.
+
+A line damaged in the middle (invalid UTF-8, broken JSON, not a record) is skipped
+and reported, never allowed to hide the records after it: resuming moves it to
+``results.jsonl.bad`` (or ``trajectories.jsonl.bad``) and redoes its query.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ark._safe import dumps
 from ark.errors import ArkError
 from ark.trajectory import Trajectory
 
@@ -29,6 +34,8 @@ class RunStore:
         self.root = Path(root)
         self.results = self.root / RESULTS_FILE
         self.trajectories = self.root / TRAJECTORIES_FILE
+        #: Damaged lines found when resuming: (file name, 1-based line number).
+        self.skipped: list[tuple[str, int]] = []
 
     # -- starting and resuming ------------------------------------------------------------
 
@@ -41,7 +48,13 @@ class RunStore:
                 "or choose another --out directory"
             )
         if resume and config_path.exists():
-            old = json.loads(config_path.read_text(encoding="utf-8"))
+            try:
+                old = json.loads(config_path.read_text(encoding="utf-8"))
+            except ValueError as exc:  # invalid UTF-8 or JSON
+                raise ArkError(
+                    f"cannot resume {self.root}: {CONFIG_FILE} is damaged ({exc}); "
+                    "start the run again in another --out"
+                ) from None
             changed = sorted(
                 k for k in config if k not in _RESUME_MAY_CHANGE and old.get(k) != config.get(k)
             )
@@ -51,7 +64,7 @@ class RunStore:
                     f"({', '.join(changed)}); use the same settings or another --out"
                 )
         self.root.mkdir(parents=True, exist_ok=True)
-        config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        config_path.write_text(dumps(config, indent=2), encoding="utf-8")
         done = self._recover_results() if resume else {}
         self._recover_trajectories(set(done))
         return done
@@ -60,20 +73,37 @@ class RunStore:
         done: dict[str, dict[str, Any]] = {}
         if not self.results.exists():
             return done
-        good_bytes = 0
-        for raw, record in _complete_records(self.results):
-            done.setdefault(record["query_id"], record)
-            good_bytes += len(raw)
-        _truncate(self.results, good_bytes)
+        bad: list[tuple[int, bytes]] = []
+        kept = []
+        for raw, record in _complete_records(self.results, bad, key="query_id"):
+            if record["query_id"] not in done:
+                done[record["query_id"]] = record
+                kept.append(raw)
+        self._rewrite(self.results, kept, bad)
         return done
 
     def _recover_trajectories(self, done: set[str]) -> None:
         if not self.trajectories.exists():
             return
-        kept = [raw for raw, t in _complete_records(self.trajectories) if t.get("query_id") in done]
-        tmp = self.trajectories.with_suffix(".tmp")
-        tmp.write_bytes(b"".join(kept))
-        os.replace(tmp, self.trajectories)
+        bad: list[tuple[int, bytes]] = []
+        kept = [
+            raw for raw, t in _complete_records(self.trajectories, bad) if t.get("query_id") in done
+        ]
+        self._rewrite(self.trajectories, kept, bad)
+
+    def _rewrite(self, path: Path, kept: list[bytes], bad: list[tuple[int, bytes]]) -> None:
+        """Replace ``path`` by its kept lines (atomically); damaged ones are moved aside."""
+        if bad:
+            self.skipped += [(path.name, line) for line, _ in bad]
+            aside = path.with_name(path.name + ".bad")
+            with aside.open("ab") as f:
+                f.write(b"".join(raw if raw.endswith(b"\n") else raw + b"\n" for _, raw in bad))
+        data = b"".join(kept)
+        if not bad and path.stat().st_size == len(data):
+            return  # nothing to drop: leave the file as it is
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
 
     # -- writing ------------------------------------------------------------------------
 
@@ -82,14 +112,14 @@ class RunStore:
         if trajectories:
             _append_lines(
                 self.trajectories,
-                [json.dumps(t.to_dict(), ensure_ascii=False) for t in trajectories],
+                [dumps(t.to_dict()) for t in trajectories],
             )
-        _append_lines(self.results, [json.dumps(record, ensure_ascii=False)])
+        _append_lines(self.results, [dumps(record)])
 
     def write_json(self, name: str, data: Any) -> Path:
         path = self.root / name
         tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+        tmp.write_text(dumps(data, indent=2), encoding="utf-8")
         os.replace(tmp, path)
         return path
 
@@ -108,28 +138,37 @@ def _append_lines(path: Path, lines: list[str]) -> None:
         os.close(fd)
 
 
-def _truncate(path: Path, size: int) -> None:
-    if path.stat().st_size != size:
-        with path.open("r+b") as f:
-            f.truncate(size)
-
-
-def _complete_records(path: Path) -> Iterator[tuple[bytes, dict[str, Any]]]:
-    """Complete JSON lines of a file, up to the first partial or unreadable one (a
-    record cut by a kill mid-write is always last)."""
+def _complete_records(
+    path: Path, bad: list[tuple[int, bytes]] | None = None, key: str | None = None
+) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """The complete, readable JSON-object lines of a file. A last line without its
+    newline (cut by a kill mid-write) is dropped; a damaged line elsewhere is skipped
+    and, with its 1-based number, appended to ``bad``. ``key``: a field a line must
+    have to count as readable."""
     with path.open("rb") as f:
-        for raw in f:
+        for lineno, raw in enumerate(f, start=1):
             if not raw.endswith(b"\n"):
                 return
+            if not raw.strip():
+                continue
             try:
-                yield raw, json.loads(raw)
-            except json.JSONDecodeError:
-                return
+                value = json.loads(raw.decode("utf-8"))
+            except (ValueError, RecursionError):  # invalid UTF-8 or JSON
+                value = None
+            if isinstance(value, dict) and (key is None or isinstance(value.get(key), str)):
+                yield raw, value
+            elif bad is not None:
+                bad.append((lineno, raw))
 
 
-def read_records(run_dir: str | Path) -> list[dict[str, Any]]:
-    """The complete records of a run (a trailing partial line is ignored)."""
+def read_records(run_dir: str | Path, skipped: list[int] | None = None) -> list[dict[str, Any]]:
+    """The complete records of a run (a trailing partial line is ignored; the numbers
+    of damaged lines, which are skipped, are appended to ``skipped``)."""
     path = Path(run_dir) / RESULTS_FILE
     if not path.exists():
         raise ArkError(f"{run_dir} is not a run directory (no {RESULTS_FILE})")
-    return [record for _, record in _complete_records(path)]
+    bad: list[tuple[int, bytes]] = []
+    records = [record for _, record in _complete_records(path, bad, key="query_id")]
+    if skipped is not None:
+        skipped += [line for line, _ in bad]
+    return records

@@ -5,7 +5,8 @@ returns a value in [0, 1]; :func:`aggregate` averages per-query values in percen
 
 * ``hit_at_k``: 1 if any gold node is in the top k.
 * ``recall_at_k``: gold nodes in the top k divided by the number of gold nodes
-  (STaRK divides by |gold|, not by min(k, |gold|)).
+  (STaRK divides by |gold|, not by min(k, |gold|)); with candidates, only gold
+  nodes that are candidates count, as in STaRK's evaluator.
 * ``reciprocal_rank``: 1 / rank of the first gold node over the whole ranking, 0 if
   none is ranked (STaRK's MRR has no cutoff).
 
@@ -77,9 +78,15 @@ def evaluate_query(
     mode: str = "strict",
     n_nodes: int | None = None,
 ) -> dict[str, float]:
-    """Hit@1, Hit@5, Recall@20 and MRR of one query, in [0, 1]."""
+    """Hit@1, Hit@5, Recall@20 and MRR of one query, in [0, 1].
+
+    Like STaRK's evaluator, both sides are restricted to the candidates: predictions
+    that are not candidates are dropped, and so are gold answers (Recall@20 divides
+    by the gold answers among the candidates; with none, every measure is 0)."""
     ranked = filter_to_candidates(ranking, candidates)
     gold = set(int(g) for g in gold)
+    if candidates is not None:
+        gold = {g for g in gold if 0 <= g < len(candidates) and candidates[g]}
     if mode == "stark":
         if n_nodes is None and candidates is None:
             raise ValueError("stark mode needs the candidate mask or the number of nodes")

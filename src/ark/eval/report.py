@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ark._safe import clean_text
 from ark.errors import ArkError
 from ark.eval._store import TRAJECTORIES_FILE, read_records
 from ark.eval.metrics import MEASURES
@@ -34,11 +35,19 @@ class Run:
             raise ArkError(f"{path} has no summary.json; finish or resume the run first")
         self.summary = json.loads(summary.read_text(encoding="utf-8"))
         self.config: dict[str, Any] = self.summary["config"]
-        self.records = read_records(path)
+        #: What was skipped while reading (damaged lines), for the report's notes.
+        self.notes: list[str] = []
+        skipped: list[int] = []
+        self.records = read_records(path, skipped)
+        if skipped:
+            self.notes.append(f"{path / 'results.jsonl'}: skipped damaged line(s) {skipped}")
         traj_file = path / TRAJECTORIES_FILE
-        self.trajectories: list[Trajectory] = (
-            list(read_trajectories(traj_file)) if traj_file.exists() else []
-        )
+        self.trajectories: list[Trajectory] = []
+        if traj_file.exists():
+            bad: list[int] = []
+            self.trajectories = list(read_trajectories(traj_file, skipped=bad))
+            if bad:
+                self.notes.append(f"{traj_file}: skipped damaged line(s) {bad}")
 
     @property
     def name(self) -> str:
@@ -125,7 +134,19 @@ def _mean(values: list[int]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def write_report(run_dirs: list[Path], out: Path) -> str:
+def has_matplotlib() -> bool:
+    """Whether plots can be drawn (matplotlib is the optional ``[report]`` extra)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def write_report(run_dirs: list[Path], out: Path, *, plots: bool | None = None) -> str:
+    """Tables (Markdown, CSV) and, when matplotlib is installed, plots; returns the
+    Markdown. ``plots=None``: draw them if matplotlib can be imported."""
+    plotting = has_matplotlib() if plots is None else plots
     runs = [Run(Path(p)) for p in run_dirs]
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -151,16 +172,26 @@ def write_report(run_dirs: list[Path], out: Path) -> str:
             [{k: (round(v, 1) if isinstance(v, float) else v) for k, v in u.items()} for u in usage]
         )
         _csv(out / "tool_use.csv", usage)
-        _plots(runs, usage, out)
+        if plotting:
+            _plots(runs, usage, out)
     from ark.eval._cost import write_cost_report  # quality against cost (issue 16)
 
-    text += write_cost_report(runs, out)
+    text += write_cost_report(runs, out, plotting=plotting)
     grid = _sweep(runs)
     if grid:
         text += "\n## Budget sweep (figure 2)\n\n" + _markdown(grid)
         _csv(out / "sweep.csv", grid)
-        _sweep_plot(grid, out / "sweep.png")
-    (out / "report.md").write_text(text, encoding="utf-8")
+        if plotting:
+            _sweep_plot(grid, out / "sweep.png")
+    notes = [n for r in runs for n in r.notes]
+    if not plotting:
+        notes.append(
+            "plots skipped: matplotlib is not installed (pip install 'ark-retriever[report]'); "
+            "the tables above and the CSV files are complete"
+        )
+    if notes:
+        text += "\n## Notes\n\n" + "".join(f"- {n}\n" for n in notes)
+    (out / "report.md").write_text(clean_text(text), encoding="utf-8")
     return text
 
 
@@ -277,7 +308,7 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
 
 
 def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with path.open("w", newline="", encoding="utf-8", errors="replace") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

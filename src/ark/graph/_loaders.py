@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -94,10 +96,9 @@ def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
     unit = "line" if header else "row"
     edge_unit = "line" if edge_header else "row"
 
-    ids = nodes.column("id").combine_chunks()
-    if ids.null_count:
-        row = _first_true(ids.is_null())
-        raise GraphFormatError(nodes_path, "node id is empty", row + header, unit)
+    if nodes.num_rows == 0:
+        raise GraphFormatError(nodes_path, "no nodes (only a header, or an empty table)")
+    ids = _id_column(nodes.column("id").combine_chunks(), nodes_path, header, unit)
     unique = pc.unique(ids)
     if len(unique) != len(ids):
         counts = pc.value_counts(ids)
@@ -145,6 +146,32 @@ def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
     )
 
 
+def _id_column(ids: pa.Array, path: Path, offset: int, unit: str) -> pa.Array:
+    """Node ids as integers or strings; a float column only when every id is whole."""
+    if ids.null_count:
+        raise GraphFormatError(path, "node id is empty", _first_true(ids.is_null()) + offset, unit)
+    if pa.types.is_floating(ids.type):
+        values = ids.to_numpy(zero_copy_only=False)
+        bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
+        if len(bad):
+            raise GraphFormatError(
+                path,
+                f"node id {float(values[bad[0]])!r} is not a whole number",
+                int(bad[0]) + offset,
+                unit,
+            )
+        return ids.cast(pa.int64())
+    if not (
+        pa.types.is_integer(ids.type)
+        or pa.types.is_string(ids.type)
+        or pa.types.is_large_string(ids.type)
+    ):
+        raise GraphFormatError(
+            path, f"node ids must be integers or strings, the 'id' column holds {ids.type}"
+        )
+    return ids
+
+
 def _read_table(path: Path, required: list[str]) -> pa.Table:
     if not path.exists():
         raise GraphFormatError(path, "file not found")
@@ -182,10 +209,18 @@ def _string_column(
     col = table.column(name).combine_chunks()
     if col.null_count:
         raise GraphFormatError(path, f"empty {name!r}", _first_true(col.is_null()) + offset, unit)
-    col = col.cast(pa.string())
+    try:
+        col = col.cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise GraphFormatError(path, f"column {name!r} is not text ({col.type}: {exc})") from None
     empty = pc.equal(pc.utf8_length(col), 0)
     if pc.any(empty).as_py():
         raise GraphFormatError(path, f"empty {name!r}", _first_true(empty) + offset, unit)
+    nul = pc.match_substring(col, "\x00")
+    if pc.any(nul).as_py():
+        raise GraphFormatError(
+            path, f"NUL byte in {name!r} (a binary value?)", _first_true(nul) + offset, unit
+        )
     return col
 
 
@@ -255,24 +290,23 @@ def load_triples(
     rels: list[str] = []
     tails: list[str] = []
     sep: str | None = None
-    with _open_text(path) as lines:
-        for lineno, raw in enumerate(lines, start=1):
-            line = raw.rstrip("\r\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            if sep is None:
-                sep = "\t" if "\t" in line else "|"
-            parts = line.split(sep)
-            if len(parts) != 3 or not all(p.strip() for p in parts):
-                raise GraphFormatError(
-                    path,
-                    f"expected 'head{sep}relation{sep}tail' with three non-empty fields, "
-                    f"got {len(parts)} field(s): {line[:80]!r}",
-                    lineno,
-                )
-            heads.append(parts[0].strip())
-            rels.append(parts[1].strip())
-            tails.append(parts[2].strip())
+    for lineno, raw in _text_lines(path):
+        line = raw.rstrip("\r\n")
+        if not line.strip() or line.startswith("#"):
+            continue
+        if sep is None:
+            sep = "\t" if "\t" in line else "|"
+        parts = line.split(sep)
+        if len(parts) != 3 or not all(p.strip() for p in parts):
+            raise GraphFormatError(
+                path,
+                f"expected 'head{sep}relation{sep}tail' with three non-empty fields, "
+                f"got {len(parts)} field(s): {line[:80]!r}",
+                lineno,
+            )
+        heads.append(parts[0].strip())
+        rels.append(parts[1].strip())
+        tails.append(parts[2].strip())
     if not heads:
         raise GraphFormatError(path, "no triples found")
 
@@ -310,14 +344,38 @@ def load_triples(
     )
 
 
-def _open_text(path: Path) -> TextIO:
-    """Open a text file, transparently gunzipping ``*.gz``."""
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a UTF-8 text file, transparently gunzipping ``*.gz``.
+
+    Every way a file can fail to be text is a :class:`GraphFormatError` with the file
+    and line: invalid UTF-8, a NUL byte (a binary file), a ``.gz`` that is not gzip or
+    is cut short. A UTF-8 byte-order mark at the start is dropped, not kept in a name.
+    """
+    lineno = 0
     try:
-        if path.suffix == ".gz":
-            return gzip.open(path, "rt", encoding="utf-8")
-        return path.open(encoding="utf-8")
+        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as f:
+            for lineno, raw in enumerate(f, start=1):
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                if b"\x00" in raw:
+                    raise GraphFormatError(path, "NUL byte in the line (a binary file?)", lineno)
+                try:
+                    yield lineno, raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise GraphFormatError(
+                        path,
+                        f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {exc.start + 1} "
+                        "(a binary file, or another encoding?)",
+                        lineno,
+                    ) from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise GraphFormatError(path, f"not a valid gzip file ({exc})", lineno + 1) from None
+    except EOFError:
+        raise GraphFormatError(
+            path, "the gzip file is cut short (truncated download or copy?)", lineno + 1
+        ) from None
     except OSError as exc:
-        raise GraphFormatError(path, str(exc)) from exc
+        raise GraphFormatError(path, exc.strerror or str(exc)) from None
 
 
 def _relation_schema(
@@ -326,16 +384,15 @@ def _relation_schema(
     if schema_file is not None:
         path = Path(schema_file)
         schema: dict[str, tuple[str, str]] = {}
-        with _open_text(path) as lines:
-            for lineno, raw in enumerate(lines, start=1):
-                if not raw.strip() or raw.startswith("#"):
-                    continue
-                parts = [p.strip() for p in raw.rstrip("\r\n").split("\t")]
-                if len(parts) != 3 or not all(parts):
-                    raise GraphFormatError(
-                        path, "expected 'relation<TAB>head_type<TAB>tail_type'", lineno
-                    )
-                schema[parts[0]] = (parts[1], parts[2])
+        for lineno, raw in _text_lines(path):
+            if not raw.strip() or raw.startswith("#"):
+                continue
+            parts = [p.strip() for p in raw.rstrip("\r\n").split("\t")]
+            if len(parts) != 3 or not all(parts):
+                raise GraphFormatError(
+                    path, "expected 'relation<TAB>head_type<TAB>tail_type'", lineno
+                )
+            schema[parts[0]] = (parts[1], parts[2])
         missing = [r for r in relation_names if r not in schema]
         if missing:
             raise GraphFormatError(path, f"no schema line for relation(s) {missing}")
@@ -372,12 +429,11 @@ def _types_from_schema(
 
 def _read_types_file(path: Path) -> dict[str, str]:
     type_of: dict[str, str] = {}
-    with _open_text(path) as lines:
-        for lineno, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
-            parts = raw.rstrip("\r\n").split("\t")
-            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
-                raise GraphFormatError(path, "expected 'name<TAB>type'", lineno)
-            type_of.setdefault(parts[0].strip(), parts[1].strip())
+    for lineno, raw in _text_lines(path):
+        if not raw.strip():
+            continue
+        parts = raw.rstrip("\r\n").split("\t")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise GraphFormatError(path, "expected 'name<TAB>type'", lineno)
+        type_of.setdefault(parts[0].strip(), parts[1].strip())
     return type_of

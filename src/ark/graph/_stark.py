@@ -1,7 +1,8 @@
 """Convert STaRK's knowledge bases (as ``stark-qa`` unpacks them) to ARK's tables.
 
 Reads ``processed/`` once — ``node_info.pkl`` (a pickle: only ever opened by this
-explicit conversion, never at run time), ``edge_index.pt``, ``edge_types.pt``,
+explicit conversion, never at run time, and then as plain data unless the user
+passes ``--trust-pickle``), ``edge_index.pt``, ``edge_types.pt``,
 ``node_types.pt`` and the type dictionaries — and writes ``nodes.parquet`` and
 ``edges.parquet`` (node index = STaRK's index, so gold answer ids stay valid) plus
 ``stark.json`` naming the candidate node types. Then ``ark index build`` builds the
@@ -84,11 +85,36 @@ def stark_candidate_types(graph: str, index_meta: dict[str, Any] | None = None) 
     return CANDIDATE_TYPES[graph]
 
 
-def convert_stark(kb_dir: str | Path, out_dir: str | Path, graph: StarkGraph) -> dict[str, Any]:
-    """Write ``nodes.parquet``, ``edges.parquet`` and ``stark.json`` into ``out_dir``."""
+def convert_stark(
+    kb_dir: str | Path,
+    out_dir: str | Path,
+    graph: StarkGraph,
+    *,
+    trust_pickle: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Write ``nodes.parquet``, ``edges.parquet`` and ``stark.json`` into ``out_dir``.
+
+    STaRK ships ``node_info.pkl`` and type dictionaries as pickles, and unpickling
+    can run code from the file. They are read with a data-only unpickler (plain
+    containers, strings, numbers, numpy arrays; anything else is refused) unless
+    ``trust_pickle``; ``warn`` is told, before each pickle is read, which file it
+    is and where it comes from.
+    """
     if graph not in CANDIDATE_TYPES:
         raise ArkError(f"unknown STaRK graph {graph!r}; use amazon, mag or prime")
     processed = _processed_dir(Path(kb_dir), graph)
+
+    def _load_pickle(path: Path) -> Any:
+        if warn is not None:
+            how = "fully (--trust-pickle)" if trust_pickle else "as plain data only"
+            warn(
+                f"reading the pickle {path} (from the STaRK knowledge base in {kb_dir}) "
+                f"{how}; a pickle can run code, so convert only STaRK data from its "
+                "official source (stark-qa / Hugging Face snap-stanford/stark)"
+            )
+        return load_pickle(path, trust=trust_pickle)
+
     info = _load_pickle(processed / "node_info.pkl")
     edge_index = _load_tensor(processed / "edge_index.pt")
     edge_types = _load_tensor(processed / "edge_types.pt")
@@ -159,11 +185,50 @@ def _processed_dir(kb_dir: Path, graph: str) -> Path:
     )
 
 
-def _load_pickle(path: Path) -> Any:
+#: What a data-only pickle may name: containers and numpy arrays, nothing callable
+#: beyond their own reconstruction.
+SAFE_PICKLE_GLOBALS = {
+    *(
+        ("builtins", name)
+        for name in ("dict", "list", "tuple", "set", "frozenset", "str", "bytes", "int")
+    ),
+    ("builtins", "float"),
+    ("builtins", "bool"),
+    ("builtins", "complex"),
+    ("collections", "OrderedDict"),
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+}
+
+
+class _DataOnlyUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in SAFE_PICKLE_GLOBALS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"it names {module}.{name}, which is not plain data")
+
+
+def load_pickle(path: Path, *, trust: bool = False) -> Any:
+    """A STaRK pickle: plain data only (the default), or anything (``trust``)."""
     if not path.exists():
         raise GraphFormatError(path, "file not found")
     with path.open("rb") as f:
-        return pickle.load(f)  # STaRK ships pickles; only this explicit command reads them
+        if trust:
+            return pickle.load(f)  # the user vouched for the file (--trust-pickle)
+        try:
+            return _DataOnlyUnpickler(f).load()
+        except pickle.UnpicklingError as exc:
+            raise GraphFormatError(
+                path,
+                f"refused to unpickle: {exc}. A pickle can run code; if this file comes "
+                "from STaRK's official release, rerun with --trust-pickle",
+            ) from None
+        except (EOFError, ValueError, TypeError, AttributeError) as exc:
+            raise GraphFormatError(path, f"not a readable pickle ({exc})") from None
 
 
 def _load_tensor(path: Path) -> np.ndarray:
@@ -175,7 +240,10 @@ def _load_tensor(path: Path) -> np.ndarray:
         ) from exc
     if not path.exists():
         raise GraphFormatError(path, "file not found")
-    return torch.load(path, map_location="cpu").numpy()
+    try:  # weights_only: tensors and plain containers, never code from the file
+        return torch.load(path, map_location="cpu", weights_only=True).numpy()
+    except (RuntimeError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
+        raise GraphFormatError(path, f"not a readable tensor file ({exc})") from None
 
 
 def _present(value: Any) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ark.errors import ArkError, IndexFormatError
-from ark.index._store import Index, _descriptors
+from ark.index._store import Index, _chmod_as_umask, _descriptors
 
 DENSE_DIR = "dense"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -156,6 +156,7 @@ def build_dense(
             "build_seconds": round(time.perf_counter() - started, 2),
         }
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        _chmod_as_umask(tmp)
         if target.exists():
             shutil.rmtree(target)
         tmp.rename(target)

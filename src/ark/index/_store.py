@@ -3,6 +3,7 @@
 Layout of ``INDEX_DIR``::
 
     meta.json        format version, counts, source checksum, BM25 settings, file sizes
+                     and the sha256 of every file (checked by ``ark index verify``)
     schema.json      node types and relations with counts
     nodes.arrow      Arrow IPC file: name, text (memory-mapped)
     node_type.npy    int16 type code per node
@@ -37,6 +38,7 @@ from ark.graph import Graph, Schema, descriptor_text, load_graph, read_stark_met
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
 from ark.index._tokenize import Tokenizer, TokenizerConfig
+from ark.index._verify import check_structure, file_checksums
 
 FORMAT_NAME = "ark-index"
 FORMAT_VERSION = 1
@@ -118,21 +120,36 @@ def build_index(
             "tokenizer": tokenizer.to_dict(),
             "bm25": {"method": params.method, "k1": params.k1, "b": params.b},
             "files": _file_sizes(tmp),
+            "checksums": file_checksums(tmp),  # every file, whatever the layout
             "build_seconds": round(time.perf_counter() - started, 2),
         }
         stark = read_stark_meta(source) if Path(source).is_dir() else None
         if stark is not None:
             meta["stark"] = stark
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        _chmod_as_umask(tmp)  # mkdtemp makes 0700; an index is shared like any folder
+        _check_writable_target(out)  # again: it may have changed during the build
+        old = None
         if out.exists():
-            shutil.rmtree(out)
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            os.replace(out, old / "index")
         os.replace(tmp, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if progress:
         progress("writing", 1, 1)
     return Index(out, graph, bm25, meta)
+
+
+def _chmod_as_umask(directory: Path) -> None:
+    """Give ``directory`` (and its subdirectories) the mode ``mkdir`` would have."""
+    mask = os.umask(0)
+    os.umask(mask)
+    for d in [directory, *(p for p in directory.rglob("*") if p.is_dir())]:
+        d.chmod(0o777 & ~mask)
 
 
 def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
@@ -147,13 +164,25 @@ def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
             yield descriptor_text(n, type_names[t], x)
 
 
+def is_ark_index_dir(path: Path) -> bool:
+    """Whether ``path`` is provably an ARK index: its ``meta.json`` carries the format
+    marker. Only such a directory may be replaced by a build."""
+    try:
+        meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and meta.get("format") == FORMAT_NAME
+
+
 def _check_writable_target(out: Path) -> None:
-    is_index = (out / META_FILE).exists()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not is_index)):
-        raise ArkError(
-            f"{out} exists and is not an ARK index; choose another output directory "
-            "(an existing index is replaced, anything else is left alone)"
-        )
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or is_ark_index_dir(out)):
+        return
+    raise ArkError(
+        f"{out} exists and is not an ARK index; choose another output directory "
+        "(an existing index is replaced, anything else is left alone)"
+    )
 
 
 def _write_graph(graph: Graph, directory: Path) -> None:
@@ -245,6 +274,7 @@ def open_index(path: str | Path) -> Index:
     counts = meta["counts"]
     if len(bm25.indptr) != len(bm25.vocab) + 1 or len(bm25.indices) != counts["postings"]:
         raise IndexFormatError(f"{root}: BM25 arrays do not match the vocabulary; {hint}")
+    check_structure(root, graph, bm25, hint)  # ranges and row pointers; `verify` does all
     return Index(root, graph, bm25, meta)
 
 

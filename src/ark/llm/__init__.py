@@ -28,21 +28,49 @@ __all__ = [
 
 
 def make_chat_model(
-    model: str | None = None, base_url: str | None = None, **kwargs: Any
+    model: str | None = None,
+    base_url: str | None = None,
+    *,
+    request_timeout: float | None = None,
+    max_retries: int | None = None,
+    use_env: bool = True,
+    **kwargs: Any,
 ) -> ChatModel:
-    """The backend for ``model``/``base_url``; the local model when neither points away."""
-    base_url = base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-    remote = base_url is not None or (
-        model is not None and not model.endswith(".gguf") and "OPENAI_API_KEY" in os.environ
-    )
+    """The backend for ``model``/``base_url``; the local model when neither points away.
+
+    ``request_timeout`` (seconds per model call) and ``max_retries`` reach either
+    backend. ``use_env=False`` ignores ``ARK_BASE_URL``/``OPENAI_BASE_URL`` and the key
+    (``ark demo`` promises no network unless ``--base-url`` is given). A model name
+    that is neither a ``.gguf`` file nor servable (no key, no base URL) is refused
+    rather than read as a path.
+    """
+    if use_env:
+        base_url = base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+    has_key = use_env and "OPENAI_API_KEY" in os.environ
+    is_gguf = model is not None and (model.endswith(".gguf") or os.path.isfile(model))
+    remote = base_url is not None or (model is not None and not is_gguf and has_key)
     if remote:
         from ark.llm._openai import OpenAIChatModel
 
         if model is None:
-            model = os.environ.get("ARK_MODEL")
+            model = os.environ.get("ARK_MODEL") if use_env else None
         if model is None:
             raise LLMError("an OpenAI-compatible endpoint needs a model name: pass --model")
+        if request_timeout is not None:
+            kwargs["timeout"] = request_timeout
+        if max_retries is not None:
+            kwargs["max_retries"] = max_retries
         return OpenAIChatModel(model=model, base_url=base_url, **kwargs)
+    if model is not None and not is_gguf:
+        raise LLMError(
+            f"--model {model!r} is not a .gguf file, and no OpenAI-compatible endpoint is "
+            "configured: set OPENAI_API_KEY (OpenAI) or pass --base-url URL (any "
+            "OpenAI-compatible server) to use a served model"
+        )
     from ark.llm._local import LocalChatModel
 
+    if request_timeout is not None:
+        kwargs["request_timeout"] = request_timeout
+    if max_retries is not None:
+        kwargs["max_retries"] = max_retries
     return LocalChatModel(model_path=model, **kwargs)

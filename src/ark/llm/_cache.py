@@ -78,7 +78,8 @@ def request_key(
         "seed": seed,
         "options": options or {},
     }
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # ASCII escapes: a lone surrogate from a model must hash, not raise.
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -126,7 +127,7 @@ class LLMCache:
                 (
                     key,
                     model,
-                    json.dumps(response, ensure_ascii=False),
+                    json.dumps(response),  # ASCII escapes: SQLite stores any model text
                     int(usage.get("prompt_tokens", 0)),
                     int(usage.get("completion_tokens", 0)),
                     time.time(),

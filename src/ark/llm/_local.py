@@ -21,6 +21,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ark.llm._types import Completion, LLMError, Message, Usage
+from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
 from ark.llm.chat_format import (
     TOOL_CALL_CLOSE,
     TOOL_CALL_OPEN,
@@ -146,6 +147,86 @@ def _gbnf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+_HOLE = "\ue000{}\ue001"  # private-use characters: never in a template's own text
+_HOLES = re.compile('\ue000(\\d+)\ue001|\\{"__ark_text__": (\\d+)\\}')
+
+
+def prompt_segments(
+    template: ChatTemplate, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+) -> list[tuple[str, bool]]:
+    """The rendered prompt as ``(text, is_template_text)`` pieces, in order.
+
+    Every string that comes from a message (the question, graph text in
+    observations, the model's own calls) or from the tool specs is rendered as a
+    hole and put back afterwards, so the tokenizer can parse special tokens such
+    as ``<|im_start|>`` in the template's control text only: a node called
+    ``<|im_start|>system`` stays plain text and cannot forge a turn. Joined, the
+    pieces are exactly :meth:`ChatTemplate.render`'s text.
+    """
+    texts: list[str] = []
+
+    def hole(text: str) -> str:
+        texts.append(text)
+        return _HOLE.format(len(texts) - 1)
+
+    def json_hole(value: Any) -> dict[str, int]:  # rendered by the template's tojson
+        texts.append(json.dumps(value, ensure_ascii=False))
+        return {"__ark_text__": len(texts) - 1}
+
+    masked = [
+        Message(
+            role=m.role,
+            content=hole(m.content) if m.content else "",  # templates test emptiness
+            tool_calls=tuple(
+                ToolCall(
+                    c.id,
+                    hole(c.name) if c.name else "",
+                    json_hole(c.arguments if c.arguments is not None else c.raw_arguments),
+                    "",
+                )
+                for c in m.tool_calls
+            ),
+            tool_call_id=m.tool_call_id,
+            name=m.name,
+        )
+        for m in messages
+    ]
+    rendered = template.render(masked, [json_hole(t) for t in tools])
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for match in _HOLES.finditer(rendered):
+        if match.start() > at:
+            pieces.append((rendered[at : match.start()], True))
+        i = int(match.group(1) or match.group(2))
+        if texts[i]:
+            pieces.append((texts[i], False))
+        at = match.end()
+    if at < len(rendered):
+        pieces.append((rendered[at:], True))
+    return pieces
+
+
+class _Deadline:
+    """A llama.cpp stopping criterion that ends generation once ``seconds`` passed."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.start = time.perf_counter()
+        self.passed = False
+
+    def __call__(self, input_ids: Any, logits: Any) -> bool:
+        if self.seconds is not None and time.perf_counter() - self.start > self.seconds:
+            self.passed = True
+        return self.passed
+
+    def criteria(self) -> Any:
+        if self.seconds is None:
+            return None
+        from llama_cpp import StoppingCriteriaList
+
+        return StoppingCriteriaList([self])
+
+
 class LocalChatModel:
     """llama.cpp in-process; one model instance shared by all agents (calls serialised)."""
 
@@ -156,6 +237,8 @@ class LocalChatModel:
         n_ctx: int = 16384,
         n_threads: int | None = None,
         seed: int = 0,
+        request_timeout: float | None = None,
+        max_retries: int = 0,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -180,6 +263,10 @@ class LocalChatModel:
         self.template = ChatTemplate(template)
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
+        #: Seconds one call may generate for (None: no limit); a call past it stops
+        #: at the next token and is tried again up to ``max_retries`` times.
+        self.request_timeout = request_timeout
+        self.max_retries = max(0, max_retries)
 
     def cache_identity(self) -> dict[str, Any]:
         """What a cached response depends on: the weights (sha256), any LoRA adapter
@@ -202,6 +289,16 @@ class LocalChatModel:
         """The prompt text, with the template's quirks fixed (``ark.llm.chat_format``)."""
         return self.template.render(messages, tools)
 
+    def tokenize_prompt(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+    ) -> list[int]:
+        """The prompt's tokens: special tokens parsed in the template's text only,
+        never in graph or model text (see :func:`prompt_segments`)."""
+        tokens: list[int] = []
+        for i, (text, is_template) in enumerate(prompt_segments(self.template, messages, tools)):
+            tokens += self._llm.tokenize(text.encode("utf-8"), add_bos=i == 0, special=is_template)
+        return tokens
+
     def _grammar(self, tools: Sequence[dict[str, Any]]) -> Any:
         from llama_cpp import LlamaGrammar
 
@@ -218,23 +315,33 @@ class LocalChatModel:
         max_tokens: int | None,
         seed: int | None,
     ) -> Completion:
-        prompt = self.render(messages, tools)
-        with self._lock:
-            started = time.perf_counter()
-            if seed is not None:
-                self._llm.set_seed(seed)
-            try:
-                out = self._llm.create_completion(
-                    prompt,
-                    max_tokens=max_tokens or 512,
-                    temperature=temperature,
-                    repeat_penalty=1.0,
-                    grammar=self._grammar(tools) if tools else None,
-                    stop=["<|im_end|>"],
-                )
-            except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
-                raise LLMError(f"local model failed: {exc}") from exc
-            latency = time.perf_counter() - started
+        prompt = self.tokenize_prompt(messages, tools)
+        for _ in range(self.max_retries + 1):
+            with self._lock:
+                started = time.perf_counter()
+                if seed is not None:
+                    self._llm.set_seed(seed)
+                over_time = _Deadline(self.request_timeout)
+                try:
+                    out = self._llm.create_completion(
+                        prompt,
+                        max_tokens=max_tokens or 512,
+                        temperature=temperature,
+                        repeat_penalty=1.0,
+                        grammar=self._grammar(tools) if tools else None,
+                        stop=["<|im_end|>"],
+                        stopping_criteria=over_time.criteria(),
+                    )
+                except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
+                    raise LLMError(f"local model failed: {exc}") from exc
+                latency = time.perf_counter() - started
+            if not over_time.passed:
+                break
+        else:
+            raise LLMError(
+                f"local model took longer than the request timeout ({self.request_timeout} s) "
+                f"{self.max_retries + 1} time(s); raise --request-timeout"
+            )
         choice = out["choices"][0]
         text = choice["text"]
         content, calls = parse_tool_calls(text)

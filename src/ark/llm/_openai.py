@@ -17,7 +17,10 @@ import random
 import time
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
+from ark._coerce import as_int
+from ark._safe import clean, clean_text, redact, redact_url, too_deep
 from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client needs one
@@ -44,10 +47,19 @@ class OpenAIChatModel:
                 raise LLMError("OPENAI_API_KEY is not set (or pass --base-url for a local server)")
             key = _PLACEHOLDER_KEY
         self.name = model
-        self.base_url = base_url
+        #: For display and records: a password in the URL is replaced.
+        self.base_url = redact_url(base_url)
+        self._secrets = (
+            None if key == _PLACEHOLDER_KEY else key,
+            urlsplit(base_url).password if base_url else None,
+        )
         self.max_retries = max_retries
         self.backoff = backoff
-        self._client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        self._new_client = lambda: AsyncOpenAI(
+            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+        )
+        self._client = self._new_client()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def cache_identity(self) -> dict[str, Any]:
         """A served model is known by its name at its endpoint (never by the key)."""
@@ -66,7 +78,7 @@ class OpenAIChatModel:
 
         payload: dict[str, Any] = {
             "model": self.name,
-            "messages": [to_openai(m) for m in messages],
+            "messages": clean([to_openai(m) for m in messages]),
             "temperature": temperature,
         }
         if tools:
@@ -79,7 +91,8 @@ class OpenAIChatModel:
         for attempt in range(self.max_retries + 1):
             started = time.perf_counter()
             try:
-                response = await self._client.chat.completions.create(**payload)
+                response = await self._client_for_loop().chat.completions.create(**payload)
+                return _completion(response, self.name, time.perf_counter() - started)
             except (
                 openai.APITimeoutError,
                 openai.APIConnectionError,
@@ -87,18 +100,35 @@ class OpenAIChatModel:
             ) as exc:
                 last = exc
             except openai.APIStatusError as exc:
-                if exc.status_code < 500:
+                if exc.status_code < 500 and exc.status_code not in (408, 409):
                     raise LLMError(
-                        f"{self._where()} refused the request: {_describe(exc)}"
-                    ) from exc
+                        self._redact(f"{self._where()} refused the request: {_describe(exc)}")
+                    ) from None
                 last = exc
-            else:
-                return _completion(response, self.name, time.perf_counter() - started)
+            except Exception as exc:  # a malformed reply (HTML, cut JSON, null message)
+                last = exc
             if attempt < self.max_retries:
                 await asyncio.sleep(self.backoff * 2**attempt * (0.5 + random.random()))
         raise LLMError(
-            f"{self._where()} failed after {self.max_retries + 1} attempts: {_describe(last)}"
+            self._redact(
+                f"{self._where()} failed after {self.max_retries + 1} attempts: {_describe(last)}"
+            )
         )
+
+    def _client_for_loop(self) -> Any:
+        """The client of the running event loop: its pooled connections belong to the
+        loop that opened them, so each ``asyncio.run`` (``Retriever.retrieve``) gets a
+        fresh client instead of "Event loop is closed" on its second call."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._loop is not None:
+                self._client = self._new_client()
+            self._loop = loop
+        return self._client
+
+    def _redact(self, text: str) -> str:
+        """Error text without the key or URL password (servers echo keys in 401 bodies)."""
+        return redact(text, self._secrets)
 
     def _where(self) -> str:
         return f"model {self.name!r} at {self.base_url or 'the OpenAI API'}"
@@ -121,9 +151,7 @@ def to_openai(m: Message) -> dict[str, Any]:
                 "type": "function",
                 "function": {
                     "name": c.name,
-                    "arguments": json.dumps(c.arguments)
-                    if c.arguments is not None
-                    else c.raw_arguments,
+                    "arguments": _arguments_text(c.arguments, c.raw_arguments),
                 },
             }
             for c in m.tool_calls
@@ -133,33 +161,70 @@ def to_openai(m: Message) -> dict[str, Any]:
     return d
 
 
+class MalformedReply(LLMError):
+    """A 200 reply that is not a chat completion (retried like a server error)."""
+
+
+def _arguments_text(arguments: dict[str, Any] | None, raw: str) -> str:
+    if arguments is None:
+        return raw
+    try:
+        return json.dumps(arguments)
+    except (ValueError, RecursionError, TypeError):
+        return raw
+
+
 def _completion(response: Any, model: str, latency: float) -> Completion:
-    if not response.choices:
-        raise LLMError(f"model {model!r} returned no choices")
-    choice = response.choices[0]
-    msg = choice.message
+    """Our completion from the client's parsed reply, checking every field a server
+    (or a proxy in front of it) may have left out or filled with the wrong kind."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise MalformedReply(f"model {model!r} returned no choices ({_shape(response)})")
+    choice = choices[0]
+    msg = getattr(choice, "message", None)
+    if msg is None:
+        raise MalformedReply(f"model {model!r} returned a choice without a message")
+    content = getattr(msg, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise MalformedReply(f"model {model!r} returned non-text content")
     calls = []
-    for c in msg.tool_calls or []:
-        raw = c.function.arguments or ""
+    for c in getattr(msg, "tool_calls", None) or []:
+        function = getattr(c, "function", None)
+        name = getattr(function, "name", None)
+        raw = getattr(function, "arguments", None)
+        if not isinstance(name, str) or not isinstance(raw, str | None):
+            raise MalformedReply(f"model {model!r} returned a tool call without a name")
+        raw = clean_text(raw or "")
         try:
             parsed = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             parsed = None
         calls.append(
             ToolCall(
-                id=c.id or f"call_{len(calls)}",
-                name=c.function.name,
-                arguments=parsed if isinstance(parsed, dict) else None,
+                id=str(getattr(c, "id", None) or f"call_{len(calls)}"),
+                name=clean_text(name),
+                arguments=clean(parsed)
+                if isinstance(parsed, dict) and not too_deep(parsed)
+                else None,
                 raw_arguments=raw,
             )
         )
-    usage = response.usage
+    usage = getattr(response, "usage", None)
     return Completion(
-        message=Message(role="assistant", content=msg.content or "", tool_calls=tuple(calls)),
+        message=Message(
+            role="assistant", content=clean_text(content or ""), tool_calls=tuple(calls)
+        ),
         usage=Usage(
-            getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0
+            as_int(getattr(usage, "prompt_tokens", 0)) or 0,
+            as_int(getattr(usage, "completion_tokens", 0)) or 0,
         ),
         model=getattr(response, "model", None) or model,
         latency_s=latency,
-        finish_reason=choice.finish_reason or "stop",
+        finish_reason=str(getattr(choice, "finish_reason", None) or "stop"),
     )
+
+
+def _shape(response: Any) -> str:
+    if isinstance(response, str):
+        return f"a text reply: {response[:80]!r}"
+    return f"a {type(response).__name__}"

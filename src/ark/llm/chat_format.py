@@ -98,7 +98,7 @@ def parse_tool_calls(text: str) -> tuple[str, tuple[ToolCall, ...]]:
         rest = rest[end + len("</tool_call>") :] if end != -1 else ""
         try:
             obj = json.loads(block)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             obj = None
         if isinstance(obj, dict) and isinstance(obj.get("name"), str):
             args = obj.get("arguments", {})

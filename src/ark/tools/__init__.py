@@ -1,7 +1,7 @@
 """ARK's two tools: global search and neighborhood exploration."""
 
 from ark.tools._errors import ERROR_CODES, ErrorCode
-from ark.tools._results import NodeHit, Relation, SearchResult, ToolError, ToolResult
+from ark.tools._results import NAME_CHARS, NodeHit, Relation, SearchResult, ToolError, ToolResult
 from ark.tools._specs import (
     ANSWER_TOOL_SPECS,
     MAX_ADD,
@@ -11,7 +11,7 @@ from ark.tools._specs import (
     argument_defaults,
     tool_specs,
 )
-from ark.tools._tools import GLOBAL_K, MAX_K, NEIGHBOR_K, GraphTools
+from ark.tools._tools import GLOBAL_K, MAX_K, MAX_QUERY_CHARS, NEIGHBOR_K, GraphTools
 
 __all__ = [
     "ANSWER_TOOL_SPECS",
@@ -19,6 +19,8 @@ __all__ = [
     "GLOBAL_K",
     "MAX_ADD",
     "MAX_K",
+    "MAX_QUERY_CHARS",
+    "NAME_CHARS",
     "NEIGHBOR_K",
     "TOOL_SPECS",
     "ErrorCode",

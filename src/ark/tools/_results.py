@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ark._safe import cut
+
+#: Longest node name shown in an observation (a graph's name can be megabytes long).
+NAME_CHARS = 200
+
 Direction = Literal["out", "in"]
 
 
@@ -58,6 +63,8 @@ class SearchResult:
     #: the unfiltered neighborhood, so a caller can fix its filters.
     available: tuple[tuple[str, str, str, int], ...] = ()
     ok: Literal[True] = True
+    #: Lines shown after the heading, e.g. that an over-long query was cut.
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         neighbors = self.tool == "search_in_neighborhood"
@@ -77,7 +84,8 @@ class SearchResult:
         if self.tool == "search_in_neighborhood" and self.center is not None:
             c = self.center
             head = (
-                f"Neighbors of [{c.index}] {c.name} ({c.type}){_filters(self.arguments)}: "
+                f"Neighbors of [{c.index}] {cut(c.name, NAME_CHARS)} ({c.type})"
+                f"{_filters(self.arguments)}: "
                 f"{_count(len(self.hits), self.total, 'neighbor')}."
             )
         else:
@@ -85,7 +93,7 @@ class SearchResult:
                 f"Global search for {self.arguments.get('query', '')!r}: "
                 f"{_count(len(self.hits), self.total, 'node')}."
             )
-        lines = [head]
+        lines = [head, *self.notes]
         if self.available:
             lines.append(
                 "No neighbor matches these filters. This node's neighbors are: "
@@ -101,7 +109,7 @@ class SearchResult:
                 )
         ranked = self.tool == "search_in_graph" or bool(self.arguments.get("query"))
         for h in self.hits:
-            line = f"[{h.index}] {h.name} ({h.type})"
+            line = f"[{h.index}] {cut(h.name, NAME_CHARS)} ({h.type})"
             if ranked:
                 line += f" score={h.score:.2f}"
             if h.relations:

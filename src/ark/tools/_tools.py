@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ark._coerce import as_int
+from ark._safe import cut, short_repr
 from ark.graph import DIRECTION_NAMES, Graph
 from ark.index import BM25Index, Index
 from ark.tools._errors import ErrorCode
@@ -25,6 +26,27 @@ GLOBAL_K = 5
 NEIGHBOR_K = 20
 SNIPPET_CHARS = 160
 TIE_MARGIN = 10
+#: Longest query searched: a longer one is cut here, and the observation says so
+#: (a megabyte of query text took seconds to score and is never a real question).
+MAX_QUERY_CHARS = 2000
+
+
+def _query_note(query: str) -> tuple[str, ...]:
+    if len(query) <= MAX_QUERY_CHARS:
+        return ()
+    return (
+        f"(The query was {len(query):,} characters long; only its first "
+        f"{len(cap_query(query)):,} were searched.)",
+    )
+
+
+def cap_query(query: str) -> str:
+    """``query`` cut to :data:`MAX_QUERY_CHARS` (at a word boundary when there is one)."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    head = query[:MAX_QUERY_CHARS]
+    space = head.rfind(" ")
+    return head[:space] if space > MAX_QUERY_CHARS // 2 else head
 
 
 class GraphTools:
@@ -46,17 +68,19 @@ class GraphTools:
         by node index, so a person outranks a same-named lowercase tag.
         """
         tool = "search_in_graph"
-        args = {"query": query, "k": k}
+        args = {"query": cap_query(query) if isinstance(query, str) else query, "k": k}
         if (err := self._check_k(tool, k)) is not None:
             return err
         if not isinstance(query, str) or not query.strip():
             return ToolError(tool, ErrorCode.EMPTY_QUERY, "query must be a non-empty string.")
+        notes = _query_note(query)
+        query = cap_query(query)
         terms = self.bm25.query_terms(query)
         if len(terms) == 0:
             return ToolError(
                 tool,
                 ErrorCode.NO_TERMS,
-                f"query {query!r} has no searchable words (only stop words, short or "
+                f"query {short_repr(query)} has no searchable words (only stop words, short or "
                 "unknown tokens); use distinctive words such as names or keywords.",
             )
         # A few extra so that ties at the cut can be broken by name below.
@@ -73,7 +97,7 @@ class GraphTools:
             ),
         )[:k]
         hits = self._hits(docs[order], scores[order])
-        return SearchResult(tool, args, hits, total=len(hits))
+        return SearchResult(tool, args, hits, total=len(hits), notes=notes)
 
     def search_in_neighborhood(
         self,
@@ -112,6 +136,10 @@ class GraphTools:
         hood = self.graph.neighborhood(int(node_index), type_ids, rel_ids)
         neighbors = hood.neighbors
         total = len(neighbors)
+        notes = _query_note(query) if query is not None else ()
+        if query is not None:
+            query = cap_query(query)
+            args["query"] = query
         terms = self.bm25.query_terms(query) if query and query.strip() else None
         if terms is not None and len(terms) and total:
             scores = self.bm25.score_docs(terms, neighbors)
@@ -142,7 +170,13 @@ class GraphTools:
         if total == 0 and (type_ids is not None or rel_ids is not None):
             available = self._available(int(node_index))
         return SearchResult(
-            tool, args, tuple(hits), total=total, center=center, available=available
+            tool,
+            args,
+            tuple(hits),
+            total=total,
+            center=center,
+            available=available,
+            notes=notes,
         )
 
     def _available(self, node: int) -> tuple[tuple[str, str, str, int], ...]:
@@ -175,11 +209,16 @@ class GraphTools:
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
         """Run a tool by name with model-supplied arguments; malformed calls become errors."""
         if name not in TOOL_PARAMETERS:
+            shown = short_repr(name, 60)
             return ToolError(
-                name,
+                cut(str(name), 60),
                 ErrorCode.UNKNOWN_TOOL,
-                f"there is no tool {name!r}.",
-                tuple(difflib.get_close_matches(name, list(TOOL_PARAMETERS), n=2, cutoff=0.3)),
+                f"there is no tool {shown}.",
+                tuple(
+                    difflib.get_close_matches(
+                        str(name)[:60], list(TOOL_PARAMETERS), n=2, cutoff=0.3
+                    )
+                ),
             )
         if arguments is None:
             arguments = {}
@@ -191,7 +230,7 @@ class GraphTools:
             return ToolError(
                 name,
                 ErrorCode.BAD_ARGUMENT,
-                f"unknown argument(s) {unknown}; this tool takes {sorted(allowed)}.",
+                f"unknown argument(s) {short_repr(unknown)}; this tool takes {sorted(allowed)}.",
             )
         missing = [a for a in required if a not in arguments]
         if missing:
@@ -206,7 +245,7 @@ class GraphTools:
                     return ToolError(
                         name,
                         ErrorCode.BAD_ARGUMENT,
-                        f"{key} must be an integer, got {kwargs[key]!r}.",
+                        f"{key} must be an integer, got {short_repr(kwargs[key])}.",
                     )
                 kwargs[key] = value
         if name == "search_in_graph":
@@ -252,7 +291,9 @@ class GraphTools:
     def _check_k(self, tool: str, k: object) -> ToolError | None:
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= self.max_k:
             return ToolError(
-                tool, ErrorCode.BAD_K, f"k must be an integer from 1 to {self.max_k}, got {k!r}."
+                tool,
+                ErrorCode.BAD_K,
+                f"k must be an integer from 1 to {self.max_k}, got {short_repr(k)}.",
             )
         return None
 
@@ -260,7 +301,9 @@ class GraphTools:
         n = self.graph.n_nodes
         if isinstance(node_index, bool) or not isinstance(node_index, int | np.integer):
             return ToolError(
-                tool, ErrorCode.BAD_ARGUMENT, f"node_index must be an integer, got {node_index!r}."
+                tool,
+                ErrorCode.BAD_ARGUMENT,
+                f"node_index must be an integer, got {short_repr(node_index)}.",
             )
         if not 0 <= node_index < n:
             return ToolError(
@@ -289,7 +332,7 @@ class GraphTools:
         for v in values:
             i = lookup.get(v, lowered.get(v.strip().lower()))
             if i is None:
-                close = difflib.get_close_matches(v, names, n=3, cutoff=0.4)
+                close = difflib.get_close_matches(v[:100], names, n=3, cutoff=0.4)
                 kind = "node type" if arg == "node_type" else "edge type"
                 code = (
                     ErrorCode.UNKNOWN_NODE_TYPE
@@ -299,7 +342,7 @@ class GraphTools:
                 return ToolError(
                     tool,
                     code,
-                    f"unknown {kind} {v!r}. Valid {kind}s: {', '.join(names)}.",
+                    f"unknown {kind} {short_repr(v)}. Valid {kind}s: {', '.join(names)}.",
                     tuple(close),
                 )
             ids.append(i)

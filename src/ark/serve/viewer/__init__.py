@@ -9,12 +9,12 @@ what is embedded and how a large run stays light.
 from __future__ import annotations
 
 import html
-import json
 import os
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from ark._safe import dumps
 from ark.serve.viewer._data import MAX_OBSERVATION, load_source
 
 __all__ = [
@@ -34,7 +34,8 @@ def _asset(name: str) -> str:
 def _json_block(data: Any) -> str:
     """JSON safe inside a ``<script>`` element: no ``</script>`` or ``<!--`` can occur,
     because every ``<`` is written as the JSON escape ``\\u003c``."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    text = dumps(data, separators=(",", ":"))  # lone surrogates cannot break the file
+    return text.replace("<", "\\u003c")
 
 
 def render_html(
