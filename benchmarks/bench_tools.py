@@ -302,7 +302,13 @@ def main(argv: list[str] | None = None) -> None:
         check=True,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(HERE)},
+        # The child imports the same ark as this process (a source checkout's too).
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p
+            ),
+        },
     )
     res = json.loads(child.stdout.strip().splitlines()[-1])
     res.update(
