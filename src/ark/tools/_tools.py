@@ -242,15 +242,11 @@ class GraphTools:
         values = scores.tolist() if isinstance(scores, np.ndarray) else scores
         rels = relations if relations is not None else [()] * len(idx)
         return tuple(
-            NodeHit(
-                index=int(i),
-                type=type_names[node_type[i]],
-                name=n,
-                score=float(s),
-                snippet=snippet(x),
-                relations=r,
-            )
-            for i, n, x, s, r in zip(idx, names, texts, values, rels, strict=True)
+            [
+                # positional: (index, type, name, score, snippet, relations)
+                NodeHit(int(i), type_names[node_type[i]], n, float(s), snippet(x), r)
+                for i, n, x, s, r in zip(idx, names, texts, values, rels, strict=True)
+            ]
         )
 
     def _snippet(self, text: str) -> str:
