@@ -15,6 +15,10 @@ that only opens the index, measures open time, memory and p50/p95 latencies of:
   write (score every node with ``get_scores``, then filter and rank in Python);
 * and, on a 50k-node subsample, ARK's global search against rank_bm25.
 
+It also times the first global search and neighborhood of a fresh process, with
+the compiled kernels in numba's on-disk cache and with an empty cache (the first use
+after installing: the kernels are compiled then).
+
 Prints a Markdown table with the issue's targets and writes results.md / results.json
 into the work directory.
 """
@@ -27,6 +31,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -94,6 +99,10 @@ def measure(index_dir: Path, n_queries: int) -> dict[str, Any]:
     tools = GraphTools(index)
     short, long = make_queries(index, n_queries, seed=1)
     out: dict[str, Any] = {"open_s": open_s, "rss_open_gb": rss_open / 1e9}
+    # The first calls of a fresh process load the compiled kernels (numba's on-disk
+    # cache; compiling them when there is none is measured by first_calls()).
+    out["first_global_s"], _ = timed(tools.search_in_graph, long[0])
+    out["first_neighbors_s"], _ = timed(tools.search_in_neighborhood, 0, short[0])
 
     # Global search: ARK vs bm25s on the same files.
     import bm25s
@@ -175,6 +184,19 @@ def measure(index_dir: Path, n_queries: int) -> dict[str, Any]:
     return out
 
 
+def first_calls(index_dir: Path) -> dict[str, float]:
+    """A fresh process's first global search and first neighborhood, all included."""
+    t0 = time.perf_counter()
+    from ark.index import open_index
+    from ark.tools import GraphTools
+
+    tools = GraphTools(open_index(index_dir))
+    opened = time.perf_counter() - t0
+    first_global, _ = timed(tools.search_in_graph, "kelomar data analysis of bodanu")
+    first_neighbors, _ = timed(tools.search_in_neighborhood, 0, "kelomar data")
+    return {"open_s": opened, "global_s": first_global, "neighbors_s": first_neighbors}
+
+
 def python_neighborhood(
     index: Any, ref: Any, tok: Any, v: int, query: str, want_type: int
 ) -> list[int]:
@@ -217,6 +239,25 @@ def rank_bm25_comparison(workdir: Path, n_docs: int, n_queries: int) -> dict[str
 # -- driver ---------------------------------------------------------------------------
 
 
+def child(command: list[str], **env: str) -> dict[str, Any]:
+    """Run ``command`` in a fresh process and parse the JSON line it prints last."""
+    done = subprocess.run(
+        command,
+        check=True,
+        capture_output=True,
+        text=True,
+        # The child imports the same ark as this process (a source checkout's too).
+        env={
+            **os.environ,
+            **env,
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p
+            ),
+        },
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def report(res: dict[str, Any]) -> str:
     def ratio(a: float, b: float) -> str:
         return f"{b / a:,.1f}x" if a > 0 else "n/a"
@@ -230,11 +271,23 @@ def report(res: dict[str, Any]) -> str:
         f"| build index | {res['build_s']:.0f} s | <= 900 s | | |",
         f"| index size on disk | {res['index_gb']:.2f} GB | | | |",
         f"| open (fresh process) | {res['open_s']:.2f} s | <= 5 s | | |",
+    ]
+    for key, label in (
+        ("first_calls_cached", "kernels cached"),
+        ("first_calls_compiling", "kernels compiled (first use after install)"),
+    ):
+        if key in res:
+            first = res[key]
+            lines.append(
+                f"| first global search / neighborhood of a fresh process, {label} "
+                f"| {first['global_s']:.2f} / {first['neighbors_s']:.2f} s | | | |"
+            )
+    lines += [
         f"| memory after open / after queries | {res['rss_open_gb']:.2f} / "
         f"{res['rss_gb']:.2f} GB | <= 10 GB | | |",
     ]
     for label in ("short", "long"):
-        target = "<= 2 ms" if label == "short" else "<= 20 ms"
+        target = "<= 2 ms, >= 1x bm25s" if label == "short" else "<= 20 ms, >= 3x bm25s"
         p50, p95 = res[f"global_{label}_p50"], res[f"global_{label}_p95"]
         lines.append(
             f"| global search, {label} queries, p50 / p95 | {p50:.2f} / {p95:.2f} ms "
@@ -260,11 +313,12 @@ def report(res: dict[str, Any]) -> str:
             if bucket in ("<=10", "<=100", "<=1k")
             else ("<= 20 ms" if bucket == ">=50k" else "")
         )
+        target += ", >= 1x loop" if target else ">= 1x loop"
         lines.append(
             f"| neighbors, degree {bucket} (mean {row['mean_degree']:,.0f}), "
             f"p50 plain / query / typed "
             f"| {row['plain']:.2f} / {row['query']:.2f} / {row['typed']:.2f} ms | {target} "
-            f"| Python loop {row['python_loop']:.0f} ms "
+            f"| Python loop {row['python_loop']:.2f} ms "
             f"| {ratio(row['typed'], row['python_loop'])} |"
         )
     rb = res["rank_bm25"]
@@ -283,9 +337,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rank-bm25-docs", type=int, default=50_000)
     p.add_argument("--keep", action="store_true", help="keep the generated data and index")
     p.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # internal: child process
+    p.add_argument("--first-calls", type=Path, help=argparse.SUPPRESS)  # internal: child
     args = p.parse_args(argv)
     if args.measure:
         print(json.dumps(measure(args.measure, args.queries)))
+        return
+    if args.first_calls:
+        print(json.dumps(first_calls(args.first_calls)))
         return
 
     from ark.index import build_index
@@ -297,14 +355,17 @@ def main(argv: list[str] | None = None) -> None:
     print(f"building the index ({syn.n_nodes:,} nodes, {syn.n_edges:,} edges) …", file=sys.stderr)
     build_s, _ = timed(build_index, data, index_dir)
     print("measuring in a fresh process …", file=sys.stderr)
-    child = subprocess.run(
-        [sys.executable, __file__, "--measure", str(index_dir), "--queries", str(args.queries)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(HERE)},
+    res = child(
+        [sys.executable, __file__, "--measure", str(index_dir), "--queries", str(args.queries)]
     )
-    res = json.loads(child.stdout.strip().splitlines()[-1])
+    # A fresh process's first calls: with the kernels compiled and cached on disk (as
+    # after any earlier use), and with an empty cache (the first use after install).
+    res["first_calls_cached"] = child([sys.executable, __file__, "--first-calls", str(index_dir)])
+    with tempfile.TemporaryDirectory() as cache:
+        res["first_calls_compiling"] = child(
+            [sys.executable, __file__, "--first-calls", str(index_dir)],
+            NUMBA_CACHE_DIR=cache,
+        )
     res.update(
         scale=args.scale,
         nodes=syn.n_nodes,

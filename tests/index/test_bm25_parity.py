@@ -142,3 +142,91 @@ def test_term_bounds_are_saved_and_bound_every_weight(tmp_path):
     for t in range(len(loaded.vocab)):
         _, vals = loaded._postings(t)
         assert (vals <= bounds[t]).all() and (len(vals) == 0 or vals.max() == bounds[t])
+
+
+def _exhaustive(index, terms, k):
+    """Every document scored, ranked by score descending then index: the reference."""
+    all_docs = np.arange(index.n_docs)
+    dense = index.score_docs(terms, all_docs)
+    order = np.lexsort((all_docs, -dense))[:k]
+    return order[dense[order] > 0], dense
+
+
+def test_pruning_runs_and_matches_exhaustive_scoring():
+    corpus = zipf_corpus(20_000, seed=11)
+    index = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
+    rng = np.random.default_rng(12)
+    pruned = 0
+    for _ in range(60):
+        # Question-like: several common words around a few rarer ones.
+        words = [f"w{i}" for i in rng.integers(0, 12, size=6)]
+        words += [f"w{i}" for i in rng.integers(30, 400, size=3)]
+        terms = index.query_terms(" ".join(words))
+        k = int(rng.integers(1, 16))
+        docs, scores, stats = index.top_k_stats(terms, k)
+        expected, dense = _exhaustive(index, terms, k)
+        np.testing.assert_allclose(scores, dense[expected], rtol=1e-5)
+        kth = scores[-1]
+        assert set(docs[scores > kth * (1 + 1e-5)]) == set(
+            expected[dense[expected] > kth * (1 + 1e-5)]
+        )
+        assert stats.postings == sum(len(index._postings(t)[0]) for t in set(terms.tolist()))
+        if stats.pruned:
+            pruned += 1
+            assert stats.read < stats.postings
+            assert stats.accumulated < stats.terms  # some lists were never read in full
+    # The pruning branch is what ran for (nearly) all of these queries, and it skipped
+    # most postings: common words' lists are long.
+    assert pruned >= 50
+
+
+def test_pruning_skips_most_postings_of_common_words():
+    corpus = zipf_corpus(20_000, seed=13)
+    index = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
+    terms = index.query_terms("w0 w1 w2 w3 w4 w5 w250 w333")
+    docs, _, stats = index.top_k_stats(terms, 5)
+    assert stats.pruned and stats.read < stats.postings / 4
+    assert docs.tolist() == _exhaustive(index, terms, 5)[0].tolist()
+
+
+def test_small_queries_are_scored_exhaustively():
+    corpus = zipf_corpus(20_000, seed=14)
+    index = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
+    _, _, stats = index.top_k_stats(index.query_terms("w300 w301"), 5)
+    assert not stats.pruned and stats.read == stats.postings
+
+
+@pytest.mark.parametrize("common", [False, True])
+def test_ties_are_broken_by_index(common):
+    """Equal scores rank by ascending index, also at the cut to k, whether the query is
+    scored exhaustively (rare words only) or pruned (with common words)."""
+    rng = np.random.default_rng(15)
+    corpus = zipf_corpus(20_000, seed=16)
+    twins = sorted(rng.choice(len(corpus), size=12, replace=False).tolist())
+    for i in twins:  # identical texts, so identical scores
+        corpus[i] = "zebra quokka w0 w1 w2 w3"
+    corpus[twins[5]] += " zebra"  # one twin scores higher
+    index = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
+    query = "zebra quokka" + (" w0 w1 w2 w3 w4 w5 w6 w7" if common else "")
+    terms = index.query_terms(query)
+    docs, scores, stats = index.top_k_stats(terms, 4)
+    assert stats.pruned == common
+    assert docs.tolist() == [twins[5], *twins[:5][:3]]
+    assert scores[1] == scores[2] == scores[3] < scores[0]
+    assert docs.tolist() == _exhaustive(index, terms, 4)[0].tolist()
+
+
+def test_concurrent_queries_each_get_their_own_accumulator():
+    from concurrent.futures import ThreadPoolExecutor
+
+    corpus = zipf_corpus(5_000, seed=17)
+    index = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
+    rng = np.random.default_rng(18)
+    queries = [
+        index.query_terms(" ".join(f"w{i}" for i in rng.integers(0, 400, size=8)))
+        for _ in range(64)
+    ]
+    expected = [index.top_k(q, 10)[0].tolist() for q in queries]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda q: index.top_k(q, 10)[0].tolist(), queries * 4))
+    assert got == expected * 4

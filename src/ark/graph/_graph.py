@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -67,6 +68,9 @@ class Graph:
         self.schema = schema
         self.n_edges = n_edges
         self._type_ids = {n: i for i, n in enumerate(self.node_type_names)}
+        self._frozen: tuple[np.ndarray, ...] | None = None
+        self._kernel: Any = None
+        self._masks: dict[tuple[int, ...], np.ndarray] = {}
         self._rel_ids = {n: i for i, n in enumerate(self.relation_names)}
 
     # -- construction -------------------------------------------------------------
@@ -164,35 +168,49 @@ class Graph:
         """Neighbors of ``index`` in either direction, kept when their type code is in
         ``node_types`` and the edge's relation code in ``relations`` (``None``: no filter).
 
-        No Python loop over edges: a slice of the CSR and boolean masks.
+        One compiled pass over the node's slice of the CSR (see ``_kernels.py``).
         """
-        start, end = int(self.indptr[index]), int(self.indptr[index + 1])
-        nodes = np.asarray(self.adj_node[start:end])
-        codes = np.asarray(self.adj_code[start:end])
-        mask: np.ndarray | None = None
-        if relations is not None:
-            allowed = np.zeros(len(self.relation_names), dtype=bool)
-            allowed[list(relations)] = True
-            mask = allowed[codes >> 1]
-        if node_types is not None:
-            allowed_t = np.zeros(len(self.node_type_names), dtype=bool)
-            allowed_t[list(node_types)] = True
-            type_mask = allowed_t[self.node_type[nodes]]
-            mask = type_mask if mask is None else mask & type_mask
-        if mask is not None:
-            nodes = nodes[mask]
-            codes = codes[mask]
-        if len(nodes) == 0:
-            empty = np.zeros(0, dtype=np.int64)
-            return Neighborhood(empty, np.zeros(1, dtype=np.int64), empty, empty)
-        boundary = np.flatnonzero(nodes[1:] != nodes[:-1]) + 1
-        group_starts = np.concatenate([[0], boundary, [len(nodes)]]).astype(np.int64)
-        return Neighborhood(
-            neighbors=nodes[group_starts[:-1]].astype(np.int64),
-            group_starts=group_starts,
-            entry_relations=(codes >> 1).astype(np.int64),
-            entry_directions=(codes & 1).astype(np.int64),
+        index = int(index)
+        if not 0 <= index < self.n_nodes:  # the kernel does not check bounds
+            raise IndexError(f"node {index} out of range [0, {self.n_nodes})")
+        if self._frozen is None:
+            from ark.graph import _kernels  # numba, imported on first use
+
+            self._kernel = _kernels.neighborhood
+            # Read-only plain views, so that arrays built in memory and memory-mapped
+            # ones share one compiled specialisation (and np.memmap's Python-level
+            # slicing hooks stay out of the way).
+            self._frozen = tuple(
+                _read_only(a) for a in (self.indptr, self.adj_node, self.adj_code, self.node_type)
+            )
+        neighbors, starts, rels, dirs = self._kernel(
+            *self._frozen,
+            index,
+            self._mask(node_types, len(self.node_type_names)),
+            self._mask(relations, len(self.relation_names)),
         )
+        return Neighborhood(neighbors, starts, rels, dirs)
+
+    def _mask(self, ids: Sequence[int] | None, size: int) -> np.ndarray:
+        if ids is None:
+            return _NO_FILTER
+        key = (size, *ids)
+        mask = self._masks.get(key)
+        if mask is None:
+            mask = np.zeros(size, dtype=bool)
+            mask[list(ids)] = True
+            if len(self._masks) < 1024:
+                self._masks[key] = mask
+        return mask
+
+
+_NO_FILTER = np.zeros(0, dtype=bool)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    out = np.ascontiguousarray(array).view(np.ndarray)
+    out.flags.writeable = False
+    return out
 
 
 def descriptor_text(name: str, type_name: str, text: str) -> str:

@@ -20,25 +20,35 @@ class StringColumn:
             pa.array([], pa.large_string())
         ]
         self.arrow = pa.chunked_array(chunks, type=pa.large_string())
-        self._offsets: list[np.ndarray] = []
+        self._offsets: list[memoryview] = []
         self._data: list[memoryview] = []
         for c in chunks:
             _, off_buf, data_buf = c.buffers()
             offsets = np.frombuffer(off_buf, dtype=np.int64)[c.offset : c.offset + len(c) + 1]
-            self._offsets.append(offsets)
+            # A memoryview indexes to Python ints directly: no numpy scalar per lookup.
+            self._offsets.append(memoryview(offsets))
             self._data.append(memoryview(data_buf) if data_buf is not None else memoryview(b""))
         self._starts = np.cumsum([0] + [len(c) for c in chunks])
+        self._single = len(chunks) == 1
+        self._off0 = self._offsets[0]
+        self._data0 = self._data[0]
 
     def __len__(self) -> int:
         return int(self._starts[-1])
 
     def __getitem__(self, i: int) -> str:
-        c = 0 if len(self._offsets) == 1 else int(np.searchsorted(self._starts, i, "right") - 1)
+        if self._single:
+            off = self._off0
+            return str(self._data0[off[i] : off[i + 1]], "utf-8")
+        c = int(np.searchsorted(self._starts, i, "right") - 1)
         j = i - int(self._starts[c])
         off = self._offsets[c]
-        return str(self._data[c][int(off[j]) : int(off[j + 1])], "utf-8")
+        return str(self._data[c][off[j] : off[j + 1]], "utf-8")
 
     def take(self, indices: Iterable[int]) -> list[str]:
+        if self._single:
+            off, data = self._off0, self._data0
+            return [str(data[off[i] : off[i + 1]], "utf-8") for i in indices]
         return [self[int(i)] for i in indices]
 
     def to_pylist(self) -> list[str]:

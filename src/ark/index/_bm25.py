@@ -1,4 +1,4 @@
-"""BM25 over node text: a vectorised builder and a postings-only scorer.
+"""BM25 over node text: a vectorised builder and a compiled, pruning scorer.
 
 The index *is* a bm25s index: the same scoring functions (looked up by name in
 ``bm25s.scoring``), the same CSC layout and the same files, so ``bm25s.BM25.load``
@@ -6,10 +6,10 @@ opens it (a parity test checks that both rank alike). What differs is speed:
 
 * building counts term frequencies with numpy over chunks of documents instead of
   a Python loop per document;
-* querying touches only the postings of the query's terms. bm25s allocates and
-  scans an array of every document on each query, so its cost grows with the
-  graph; here it grows with the postings (sparse merge when they are few, a dense
-  accumulator when they cover a large share of the collection).
+* querying runs compiled kernels (numba, see ``_kernels.py``) that touch only the
+  postings of the query's terms, and of those only the ones that can change the
+  top k (MaxScore): bm25s scores every posting of every query term into an array
+  of every document, so its cost grows with the graph and the query's common words.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
@@ -34,6 +35,53 @@ TERM_MAX_FILE = "term_max.npy"  # ARK's addition: per-term upper bounds for prun
 PARAMS_FILE = "params.index.json"
 
 ProgressFn = Callable[[str, int, int], None]
+
+#: Postings of the rarest terms read before a first estimate of the k-th best score:
+#: at least this many, or this share of the collection.
+SEED_BUDGET_MIN = 1024
+SEED_BUDGET_SHARE = 32
+#: Documents scored exactly for that estimate.
+N_SEED = 64
+
+_KERNELS: ModuleType | None = None
+
+
+def _kernels() -> ModuleType:
+    """The compiled kernels, imported on first use: importing numba takes a few tenths
+    of a second that commands which never query should not pay."""
+    global _KERNELS
+    if _KERNELS is None:
+        from ark.index import _kernels as kernels
+
+        _KERNELS = kernels
+    return _KERNELS
+
+
+def _frozen(array: np.ndarray, dtype: type) -> np.ndarray:
+    out = np.ascontiguousarray(array, dtype=dtype).view(np.ndarray)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True)
+class TopKStats:
+    """What one :meth:`BM25Index.top_k` call read."""
+
+    terms: int  #: distinct query terms with postings
+    accumulated: int  #: terms whose postings were all read
+    postings: int  #: postings of all the query's terms
+    read: int  #: postings read in full
+    candidates: int  #: documents completed by look-ups in the lists not read
+    probes: int  #: such look-ups
+
+    @property
+    def pruned(self) -> bool:
+        """Whether some postings were skipped (MaxScore cut the query short)."""
+        return self.read < self.postings
+
+    @classmethod
+    def of(cls, stats: np.ndarray) -> TopKStats:
+        return cls(*(int(x) for x in stats[:6]))
 
 
 @dataclass(frozen=True)
@@ -56,14 +104,17 @@ class BM25Index:
         tokenizer: Tokenizer,
         params: BM25Params,
     ) -> None:
-        self.data = data
-        self.indices = indices
-        self.indptr = indptr
+        # Read-only views of one dtype each, whether built in memory or memory-mapped,
+        # so that the compiled kernels have a single specialisation.
+        self.data = _frozen(data, np.float32)
+        self.indices = _frozen(indices, np.int32)
+        self.indptr = _frozen(indptr, np.int64)
         self.vocab = vocab
         self.n_docs = n_docs
         self.tokenizer = tokenizer
         self.params = params
         self._term_max: np.ndarray | None = None
+        self._scratch: list[tuple[np.ndarray, np.ndarray]] = []  # a pool, one per thread
 
     # -- queries ----------------------------------------------------------------------
 
@@ -81,114 +132,73 @@ class BM25Index:
     def term_max(self) -> np.ndarray:
         """Each term's highest weight: an upper bound of its contribution to any score."""
         if self._term_max is None:
-            lengths = np.diff(np.asarray(self.indptr))
+            lengths = np.diff(self.indptr)
             out = np.zeros(len(lengths), dtype=np.float32)
             nonempty = np.flatnonzero(lengths)
             if len(nonempty):
-                starts = np.asarray(self.indptr[:-1])[nonempty]
-                out[nonempty] = np.maximum.reduceat(np.asarray(self.data), starts)
-            self._term_max = out
+                starts = self.indptr[:-1][nonempty]
+                out[nonempty] = np.maximum.reduceat(self.data, starts)
+            self._term_max = _frozen(out, np.float32)
         return self._term_max
 
     def top_k(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` best documents with a positive score, by score then index (exact).
+        """The ``k`` best documents with a positive score, by score descending, equal
+        scores by ascending document index (exact: the same as scoring every document).
 
-        Few postings: a sparse merge of all of them. Many: MaxScore-style pruning.
-        Terms are added to a dense accumulator by decreasing upper bound (rare terms
-        first); as soon as the bounds of the terms not yet added sum to less than the
-        k-th best partial score, no document can still overtake the top k unless it
-        is already within that sum of it, so only those few are scored exactly
-        (binary search in the remaining postings) and the long postings of common
-        words are never scanned.
+        See :func:`ark.index._kernels.top_k` for how most postings of common words are
+        never read.
         """
-        empty = np.zeros(0, np.int64), np.zeros(0, np.float32)
-        if len(terms) == 0 or k <= 0:
-            return empty
-        uniq, counts = np.unique(np.asarray(terms, dtype=np.int64), return_counts=True)
-        lengths = np.asarray(self.indptr[uniq + 1] - self.indptr[uniq])
-        keep = lengths > 0
-        uniq, counts, lengths = uniq[keep], counts[keep], lengths[keep]
-        if len(uniq) == 0:
-            return empty
-        if int(lengths.sum()) * 8 <= self.n_docs:
-            return _best(*self._accumulate_sparse(np.repeat(uniq, counts)), k)
-        bounds = self.term_max()[uniq].astype(np.float64) * counts
-        order = np.argsort(-bounds, kind="stable")
-        uniq, counts, lengths, bounds = uniq[order], counts[order], lengths[order], bounds[order]
-        taken = np.cumsum(bounds)
-        rest = taken[-1] - taken  # bound of the terms after position i
-        budget = self.n_docs // 8
-        acc: np.ndarray | None = None
-        for i in range(len(uniq)):
-            last = i == len(uniq) - 1
-            if acc is None and int(lengths[: i + 1].sum()) > budget:
-                acc = np.zeros(self.n_docs, dtype=np.float32)
-                for term, count in zip(uniq[:i].tolist(), counts[:i].tolist(), strict=True):
-                    self._add(acc, term, count)
-            if acc is not None:
-                self._add(acc, int(uniq[i]), int(counts[i]))
-            if not last and rest[i] >= taken[i]:
-                continue  # the terms left could still outweigh everything seen so far
-            if acc is None:  # few postings so far: a sparse merge
-                seen, scores = self._accumulate_sparse(np.repeat(uniq[: i + 1], counts[: i + 1]))
-            else:
-                seen = np.flatnonzero(acc)
-                scores = acc[seen]
-            if last:
-                return _best(seen, scores, k)
-            if len(seen) < k:
-                continue
-            theta = float(np.partition(scores, len(scores) - k)[len(scores) - k])
-            if rest[i] < theta * (1 - 1e-6):
-                # Only documents within rest[i] of theta can still make the top k.
-                cand = seen[scores + rest[i] * (1 + 1e-6) >= theta]
-                partial = scores[scores + rest[i] * (1 + 1e-6) >= theta]
-                exact = partial + self.score_docs(np.repeat(uniq[i + 1 :], counts[i + 1 :]), cand)
-                return _best(cand, exact, k)
-        raise AssertionError("unreachable: the last term always returns")
+        docs, scores, _ = self.top_k_stats(terms, k)
+        return docs, scores
 
-    def _add(self, acc: np.ndarray, term: int, count: int) -> None:
-        idx, val = self._postings(term)
-        acc[idx] += val * count if count > 1 else val  # a term's postings hold each doc once
+    def top_k_stats(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, TopKStats]:
+        """:meth:`top_k`, and what it read (which shows whether pruning happened)."""
+        kernels = _kernels()
+        raw = np.asarray(terms, dtype=np.int64)
+        stats = np.zeros(kernels.N_STATS, dtype=np.int64)
+        if len(raw) == 0 or k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32), TopKStats.of(stats)
+        acc, touched = self._take_scratch()
+        try:
+            docs, scores = kernels.top_k(
+                self.indptr,
+                self.indices,
+                self.data,
+                self.term_max(),
+                raw,
+                int(k),
+                acc,
+                touched,
+                stats,
+                max(SEED_BUDGET_MIN, self.n_docs // SEED_BUDGET_SHARE),
+                N_SEED,
+            )
+        finally:
+            self._scratch.append((acc, touched))  # list.append is atomic
+        return docs, scores, TopKStats.of(stats)
 
-    def _accumulate_sparse(self, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        parts = [self._postings(int(t)) for t in terms]
-        if len(parts) == 1:
-            return np.asarray(parts[0][0], np.int64), np.asarray(parts[0][1], np.float32)
-        idx = np.concatenate([p[0] for p in parts])
-        val = np.concatenate([p[1] for p in parts])
-        docs, inverse = np.unique(idx, return_inverse=True)
-        scores = np.bincount(inverse.ravel(), weights=val, minlength=len(docs))
-        return docs.astype(np.int64), scores.astype(np.float32)
+    def _take_scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """A zeroed accumulator (the kernel leaves it zeroed) and its scratch list,
+        one pair per concurrent caller."""
+        try:
+            return self._scratch.pop()
+        except IndexError:
+            return np.zeros(self.n_docs, np.float32), np.zeros(self.n_docs, np.int32)
 
     def score_docs(self, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
         """BM25 of the query for each of ``docs`` (sorted ascending, unique).
 
-        Per term, binary-search the shorter of (postings, docs) in the longer, so a
-        hub's 100k neighbors against a rare term, or a rare neighbor set against a
-        common term, both cost little.
+        Per term, the shorter of (postings, docs) is walked and the other searched by
+        galloping, so a hub's 100k neighbors against a rare term, or a rare neighbor
+        set against a common term, both cost little.
         """
-        out = np.zeros(len(docs), dtype=np.float32)
-        if len(docs) == 0:
-            return out
-        for t in terms.tolist():
-            idx, val = self._postings(t)
-            if len(idx) == 0:
-                continue
-            if len(idx) <= len(docs):
-                pos = np.searchsorted(docs, idx)
-                ok = pos < len(docs)
-                pos, hit_val, hit_idx = pos[ok], val[ok], idx[ok]
-                hit = docs[pos] == hit_idx
-                out[pos[hit]] += hit_val[hit]
-            else:
-                pos = np.searchsorted(idx, docs)
-                ok = pos < len(idx)
-                pos_ok = pos[ok]
-                hit = np.zeros(len(docs), dtype=bool)
-                hit[ok] = idx[pos_ok] == docs[ok]
-                out[hit] += val[pos[hit]]
-        return out
+        return _kernels().score_docs(
+            self.indptr,
+            self.indices,
+            self.data,
+            np.asarray(terms, dtype=np.int64),
+            np.ascontiguousarray(docs, dtype=np.int64),
+        )
 
     # -- persistence --------------------------------------------------------------------
 
@@ -226,19 +236,8 @@ class BM25Index:
             arrays["data"], arrays["indices"], arrays["indptr"], vocab, n_docs, tokenizer, params
         )
         if (directory / TERM_MAX_FILE).exists():  # else computed on first use
-            index._term_max = np.load(directory / TERM_MAX_FILE, mmap_mode="r")
+            index._term_max = _frozen(np.load(directory / TERM_MAX_FILE, mmap_mode="r"), np.float32)
         return index
-
-
-def _best(docs: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``k`` by score descending, ties by ascending document index."""
-    if len(docs) > k:
-        # Keep every document tied with the k-th score so the tie-break is exact.
-        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-        keep = scores >= kth
-        docs, scores = docs[keep], scores[keep]
-    order = np.lexsort((docs, -scores))[:k]
-    return docs[order].astype(np.int64), scores[order].astype(np.float32)
 
 
 def build_bm25(

@@ -15,7 +15,7 @@ import numpy as np
 
 from ark._coerce import as_int
 from ark._safe import cut, short_repr
-from ark.graph import DIRECTION_NAMES, Graph
+from ark.graph import DIRECTION_NAMES, Graph, Neighborhood
 from ark.index import BM25Index, Index
 from ark.tools._errors import ErrorCode
 from ark.tools._results import NodeHit, Relation, SearchResult, ToolError, ToolResult
@@ -58,6 +58,9 @@ class GraphTools:
         self.bm25: BM25Index = index.bm25
         self.snippet_chars = snippet_chars
         self.max_k = max_k
+        self._relation_tuples: dict[tuple[int, ...], tuple[Relation, ...]] = {}
+        # A plain view: indexing an np.memmap goes through Python-level hooks.
+        self._node_type = np.asarray(self.graph.node_type).view(np.ndarray)
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -147,25 +150,10 @@ class GraphTools:
         else:
             scores = np.zeros(total, dtype=np.float32)
             order = np.arange(min(k, total))
-        starts = hood.group_starts.tolist()
-        rels = hood.entry_relations.tolist()
-        dirs = hood.entry_directions.tolist()
-        names = self.graph.relation_names
-        relations = [
-            tuple(
-                dict.fromkeys(
-                    Relation(names[r], DIRECTION_NAMES[d])  # type: ignore[arg-type]
-                    for r, d in zip(
-                        rels[starts[i] : starts[i + 1]],
-                        dirs[starts[i] : starts[i + 1]],
-                        strict=True,
-                    )
-                )
-            )
-            for i in order.tolist()
-        ]
+        chosen = order.tolist()
+        relations = self._relations(hood, chosen)
         hits = self._hits(neighbors[order], scores[order], relations)
-        center = self._hits(np.array([int(node_index)]), np.zeros(1))[0]
+        center = self._hits([int(node_index)], [0.0])[0]
         available = ()
         if total == 0 and (type_ids is not None or rel_ids is not None):
             available = self._available(int(node_index))
@@ -254,39 +242,74 @@ class GraphTools:
 
     # -- helpers --------------------------------------------------------------------------
 
+    def _relations(self, hood: Neighborhood, chosen: list[int]) -> list[tuple[Relation, ...]]:
+        """The distinct (relation, direction) pairs linking each chosen neighbor, in
+        adjacency order; one shared tuple per combination seen (a few per graph)."""
+        starts = hood.group_starts
+        if len(hood.entry_relations) <= 4 * len(chosen) + 8:  # small: one conversion
+            codes = (hood.entry_relations * 2 + hood.entry_directions).tolist()
+            bounds = starts.tolist()
+            keys = [tuple(codes[bounds[i] : bounds[i + 1]]) for i in chosen]
+        else:  # a hub: only the chosen neighbors' entries
+            rels, dirs = hood.entry_relations, hood.entry_directions
+            keys = []
+            for i in chosen:
+                a, b = int(starts[i]), int(starts[i + 1])
+                keys.append(tuple((rels[a:b] * 2 + dirs[a:b]).tolist()))
+        cache = self._relation_tuples
+        out = []
+        for key in keys:
+            rel = cache.get(key)
+            if rel is None:
+                names = self.graph.relation_names
+                rel = cache[key] = tuple(
+                    dict.fromkeys(
+                        Relation(names[c >> 1], DIRECTION_NAMES[c & 1])  # type: ignore[arg-type]
+                        for c in key
+                    )
+                )
+            out.append(rel)
+        return out
+
     def _hits(
         self,
-        indices: np.ndarray,
-        scores: np.ndarray,
+        indices: np.ndarray | list[int],
+        scores: np.ndarray | list[float],
         relations: list[tuple[Relation, ...]] | None = None,
     ) -> tuple[NodeHit, ...]:
-        """Hits for many nodes with one Arrow ``take`` per column (not one lookup each)."""
+        """Hits for many nodes: names and texts read straight from the Arrow buffers."""
         g = self.graph
-        idx = np.asarray(indices, dtype=np.int64)
-        names = g.names.take(idx.tolist())
-        texts = g.texts.take(idx.tolist())
-        types = np.asarray(g.node_type)[idx].tolist()
+        idx = indices.tolist() if isinstance(indices, np.ndarray) else list(indices)
+        names = g.names.take(idx)
+        texts = g.texts.take(idx)
+        node_type, type_names, snippet = self._node_type, g.node_type_names, self._snippet
+        values = scores.tolist() if isinstance(scores, np.ndarray) else scores
+        rels = relations if relations is not None else [()] * len(idx)
         return tuple(
-            NodeHit(
-                index=int(i),
-                type=g.node_type_names[t],
-                name=n,
-                score=float(s),
-                snippet=self._snippet(x),
-                relations=relations[j] if relations is not None else (),
-            )
-            for j, (i, t, n, x, s) in enumerate(
-                zip(idx.tolist(), types, names, texts, np.asarray(scores).tolist(), strict=True)
-            )
+            [
+                # positional: (index, type, name, score, snippet, relations)
+                NodeHit(int(i), type_names[node_type[i]], n, float(s), snippet(x), r)
+                for i, n, x, s, r in zip(idx, names, texts, values, rels, strict=True)
+            ]
         )
 
     def _snippet(self, text: str) -> str:
         if not text:
             return ""
-        flat = " ".join(text[: 4 * self.snippet_chars].split())  # texts can be huge
-        if len(flat) <= self.snippet_chars:
+        n = self.snippet_chars
+        window = text[: n + 16]
+        if len(text) > len(window) and window.isascii() and _single_spaced(window):
+            # Usual text: its only whitespace in the window is single ASCII spaces, so
+            # the window stripped is its words joined. The words of a shorter window are
+            # a prefix of those of the longer one below (the last word possibly cut
+            # short), so when they fill the snippet the result is the same.
+            flat = window.strip()
+            if len(flat) > n:
+                return flat[: n - 1].rstrip() + "…"
+        flat = " ".join(text[: 4 * n].split())  # texts can be huge
+        if len(flat) <= n:
             return flat
-        return flat[: self.snippet_chars - 1].rstrip() + "…"
+        return flat[: n - 1].rstrip() + "…"
 
     def _check_k(self, tool: str, k: object) -> ToolError | None:
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= self.max_k:
@@ -347,6 +370,23 @@ class GraphTools:
                 )
             ids.append(i)
         return ids
+
+
+def _single_spaced(ascii_text: str) -> bool:
+    """Whether the only whitespace ``str.split`` sees in ``ascii_text`` is single spaces
+    (each test a memchr-speed substring search; ``str.isprintable`` is slower)."""
+    return not (
+        "  " in ascii_text
+        or "\n" in ascii_text
+        or "\t" in ascii_text
+        or "\r" in ascii_text
+        or "\x0b" in ascii_text
+        or "\x0c" in ascii_text
+        or "\x1c" in ascii_text
+        or "\x1d" in ascii_text
+        or "\x1e" in ascii_text
+        or "\x1f" in ascii_text
+    )
 
 
 TOOL_PARAMETERS = tool_parameters()
