@@ -10,16 +10,13 @@ from __future__ import annotations
 from ark.agent._specs import ToolConfig
 from ark.graph import Schema
 
-
 #: Prompt variants: ``full`` (the paper's strategies spelled out, for off-the-shelf
 #: models) and ``short`` (schema, the answer rule and the step budget; for a student
 #: trained on trajectories, whose training sequences it keeps short).
 PROMPT_VARIANTS = ("full", "short")
 
 
-def system_prompt(
-    schema: Schema, tools: ToolConfig, max_steps: int, variant: str = "full"
-) -> str:
+def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int, variant: str = "full") -> str:
     if variant == "short":
         return short_system_prompt(schema, max_steps)
     if variant != "full":

@@ -140,7 +140,9 @@ class Path_:
     anchors: list[int]
     hops: list[list[Hop]]
     frontiers: list[list[list[int]]]  # per anchor: the node sets after each hop
-    answers: list[int]  # ranked: reached by more paths first, then by index
+    #: Ranked: reached by more paths first, then by index. The anchor and the
+    #: intermediate nodes are never answers (the question asks for the last hop).
+    answers: list[int]
     question: str = ""
 
 
@@ -203,14 +205,15 @@ class PathSampler:
                 return None
             hop = self._hop(*steps[rng.randrange(len(steps))])
             reached = self.follow(frontier, hop)
-            nxt = sorted({n for ns in reached.values() for n in ns} - {anchor})
+            visited = {anchor}.union(*map(set, sets))
+            nxt = sorted({n for ns in reached.values() for n in ns} - visited)
             if not nxt or any(len(ns) > MAX_K for ns in reached.values()):
                 return None
             last = depth == n_hops - 1
             if (last and len(nxt) > MAX_ANSWERS) or (not last and len(nxt) > MAX_FRONTIER):
                 return None
             if last:
-                reach = Counter(n for ns in reached.values() for n in ns if n != anchor)
+                reach = Counter(n for ns in reached.values() for n in ns if n not in visited)
             hops.append(hop)
             sets.append(nxt)
             frontier = nxt
@@ -274,7 +277,7 @@ class SynthConfig:
     hops: tuple[int, ...] = (1, 2, 3)
     seed: int = 0
     max_steps: int = 20
-    prompt: str = "full"
+    prompt: str = "short"
     intersection_share: float = 0.1
     bad_call_share: float = 0.1
     reanchor_share: float = 0.15

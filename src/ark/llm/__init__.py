@@ -29,7 +29,10 @@ def make_chat_model(
     """The backend for ``model``/``base_url``; the local model when neither points away."""
     base_url = base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
     remote = base_url is not None or (
-        model is not None and not model.endswith(".gguf") and "OPENAI_API_KEY" in os.environ
+        model is not None
+        and not model.endswith(".gguf")
+        and model not in ("0.5b", "1.5b")  # the packaged local models
+        and "OPENAI_API_KEY" in os.environ
     )
     if remote:
         from ark.llm._openai import OpenAIChatModel
