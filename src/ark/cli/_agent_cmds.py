@@ -59,11 +59,14 @@ def _run(
     base_url: str | None,
     as_json: bool,
     save_trajectories: Path | None,
+    adapter: Path | None = None,
 ) -> RetrievalResult:
+    from ark.cli._distill_cmds import adapter_settings
     from ark.llm import make_chat_model
 
     try:
-        llm = make_chat_model(model=model, base_url=base_url)
+        lora, prompt = adapter_settings(adapter, base_url)
+        llm = make_chat_model(model=model, base_url=base_url, **lora)
         retriever = Retriever(
             index,
             llm,
@@ -71,6 +74,7 @@ def _run(
             max_steps=max_steps,
             temperature=temperature,
             on_event=None if as_json else _live_printer(agents),
+            prompt=prompt,
         )
         result = retriever.retrieve(question)
     except ArkError as exc:
@@ -123,6 +127,12 @@ SaveOpt = Annotated[
     typer.Option("--save-trajectories", help="Append trajectories to DIR/trajectories.jsonl."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+AdapterOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--adapter", help="A LoRA adapter (.gguf from `ark distill export`) for the local model."
+    ),
+]
 
 
 @app.command("ask")
@@ -136,6 +146,7 @@ def ask(
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
     save_trajectories: SaveOpt = None,
+    adapter: AdapterOpt = None,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
     try:
@@ -152,6 +163,7 @@ def ask(
         base_url=base_url,
         as_json=as_json,
         save_trajectories=save_trajectories,
+        adapter=adapter,
     )
 
 
@@ -164,6 +176,7 @@ def demo(
     model: ModelOpt = None,
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
+    adapter: AdapterOpt = None,
 ) -> None:
     """Answer a movie question over the bundled MetaQA graph with the local model."""
     from importlib.resources import files
@@ -190,4 +203,5 @@ def demo(
         base_url=base_url,
         as_json=as_json,
         save_trajectories=None,
+        adapter=adapter,
     )

@@ -95,6 +95,9 @@ def eval_cmd(
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out.")] = False,
     concurrency: Annotated[int, typer.Option(help="Queries evaluated at once.")] = 1,
+    adapter: Annotated[
+        Path | None, typer.Option(help="LoRA adapter (.gguf) for the local model.")
+    ] = None,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
@@ -126,9 +129,11 @@ def eval_cmd(
             runner = DenseMethod(open_dense(index, encoder.name), encoder)
             model_name = encoder.name
         else:
+            from ark.cli._distill_cmds import adapter_settings
             from ark.llm import make_chat_model
 
-            llm = make_chat_model(model=model, base_url=base_url)
+            lora, prompt = adapter_settings(adapter, base_url)
+            llm = make_chat_model(model=model, base_url=base_url, **lora)
             model_name = llm.name
             retriever = Retriever(
                 index,
@@ -138,6 +143,7 @@ def eval_cmd(
                 temperature=temperature,
                 fusion=fusion,
                 tools=tools,
+                prompt=prompt,
             )
             runner = RetrieverMethod(retriever)
         config = {
@@ -158,6 +164,7 @@ def eval_cmd(
                     "tools": tools.to_dict(),
                     "model": model_name,
                     "base_url": base_url,
+                    **({"adapter": str(adapter), "prompt": prompt} if adapter else {}),
                 }
                 if method == "ark"
                 else {"model": model_name}

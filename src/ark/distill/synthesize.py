@@ -489,7 +489,8 @@ def synthesize(
             )
         n_hops = config.hops[made % len(config.hops)]
         if n_hops == 1 and rng.random() < config.intersection_share:
-            path = sampler.intersection()
+            # Meeting paths are rarer: try a few anchors before settling for a chain.
+            path = next((p for _ in range(20) if (p := sampler.intersection())), None)
         else:
             path = sampler.chain(n_hops)
         if path is None:
