@@ -128,3 +128,26 @@ def test_llama_cpp_applies_an_exported_adapter_to_the_local_model(tmp_path):
     plain = logits(None)
     np.testing.assert_allclose(logits(adapter("zero", 0.0)), plain, atol=1e-3)
     assert np.abs(logits(adapter("random", 1.0)) - plain).max() > 0.1
+
+
+def test_merge_writes_a_full_model_equal_to_base_plus_adapter(
+    adapter_dir, tiny_model_dir, tmp_path
+):
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ark.distill.export import merge
+
+    out = merge(adapter_dir, tiny_model_dir, tmp_path / "merged")
+    merged = AutoModelForCausalLM.from_pretrained(str(out))
+    with_adapter = PeftModel.from_pretrained(
+        AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)), str(adapter_dir)
+    )
+    plain = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir))
+    ids = torch.tensor([AutoTokenizer.from_pretrained(str(out)).encode("<|im_start|>user\nhi")])
+    with torch.no_grad():
+        a, b = merged(ids).logits, with_adapter(ids).logits
+        c = plain(ids).logits
+    assert torch.allclose(a, b, atol=1e-4)
+    assert not torch.allclose(a, c, atol=1e-6)

@@ -60,8 +60,7 @@ def synthesize_cmd(
     base_url: Annotated[str | None, typer.Option(help="Endpoint of the paraphrase model.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Teacher-free trajectories: sampled relation paths solved by an oracle through the
-    real tools. Reads only the graph, never a question set."""
+    """Teacher-free trajectories from the graph (never a question set): oracle + real tools."""
     from ark.distill.synthesize import SynthConfig, llm_paraphraser, load_templates, synthesize
     from ark.trajectory import write_trajectories
 
@@ -156,8 +155,7 @@ def collect_cmd(
     concurrency: Annotated[int, typer.Option(help="Queries at once.")] = 1,
     as_json: JsonOpt = False,
 ) -> None:
-    """Teacher trajectories, label-free (the paper's way): the teacher runs ARK
-    ``--per-query`` times per query; gold is never read and nothing is scored."""
+    """Teacher trajectories, label-free: ARK runs --per-query times per query, no gold read."""
     from ark.distill.collect import collect, load_questions
     from ark.llm import make_chat_model
 
@@ -218,8 +216,7 @@ def sft_cmd(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Render trajectories with the student's chat template: token ids plus a loss mask
-    on the assistant's tool calls only."""
+    """Trajectories -> the student's tokens with a loss mask on its tool calls only."""
     from ark.distill.sft import SFTOptions, student_template_and_tokenizer, write_sft
 
     try:

@@ -21,6 +21,7 @@ import os
 import random
 import shutil
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -118,7 +119,11 @@ def lora_model(model: Any, cfg: TrainConfig) -> Any:
     )
     model = get_peft_model(model, lcfg)
     if cfg.gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        with warnings.catch_warnings():  # transformers 5 renames it; both spellings work
+            warnings.simplefilter("ignore", FutureWarning)
+            model.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False}
+            )
         model.enable_input_require_grads()
     return model
 
@@ -190,6 +195,7 @@ def train(
     budget = cfg.token_budget
     model.train()
     started = time.perf_counter() - state.elapsed_s
+    cpu_started, tokens_started = time.process_time(), state.tokens
     steps_here = 0
     micro = 0
     stop_reason = "epochs"
@@ -258,6 +264,10 @@ def train(
         "device": device,
         "dtype": str(dtype).removeprefix("torch."),
         "tokens_per_s": round(state.tokens / state.elapsed_s, 2) if state.elapsed_s else None,
+        # Per CPU-second of this call: comparable across machines loaded by other jobs.
+        "tokens_per_cpu_s": round(
+            (state.tokens - tokens_started) / max(1e-9, time.process_time() - cpu_started), 2
+        ),
         "config": {k: v for k, v in asdict(cfg).items()},
         **{k: v for k, v in asdict(state).items() if k != "history"},
         "history": state.history[-50:],
