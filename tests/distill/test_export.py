@@ -34,7 +34,9 @@ def adapter_dir(movie_index, tiny_model_dir, tmp_path_factory):
     write_sft(
         [root / "s"], root / "sft.jsonl", movie_index.schema, template, tokenizer, SFTOptions()
     )
-    cfg = TrainConfig(rank=4, alpha=8.0, layer_fraction=0.5, grad_accum=1, token_budget=None)
+    cfg = TrainConfig(
+        rank=4, alpha=8.0, layer_fraction=0.5, grad_accum=1, token_budget=None, dtype="fp32"
+    )
     train(root / "sft.jsonl", tiny_model_dir, root / "adapter", cfg)
     return root / "adapter"
 

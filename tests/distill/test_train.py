@@ -43,6 +43,7 @@ def tiny_config(**kw):
         token_budget=None,
         checkpoint_every=1,
         max_len=100_000,
+        dtype="fp32",
     )
     return TrainConfig(**{**base, **kw})
 
@@ -75,6 +76,8 @@ def test_checkpoint_and_resume_equal_an_uninterrupted_run(sft_file, tiny_model_d
     assert state["step"] == 2 and state["position"] == 4
     with pytest.raises(Exception, match="resume"):
         train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config())
+    with pytest.raises(Exception, match="rank"):
+        train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config(rank=8), resume=True)
     second = train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config(), resume=True)
     assert second["finished"] and second["step"] == whole["step"]
     assert second["tokens"] == whole["tokens"]
@@ -82,6 +85,16 @@ def test_checkpoint_and_resume_equal_an_uninterrupted_run(sft_file, tiny_model_d
     assert a.keys() == b.keys()
     for k in a:
         assert abs(a[k] - b[k]).max() < 1e-5, k
+
+
+def test_records_of_another_template_are_refused(sft_file, tiny_model_dir, tmp_path):
+    meta_file = sft_file.with_name(sft_file.name + ".meta.json")
+    other = tmp_path / "sft.jsonl"
+    other.write_bytes(sft_file.read_bytes())
+    meta = json.loads(meta_file.read_text())
+    (tmp_path / "sft.jsonl.meta.json").write_text(json.dumps({**meta, "template_sha256": "0"}))
+    with pytest.raises(Exception, match="chat template"):
+        train(other, tiny_model_dir, tmp_path / "x", tiny_config())
 
 
 def test_token_budget_stops_the_run(sft_file, tiny_model_dir, tmp_path):

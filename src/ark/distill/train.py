@@ -9,7 +9,8 @@ cross-entropy over the masked labels. The base is the GGUF the local backend run
 CPU defaults (measured on this project's 2-core machine, see the README's
 "Distillation" section): the 0.5B student, LoRA r=8 on the attention and MLP
 projections of the upper half of the layers only (so the backward pass stops
-halfway), gradient checkpointing, fp32 on CPU, and a token budget that fits a
+halfway), gradient checkpointing, bf16 where the CPU has bf16 instructions (1.6x fp32 here),
+and a token budget that fits a
 background run of about two hours.
 """
 
@@ -49,15 +50,16 @@ class TrainConfig:
     warmup_steps: int = 5
     grad_accum: int = 4
     epochs: float = 1.0
-    #: Stop after this many tokens (forward tokens, prompt included). The default fits
-    #: ~2 h of the measured CPU throughput of the 0.5B student.
-    token_budget: int | None = 600_000
+    #: Stop after this many tokens (forward tokens, prompt included). The default is
+    #: ~2 h of the 0.5B student on 2 free cores of this project's machine (measured 33
+    #: tokens per CPU-second in bf16, ~55 tokens/s on 2 cores): ~200 MetaQA trajectories.
+    token_budget: int | None = 400_000
     max_len: int = 4096
     checkpoint_every: int = 10  # optimizer steps
     val_fraction: float = 0.0
     patience: int | None = None  # checkpoints without val improvement before stopping
     seed: int = 0
-    dtype: str = "auto"  # auto: bf16 on CUDA, fp32 on CPU
+    dtype: str = "auto"  # auto: bf16 on CUDA and on CPUs with bf16 instructions, else fp32
     gradient_checkpointing: bool = True
     threads: int | None = None
 
@@ -167,7 +169,10 @@ def train(
         raise ArkError(f"{out} is not empty; pass --resume to continue its run, or another -o")
     if resume and not (ckpt / "state.json").exists():
         raise ArkError(f"{out} has no checkpoint to resume")
+    if resume:
+        _check_resume(ckpt, cfg, sft_path)
     sft_meta = _read_meta(sft_path)
+    _check_template(base, sft_meta)
     records = [r for r in read_sft(sft_path) if len(r["input_ids"]) <= cfg.max_len]
     if not records:
         raise ArkError(f"{sft_path}: no record of at most {cfg.max_len} tokens")
@@ -180,7 +185,7 @@ def train(
     torch.manual_seed(cfg.seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = {"bf16": torch.bfloat16, "fp32": torch.float32, "fp16": torch.float16}.get(
-        cfg.dtype, torch.bfloat16 if device == "cuda" else torch.float32
+        cfg.dtype, torch.bfloat16 if device == "cuda" or _cpu_has_bf16() else torch.float32
     )
     t_load = time.perf_counter()
     model = lora_model(load_base(base, dtype, device), cfg)
@@ -191,6 +196,9 @@ def train(
     if resume:
         state = _load_checkpoint(ckpt, model, opt)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "train_config.json").write_text(
+        json.dumps({"sft": str(sft_path), **asdict(cfg)}), encoding="utf-8"
+    )
     total_records = max(1, int(len(records) * cfg.epochs))
     budget = cfg.token_budget
     model.train()
@@ -276,6 +284,15 @@ def train(
     return meta
 
 
+def _cpu_has_bf16() -> bool:
+    """bf16 matmuls in hardware (AVX512-BF16 or AMX): 1.6x fp32's throughput measured
+    here; without them bf16 is emulated and slower than fp32."""
+    import torch
+
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(torch.cpu, p, lambda: False)() for p in probes)
+
+
 def masked_loss(model: Any, rec: dict[str, Any], device: str) -> tuple[Any, int]:
     """Mean next-token loss over the trained tokens; the LM head runs only at the
     positions that predict them (with a 152k vocabulary it is a quarter of the 0.5B
@@ -349,6 +366,24 @@ def _save_checkpoint(ckpt: Path, model: Any, opt: Any, state: TrainState) -> Non
     shutil.rmtree(old, ignore_errors=True)
 
 
+#: Settings a resumed run may change (they do not change what a step computes).
+_RESUME_MAY_CHANGE = {"token_budget", "checkpoint_every", "threads", "epochs", "patience"}
+
+
+def _check_resume(ckpt: Path, cfg: TrainConfig, sft_path: str | Path) -> None:
+    path = ckpt.parent / "train_config.json"
+    if not path.exists():
+        return
+    old = json.loads(path.read_text(encoding="utf-8"))
+    new = json.loads(json.dumps({"sft": str(sft_path), **asdict(cfg)}))
+    changed = sorted(k for k in new if k not in _RESUME_MAY_CHANGE and old.get(k) != new[k])
+    if changed:
+        raise ArkError(
+            f"cannot resume {ckpt.parent}: settings differ from the original run "
+            f"({', '.join(changed)}); use the same settings or another -o"
+        )
+
+
 def _load_checkpoint(ckpt: Path, model: Any, opt: Any) -> TrainState:
     import torch
     from peft import set_peft_model_state_dict
@@ -364,6 +399,24 @@ def _load_checkpoint(ckpt: Path, model: Any, opt: Any) -> TrainState:
 def _copy_adapter(src: Path, dst: Path) -> None:
     for name in ("adapter_model.safetensors", "adapter_config.json"):
         shutil.copy2(src / name, dst / name)
+
+
+def _check_template(base: str | Path, sft_meta: dict[str, Any]) -> None:
+    """The SFT records must be rendered with this base's own chat template (the 0.5B
+    and 1.5B GGUFs' templates differ)."""
+    import hashlib
+
+    from ark.distill.sft import student_template_and_tokenizer
+
+    want = sft_meta.get("template_sha256")
+    if not want:
+        return
+    template, _ = student_template_and_tokenizer(base)
+    if hashlib.sha256(template.source.encode()).hexdigest() != want:
+        raise ArkError(
+            f"the SFT records were rendered with another chat template than {base}'s; "
+            f"rebuild them with `ark distill sft ... --base {base}`"
+        )
 
 
 def _read_meta(sft_path: str | Path) -> dict[str, Any]:
