@@ -114,3 +114,17 @@ def test_adapter_with_a_remote_model_is_refused(movie_index, tmp_path):
         ],
     )
     assert res.exit_code == 1 and "--adapter" in res.stdout
+
+
+def test_the_student_runs_with_its_prompt_variant(movie_index):
+    from ark.agent import Retriever, ToolConfig, system_prompt
+
+    result = Retriever(movie_index, teacher(), n_agents=1, max_steps=5, prompt="short").retrieve(
+        "films by Zemeckis"
+    )
+    (t,) = result.trajectories
+    assert t.messages[0]["content"] == system_prompt(movie_index.schema, ToolConfig(), 5, "short")
+    assert t.config["prompt"] == "short"
+    full = Retriever(movie_index, teacher(), n_agents=1, max_steps=5).retrieve("films by Zemeckis")
+    assert full.trajectories[0].messages[0]["content"] != t.messages[0]["content"]
+    assert len(t.messages[0]["content"]) < len(full.trajectories[0].messages[0]["content"]) / 2

@@ -153,3 +153,15 @@ def test_merge_writes_a_full_model_equal_to_base_plus_adapter(
         c = plain(ids).logits
     assert torch.allclose(a, b, atol=1e-4)
     assert not torch.allclose(a, c, atol=1e-6)
+
+
+def test_adapter_records_the_prompt_the_cli_runs_with(adapter_dir, tmp_path):
+    from ark.cli._distill_cmds import adapter_settings
+
+    out = tmp_path / "student.gguf"
+    export_gguf(adapter_dir, out, metadata={"prompt": "short", "base": "tiny"})
+    lora, prompt = adapter_settings(out, None)
+    assert lora == {"lora_path": out} and prompt == "short"
+    assert adapter_settings(None, None) == ({}, "full")
+    with pytest.raises(Exception, match="--base-url"):
+        adapter_settings(out, "http://127.0.0.1:1/v1")

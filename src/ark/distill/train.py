@@ -119,14 +119,14 @@ def lora_model(model: Any, cfg: TrainConfig) -> Any:
         bias="none",
         task_type="CAUSAL_LM",
     )
-    model = get_peft_model(model, lcfg)
-    if cfg.gradient_checkpointing:
-        with warnings.catch_warnings():  # transformers 5 renames it; both spellings work
-            warnings.simplefilter("ignore", FutureWarning)
+    with warnings.catch_warnings():  # transformers 5 renames the checkpointing calls
+        warnings.simplefilter("ignore", FutureWarning)
+        model = get_peft_model(model, lcfg)
+        if cfg.gradient_checkpointing:
             model.gradient_checkpointing_enable(
                 gradient_checkpointing_kwargs={"use_reentrant": False}
             )
-        model.enable_input_require_grads()
+            model.enable_input_require_grads()
     return model
 
 
