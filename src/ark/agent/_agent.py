@@ -83,7 +83,9 @@ class Agent:
         self.agent_number = agent_number
         self.on_event = on_event
         self.specs = tool_specs(index.schema, self.config.tools, answer_tools=True)
-        self.system = system_prompt(index.schema, self.config.tools, self.config.max_steps)
+        self.system = system_prompt(
+            index.schema, self.config.tools, self.config.max_steps, self.config.prompt
+        )
 
     @classmethod
     def from_context(cls, ctx: StrategyContext) -> Agent:

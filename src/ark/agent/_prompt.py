@@ -10,8 +10,17 @@ from __future__ import annotations
 from ark.agent._specs import ToolConfig
 from ark.graph import Schema
 
+#: Prompt variants: ``full`` (the paper's strategies spelled out, for off-the-shelf
+#: models) and ``short`` (schema, the answer rule and the step budget; for a student
+#: trained on trajectories, whose training sequences it keeps short).
+PROMPT_VARIANTS = ("full", "short")
 
-def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int) -> str:
+
+def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int, variant: str = "full") -> str:
+    if variant == "short":
+        return short_system_prompt(schema, max_steps)
+    if variant != "full":
+        raise ValueError(f"unknown prompt variant {variant!r}; choose one of {PROMPT_VARIANTS}")
     parts = [
         "You are a retrieval agent working on a knowledge graph. Given a question, find "
         "the nodes of the graph that answer it, and put them in an ordered answer list, "
@@ -92,6 +101,19 @@ def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int) -> str:
         "of yours is one step and may contain several tool calls.",
     ]
     return "\n".join(parts)
+
+
+def short_system_prompt(schema: Schema, max_steps: int) -> str:
+    """The student's prompt: what the graph holds and the protocol, no tutorial."""
+    return "\n".join(
+        [
+            "You are a retrieval agent on a knowledge graph. Find the nodes that answer the "
+            "question with the tools, add them with add_to_answer (best first; not the "
+            "entities the question names unless they are asked for), then call finish.",
+            schema.describe(),
+            f"At most {max_steps} steps, one tool call per step.",
+        ]
+    )
 
 
 def _example_relation(schema: Schema) -> tuple[str, str, str] | None:

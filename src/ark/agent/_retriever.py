@@ -83,6 +83,7 @@ class Retriever:
         tools: ToolConfig | None = None,
         seed: int | None = None,
         on_event: EventHandler | None = None,
+        prompt: str = "full",
     ) -> None:
         if n_agents < 1:
             raise ArkError("n_agents must be at least 1")
@@ -105,7 +106,10 @@ class Retriever:
         self.seed = seed
         self.on_event = on_event
         self.config = AgentConfig(
-            max_steps=max_steps, temperature=temperature, tools=tools or ToolConfig()
+            max_steps=max_steps,
+            temperature=temperature,
+            tools=tools or ToolConfig(),
+            prompt=prompt,
         )
         self._tools = GraphTools(self.index)
 

@@ -28,6 +28,9 @@ class AgentConfig:
     tools: ToolConfig = field(default_factory=ToolConfig)
     max_tokens: int | None = 1024
     seed: int | None = None
+    #: System prompt variant (``ark.agent._prompt.PROMPT_VARIANTS``); a distilled
+    #: student runs with the variant it was trained on.
+    prompt: str = "full"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +39,7 @@ class AgentConfig:
             "tools": self.tools.to_dict(),
             "max_tokens": self.max_tokens,
             "seed": self.seed,
+            **({"prompt": self.prompt} if self.prompt != "full" else {}),
         }
 
 

@@ -78,16 +78,20 @@ def _run(
     request_timeout: float | None = None,
     max_retries: int | None = None,
     use_env: bool = True,
+    adapter: Path | None = None,
 ) -> RetrievalResult:
+    from ark.cli._distill_cmds import adapter_settings
     from ark.llm import make_chat_model
 
     try:
+        lora, prompt = adapter_settings(adapter, base_url)
         llm = make_chat_model(
             model=model,
             base_url=base_url,
             request_timeout=request_timeout,
             max_retries=max_retries,
             use_env=use_env,
+            **lora,
         )
         llm = cached(llm, llm_cache)
         retriever = Retriever(
@@ -98,6 +102,7 @@ def _run(
             temperature=temperature,
             on_event=None if as_json else _live_printer(agents),
             seed=seed,
+            prompt=prompt,
         )
         result = retriever.retrieve(question)
     except ArkError as exc:
@@ -173,6 +178,12 @@ RetriesOpt = Annotated[
         help="Retries of a failed model call (default: 4 for a server, 0 locally).",
     ),
 ]
+AdapterOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--adapter", help="A LoRA adapter (.gguf from `ark distill export`) for the local model."
+    ),
+]
 
 
 @app.command("ask")
@@ -193,6 +204,7 @@ def ask(
     prices_file: PricesOpt = None,
     request_timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = None,
+    adapter: AdapterOpt = None,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
     try:
@@ -215,6 +227,7 @@ def ask(
         price_table=price_table,
         request_timeout=request_timeout,
         max_retries=max_retries,
+        adapter=adapter,
     )
 
 
@@ -234,6 +247,7 @@ def demo(
     prices_file: PricesOpt = None,
     request_timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = None,
+    adapter: AdapterOpt = None,
 ) -> None:
     """Answer a movie question over the bundled MetaQA graph with the local model.
 
@@ -274,4 +288,5 @@ def demo(
         request_timeout=request_timeout,
         max_retries=max_retries,
         use_env=False,
+        adapter=adapter,
     )

@@ -15,4 +15,11 @@ index_app = typer.Typer(help="Build and inspect index directories.", no_args_is_
 app.add_typer(index_app, name="index")
 
 # Command modules register themselves on import.
-from ark.cli import _agent_cmds, _cache_cmds, _eval_cmds, _graph_cmds, _serve_cmds  # noqa: E402, F401
+from ark.cli import (  # noqa: E402, F401
+    _agent_cmds,
+    _cache_cmds,
+    _distill_cmds,
+    _eval_cmds,
+    _graph_cmds,
+    _serve_cmds,
+)

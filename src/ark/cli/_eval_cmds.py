@@ -135,9 +135,13 @@ def eval_cmd(
     request_timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = None,
     as_json: JsonOpt = False,
+    adapter: Annotated[
+        Path | None, typer.Option(help="LoRA adapter (.gguf) for the local model.")
+    ] = None,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
+    from ark.cli._distill_cmds import adapter_settings
     from ark.eval import BM25Method, DenseMethod, RetrieverMethod, RunStore, run_queries
     from ark.eval.datasets import sample
 
@@ -159,6 +163,7 @@ def eval_cmd(
             neighbor_filters=not neighbors_no_filter,
         )
         price_table = prices(price_in, price_out, prices_file)
+        lora, prompt = adapter_settings(adapter, base_url) if method == "ark" else ({}, "full")
         if ray:
             from ark.eval._ray import MethodSpec, RayMethod
 
@@ -170,6 +175,7 @@ def eval_cmd(
                     "base_url": base_url,
                     "request_timeout": request_timeout,
                     "max_retries": max_retries,
+                    **lora,
                 },
                 llm_cache=str(llm_cache.resolve()) if llm_cache else None,
                 retriever={
@@ -179,6 +185,7 @@ def eval_cmd(
                     "fusion": fusion,
                     "tools": tools,
                     "seed": seed,
+                    "prompt": prompt,
                 },
                 dense_model=model,
             )
@@ -211,6 +218,7 @@ def eval_cmd(
                 base_url=base_url,
                 request_timeout=request_timeout,
                 max_retries=max_retries,
+                **lora,
             )
             llm = cached(llm, llm_cache)
             model_name = llm.name
@@ -223,6 +231,7 @@ def eval_cmd(
                 fusion=fusion,
                 tools=tools,
                 seed=seed,
+                prompt=prompt,
             )
             runner = RetrieverMethod(retriever)
         config = {
@@ -244,6 +253,7 @@ def eval_cmd(
                     "model": model_name,
                     "base_url": redact_url(base_url),
                     "seed": seed,
+                    **({"adapter": str(adapter), "prompt": prompt} if adapter else {}),
                 }
                 if method == "ark"
                 else {"model": model_name}

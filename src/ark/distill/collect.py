@@ -1,0 +1,157 @@
+"""Teacher trajectories, label-free (the paper's way, SPEC §7).
+
+Any ``ChatModel`` — an OpenAI-compatible teacher or the local model — runs ARK
+``per_query`` times per query (temperature 0.7, T_max 20) through the same
+:class:`~ark.agent.Retriever` as ``ark eval``; records and trajectories go to a
+:class:`~ark.eval.RunStore`, so an interrupted collection resumes without loss or
+duplication. Questions carry no answers; when a labelled set is given, its gold is
+dropped on loading and nothing is scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ark.agent import Retriever
+from ark.errors import ArkError
+from ark.eval import RunStore
+from ark.index import Index
+from ark.llm import ChatModel
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    text: str
+
+
+def read_questions(path: str | Path) -> list[Question]:
+    """``{"id", "query"}`` per line; any other field (answers included) is ignored."""
+    path = Path(path)
+    if not path.exists():
+        raise ArkError(f"questions file {path} not found")
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                qid, text = obj.get("id", f"q{lineno}"), obj["query"]
+                if not isinstance(text, str) or not text.strip():
+                    raise ValueError("query must be a non-empty string")
+            except (json.JSONDecodeError, KeyError, AttributeError, ValueError) as exc:
+                raise ArkError(f"{path}:{lineno}: expected {{'id', 'query'}} ({exc})") from exc
+            out.append(Question(str(qid), text))
+    if len({q.id for q in out}) != len(out):
+        raise ArkError(f"{path}: question ids must be unique")
+    return out
+
+
+def load_questions(
+    source: str, index: Index, *, split: str = "train", data_dir: Path | None = None
+) -> list[Question]:
+    """A questions JSONL, or a dataset spec of ``ark eval`` (``metaqa:2-hop``,
+    ``stark:prime``, ``jsonl:PATH``) whose gold answers are dropped here."""
+    kind = source.partition(":")[0]
+    if kind in ("metaqa", "stark", "jsonl") and ":" in source:
+        from ark.cli._eval_cmds import _load_queries  # the same parsing as `ark eval`
+
+        queries, _ = _load_queries(source, index, split, data_dir)
+        return [Question(q.id, q.text) for q in queries]
+    return read_questions(source)
+
+
+def collect(
+    questions: Sequence[Question],
+    index: Index,
+    llm: ChatModel,
+    out: str | Path,
+    *,
+    source: str = "",
+    per_query: int = 3,
+    temperature: float = 0.7,
+    max_steps: int = 20,
+    resume: bool = False,
+    concurrency: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Run the teacher; returns a summary (queries, trajectories, tokens per query)."""
+    retriever = Retriever(
+        index, llm, n_agents=per_query, max_steps=max_steps, temperature=temperature
+    )
+    store = RunStore(out)
+    config = {
+        "method": "collect",
+        "source": source,
+        "index": str(Path(index.path).resolve()),
+        "model": llm.name,
+        "per_query": per_query,
+        "temperature": temperature,
+        "max_steps": max_steps,
+        "concurrency": concurrency,
+    }
+    done = store.start(config, resume=resume)
+    todo = [q for q in questions if q.id not in done]
+    total = len(questions)
+    finished = total - len(todo)
+    if progress:
+        progress(finished, total)
+
+    async def run() -> None:
+        nonlocal finished
+        sem = asyncio.Semaphore(max(1, concurrency))
+        lock = asyncio.Lock()
+
+        async def one(q: Question) -> None:
+            nonlocal finished
+            async with sem:
+                t0 = time.perf_counter()
+                try:
+                    result = await retriever.aretrieve(q.text, q.id)
+                    trajs, error = (
+                        result.trajectories,
+                        (result.errors[0] if result.failed else None),
+                    )
+                except Exception as exc:  # one query's failure must not end the run
+                    trajs, error = [], f"{type(exc).__name__}: {exc}"
+                wall = time.perf_counter() - t0
+            record = {
+                "query_id": q.id,
+                "query": q.text,
+                "status": "failed" if error else "ok",
+                "error": error,
+                "wall_s": round(wall, 4),
+                "prompt_tokens": sum(t.usage["prompt_tokens"] for t in trajs),
+                "completion_tokens": sum(t.usage["completion_tokens"] for t in trajs),
+                "trajectory_ids": [t.id for t in trajs],
+            }
+            async with lock:
+                store.append(record, trajs)
+                done[q.id] = record
+                finished += 1
+                if progress:
+                    progress(finished, total)
+
+        await asyncio.gather(*(one(q) for q in todo))
+
+    asyncio.run(run())
+    records = [done[q.id] for q in questions]
+    tokens = [r["prompt_tokens"] + r["completion_tokens"] for r in records]
+    summary = {
+        "queries": len(records),
+        "failed": sum(r["status"] == "failed" for r in records),
+        "trajectories": sum(len(r["trajectory_ids"]) for r in records),
+        "tokens": sum(tokens),
+        "tokens_per_query": sum(tokens) / len(tokens) if tokens else 0.0,
+        "path": str(store.trajectories),
+        "config": config,
+    }
+    store.write_json("summary.json", summary)
+    return summary

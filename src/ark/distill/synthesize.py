@@ -1,0 +1,328 @@
+"""Teacher-free trajectories from the graph itself.
+
+Relation paths are sampled from the graph (1–3 hops, and intersections of two
+anchors' one-hop sets), turned into questions from the schema's relation and type
+names with general templates, and solved by an *oracle policy* that goes through the
+real tool session — so every observation the student trains on is a real tool output,
+and every answer is exactly the path's target set. The policy varies k, queries,
+filters and the order of calls, re-anchors with global search now and then, and
+sometimes makes a typical bad call and recovers from it. No question set is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ark.agent import ToolConfig, ToolSession, system_prompt
+from ark.distill._paths import MAX_ANSWERS, MAX_K, Path_, PathSampler
+from ark.distill._questions import (
+    INTERSECTION,
+    Hop,
+    _plural,
+    _words,
+    chain_question,
+    load_templates,
+)
+from ark.errors import ArkError
+from ark.index import Index
+from ark.llm import Message, ToolCall
+from ark.tools import GraphTools
+from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
+
+__all__ = ["Hop", "Oracle", "SynthConfig", "llm_paraphraser", "load_templates", "synthesize"]
+
+
+# -- the oracle policy ----------------------------------------------------------------
+
+
+@dataclass
+class SynthConfig:
+    n: int = 2000
+    hops: tuple[int, ...] = (1, 2, 3)
+    seed: int = 0
+    max_steps: int = 20
+    prompt: str = "short"
+    intersection_share: float = 0.1
+    bad_call_share: float = 0.1
+    reanchor_share: float = 0.15
+    templates: dict[str, Any] = field(default_factory=dict)
+
+
+class Oracle:
+    """Solves a sampled path through a real :class:`ToolSession`, recording the exact
+    conversation the ARK agent would have had."""
+
+    def __init__(self, index: Index, config: SynthConfig, rng: random.Random) -> None:
+        self.index = index
+        self.config = config
+        self.rng = rng
+        self.tools = GraphTools(index)
+        self.system = system_prompt(index.schema, ToolConfig(), config.max_steps, config.prompt)
+
+    def run(self, path: Path_, number: int) -> Trajectory | None:
+        cfg, rng = self.config, self.rng
+        session = ToolSession(self.index, tools=self.tools, config=ToolConfig())
+        messages = [
+            Message(role="system", content=self.system),
+            Message(role="user", content=path.question),
+        ]
+        steps: list[StepRecord] = []
+        g = self.index.graph
+
+        def call(name: str, args: dict[str, Any]) -> Any:
+            session.step = len(steps)
+            raw = json.dumps(args, ensure_ascii=False)
+            tc = ToolCall(f"call_{number}_{len(steps)}", name, args, raw)
+            outcome = session.call(name, args, raw)
+            obs = outcome.observation
+            left = cfg.max_steps - len(steps) - 1
+            if not session.finished and 0 < left <= 2:
+                obs += f"\n({left} step{'s' if left > 1 else ''} left.)"
+            messages.append(Message(role="assistant", content="", tool_calls=(tc,)))
+            messages.append(Message(role="tool", content=obs, tool_call_id=tc.id, name=name))
+            steps.append(
+                StepRecord(
+                    index=len(steps),
+                    llm_latency_s=0.0,
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    content="",
+                    tool_calls=[
+                        ToolCallRecord(
+                            id=tc.id,
+                            name=name,
+                            arguments=args,
+                            raw_arguments=raw,
+                            observation=obs,
+                            ok=outcome.ok,
+                            error_code=outcome.code,
+                            nodes=outcome.nodes,
+                            center=outcome.center,
+                            relations=outcome.relations(),
+                        )
+                    ],
+                )
+            )
+            return outcome
+
+        def find(node: int) -> bool:
+            """Global search for ``node`` by name; a bigger k once if it is not shown."""
+            name = g.name(node)
+            query = name if rng.random() < 0.75 else f"{name} {g.type_name(node)}"
+            for k in (rng.choice([3, 5, 5, 10]), 30):
+                out = call("search_in_graph", {"query": query, "k": k})
+                if node in out.nodes:
+                    return True
+                query = name
+            return False
+
+        def explore(node: int, hop: Hop) -> list[int]:
+            args: dict[str, Any] = {"node_index": node}
+            style = rng.random()
+            args["edge_type"] = hop.relation if style < 0.85 else [hop.relation]
+            types = None
+            if style < 0.7:
+                args["node_type"] = hop.target_type
+                types = [g.type_id(hop.target_type)]
+            hood = g.neighborhood(node, types, [g.relation_id(hop.relation)])
+            expected = len(hood.neighbors)
+            if rng.random() < 0.2:
+                args["query"] = _words(hop.target_type)
+            if expected > 20 or rng.random() < 0.2:
+                args["k"] = min(MAX_K, max(expected, rng.choice([20, 30, 50])))
+            return call("search_in_neighborhood", args).nodes
+
+        def bad_call(node: int, hop: Hop) -> None:
+            """A typical slip whose observation says how to fix it."""
+            if rng.random() < 0.5 and g.type_name(node) != hop.target_type:
+                args = {
+                    "node_index": node,
+                    "edge_type": hop.relation,
+                    "node_type": g.type_name(node),
+                }
+            else:
+                args = {"node_index": node, "edge_type": _words(hop.relation) + "s"}
+            call("search_in_neighborhood", args)
+
+        answer_set = set(path.answers)
+        incremental = rng.random() < 0.4
+        for a, (anchor, hops) in enumerate(zip(path.anchors, path.hops, strict=True)):
+            if not find(anchor):
+                return None
+            frontier = [anchor]
+            for depth, hop in enumerate(hops):
+                final = depth == len(hops) - 1
+                order = list(frontier)
+                rng.shuffle(order)
+                reanchor = depth > 0 and len(order) == 1 and rng.random() < cfg.reanchor_share
+                if reanchor and not find(order[0]):
+                    return None
+                if depth == 0 and a == 0 and rng.random() < cfg.bad_call_share:
+                    bad_call(order[0], hop)
+                for node in order:
+                    found = explore(node, hop)
+                    if final and incremental and path.kind == "chain":
+                        new = [n for n in found if n in answer_set and n not in session.answer]
+                        if new:
+                            call("add_to_answer", {"node_indices": new[:MAX_ANSWERS]})
+                frontier = path.frontiers[a][depth]
+        missing = [n for n in path.answers if n not in session.answer]
+        for i in range(0, len(missing), MAX_ANSWERS):
+            call("add_to_answer", {"node_indices": missing[i : i + MAX_ANSWERS]})
+        call("finish", {})
+        if not session.finished or len(steps) > cfg.max_steps:
+            return None
+        if set(session.answer) != answer_set:
+            return None  # a tool cut (k) hid an answer; never train on a wrong answer
+        return self._trajectory(path, number, messages, steps, session.answer)
+
+    def _trajectory(
+        self,
+        path: Path_,
+        number: int,
+        messages: list[Message],
+        steps: list[StepRecord],
+        answer: list[int],
+    ) -> Trajectory:
+        cfg = self.config
+        key = f"{cfg.seed}:{number}:{path.question}"
+        return Trajectory(
+            query=path.question,
+            model="oracle",
+            config={
+                "max_steps": cfg.max_steps,
+                "temperature": 0.0,
+                "tools": ToolConfig().to_dict(),
+                "agent": 0,
+                "seed": cfg.seed,
+                "strategy": "oracle",
+                "prompt": cfg.prompt,
+            },
+            id=hashlib.sha256(key.encode()).hexdigest()[:32],
+            query_id=f"synth-{cfg.seed}-{number}",
+            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            messages=[m.to_dict() for m in messages],
+            steps=steps,
+            answer=list(answer),
+            stop_reason="finish",
+            synthetic=True,
+            extra={
+                "synthesis": {
+                    "kind": path.kind,
+                    "hops": max(len(h) for h in path.hops),
+                    "anchors": path.anchors,
+                    "path": [
+                        [[h.relation, h.direction, h.target_type] for h in hops]
+                        for hops in path.hops
+                    ],
+                    "answers": path.answers,
+                }
+            },
+        )
+
+
+# -- the whole run ----------------------------------------------------------------------
+
+Paraphraser = Callable[[str, Sequence[str]], str | None]
+
+
+def synthesize(
+    index: Index,
+    config: SynthConfig,
+    *,
+    paraphrase: Paraphraser | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[Trajectory]:
+    """``config.n`` trajectories, hop counts spread evenly over ``config.hops``;
+    deterministic for a seed (a paraphrase model aside)."""
+    if not config.hops or any(h not in (1, 2, 3) for h in config.hops):
+        raise ArkError(f"--hops must be among 1, 2, 3; got {config.hops}")
+    rng = random.Random(config.seed)
+    sampler = PathSampler(index, rng)
+    oracle = Oracle(index, config, rng)
+    g = index.graph
+    made = 0
+    attempts = 0
+    seen: set[tuple] = set()
+    while made < config.n:
+        attempts += 1
+        if attempts > 200 * config.n + 1000:
+            raise ArkError(
+                f"could only sample {made} of {config.n} paths; the graph has too few "
+                "paths with 1–50 answers for these --hops"
+            )
+        n_hops = config.hops[made % len(config.hops)]
+        if n_hops == 1 and rng.random() < config.intersection_share:
+            # Meeting paths are rarer: try a few anchors before settling for a chain.
+            path = next((p for _ in range(20) if (p := sampler.intersection())), None)
+        else:
+            path = sampler.chain(n_hops)
+        if path is None:
+            continue
+        key = (tuple(path.anchors), tuple(tuple(h) for h in path.hops))
+        if key in seen:
+            continue
+        if path.kind == "chain":
+            path.question = chain_question(
+                g.name(path.anchors[0]),
+                g.type_name(path.anchors[0]),
+                path.hops[0],
+                rng,
+                config.templates,
+            )
+        else:
+            h1, h2 = path.hops[0][0], path.hops[1][0]
+            path.question = "Which are {}?".format(
+                rng.choice(INTERSECTION).format(
+                    T=_plural(h1.target_type),
+                    r1=_words(h1.relation),
+                    x1=g.name(path.anchors[0]),
+                    r2=_words(h2.relation),
+                    x2=g.name(path.anchors[1]),
+                )
+            )
+        if paraphrase is not None:
+            names = [g.name(a) for a in path.anchors]
+            better = paraphrase(path.question, names)
+            if better and all(n in better for n in names):
+                path.question = better
+        traj = oracle.run(path, made)
+        if traj is None:
+            continue
+        seen.add(key)
+        made += 1
+        if progress:
+            progress(made, config.n)
+        yield traj
+
+
+def llm_paraphraser(llm: Any, seed: int = 0) -> Paraphraser:
+    """``--paraphrase-model``: rewrite a template question through the LLM protocol;
+    the rewrite is used only if it keeps every entity name verbatim."""
+    import asyncio
+
+    def rewrite(question: str, names: Sequence[str]) -> str | None:
+        prompt = (
+            "Rewrite this question as a person would ask it, in one sentence. Keep these "
+            f"names exactly as written: {', '.join(names)}. Reply with the question only.\n\n"
+            + question
+        )
+        completion = asyncio.run(
+            llm.complete(
+                [Message(role="user", content=prompt)],
+                [],
+                temperature=0.7,
+                max_tokens=96,
+                seed=seed,
+            )
+        )
+        text = completion.message.content.strip().splitlines()
+        return text[0].strip() if text else None
+
+    return rewrite

@@ -1,0 +1,110 @@
+"""Training a few steps on a tiny random Qwen2 model: loss falls, checkpoint, resume."""
+
+import json
+
+import pytest
+
+from ark.distill.sft import SFTOptions, student_template_and_tokenizer, write_sft
+from ark.distill.synthesize import SynthConfig, synthesize
+from ark.trajectory import write_trajectories
+
+pytest.importorskip("peft")
+
+from ark.distill.train import TrainConfig, read_adapter_meta, train
+
+
+@pytest.fixture(scope="module")
+def sft_file(movie_index, tiny_model_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("sft")
+    trajs = list(synthesize(movie_index, SynthConfig(n=8, seed=0, hops=(1,))))
+    write_trajectories(root / "synth" / "trajectories.jsonl", trajs)
+    template, tokenizer = student_template_and_tokenizer(tiny_model_dir)
+    meta = write_sft(
+        [root / "synth"],
+        root / "sft.jsonl",
+        movie_index.schema,
+        template,
+        tokenizer,
+        SFTOptions(max_tokens=None),
+    )
+    assert meta["counts"]["kept"] == 8
+    return root / "sft.jsonl"
+
+
+def tiny_config(**kw):
+    base = dict(
+        rank=4,
+        alpha=8.0,
+        layer_fraction=0.5,
+        lr=5e-3,
+        warmup_steps=1,
+        grad_accum=2,
+        epochs=1.0,
+        token_budget=None,
+        checkpoint_every=1,
+        max_len=100_000,
+        dtype="fp32",
+    )
+    return TrainConfig(**{**base, **kw})
+
+
+def adapter_weights(path):
+    from safetensors.numpy import load_file
+
+    return load_file(str(path / "adapter_model.safetensors"))
+
+
+def test_trains_upper_layers_and_records_its_prompt(sft_file, tiny_model_dir, tmp_path):
+    meta = train(sft_file, tiny_model_dir, tmp_path / "a", tiny_config())
+    assert meta["finished"] and meta["stop_reason"] == "epochs"
+    assert meta["step"] == 4 and meta["position"] == 8
+    assert meta["prompt"] == "short"
+    losses = [h["loss"] for h in meta["history"]]
+    assert losses[-1] < losses[0]
+    weights = adapter_weights(tmp_path / "a")
+    layers = {int(k.split("layers.")[1].split(".")[0]) for k in weights}
+    assert layers == {2, 3}  # layer_fraction=0.5 of 4 layers: the backward stops early
+    assert any("lora_B" in k and abs(v).sum() > 0 for k, v in weights.items())
+    assert read_adapter_meta(tmp_path / "a")["base"] == str(tiny_model_dir)
+
+
+def test_checkpoint_and_resume_equal_an_uninterrupted_run(sft_file, tiny_model_dir, tmp_path):
+    whole = train(sft_file, tiny_model_dir, tmp_path / "whole", tiny_config())
+    first = train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config(), max_steps=2)
+    assert not first["finished"] and first["step"] == 2
+    state = json.loads((tmp_path / "split" / "checkpoint" / "state.json").read_text())
+    assert state["step"] == 2 and state["position"] == 4
+    with pytest.raises(Exception, match="resume"):
+        train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config())
+    with pytest.raises(Exception, match="rank"):
+        train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config(rank=8), resume=True)
+    second = train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config(), resume=True)
+    assert second["finished"] and second["step"] == whole["step"]
+    assert second["tokens"] == whole["tokens"]
+    a, b = adapter_weights(tmp_path / "whole"), adapter_weights(tmp_path / "split")
+    assert a.keys() == b.keys()
+    for k in a:
+        assert abs(a[k] - b[k]).max() < 1e-5, k
+
+
+def test_records_of_another_template_are_refused(sft_file, tiny_model_dir, tmp_path):
+    meta_file = sft_file.with_name(sft_file.name + ".meta.json")
+    other = tmp_path / "sft.jsonl"
+    other.write_bytes(sft_file.read_bytes())
+    meta = json.loads(meta_file.read_text())
+    (tmp_path / "sft.jsonl.meta.json").write_text(json.dumps({**meta, "template_sha256": "0"}))
+    with pytest.raises(Exception, match="chat template"):
+        train(other, tiny_model_dir, tmp_path / "x", tiny_config())
+
+
+def test_token_budget_stops_the_run(sft_file, tiny_model_dir, tmp_path):
+    meta = train(sft_file, tiny_model_dir, tmp_path / "b", tiny_config(token_budget=1))
+    assert meta["stop_reason"] == "token_budget" and meta["position"] == 1
+
+
+def test_early_stopping_keeps_the_best_adapter(sft_file, tiny_model_dir, tmp_path):
+    cfg = tiny_config(val_fraction=0.25, patience=1, lr=0.5, epochs=2.0)
+    meta = train(sft_file, tiny_model_dir, tmp_path / "c", cfg)
+    assert meta["val_records"] == 2 and meta["best_val"] is not None
+    vals = [h["val_loss"] for h in meta["history"] if "val_loss" in h]
+    assert vals and min(vals) == pytest.approx(meta["best_val"], abs=1e-4)
