@@ -165,3 +165,28 @@ def test_cli_eval_on_ray_resumes_in_the_driver(cluster, server, metaqa_index, tm
     assert comparable(resumed) == comparable(full)
     assert len(server.requests) == calls  # the four redone queries came from the cache
     assert json.loads((out / "summary.json").read_text())["llm_cache"]["hits"] == 4 * 3
+
+
+def test_teacher_collection_on_ray_keeps_the_store_in_the_driver(
+    cluster, server, metaqa_index, tmp_path
+):
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(
+        "".join(json.dumps({"id": q.id, "query": q.text}) + "\n" for q in queries(metaqa_index)[:4])
+    )
+    out = tmp_path / "teacher"
+    args = [
+        "distill", "collect", questions, "--index", metaqa_index.path, "--out", out,
+        "--base-url", server.base_url, "--model", "fake-model", "--per-query", "2",
+        "--max-steps", "5", "--ray", "--ray-workers", "2", "--json",
+    ]  # fmt: skip
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    records = rows(out)
+    assert sorted(r["query_id"] for r in records) == sorted(
+        json.loads(line)["id"] for line in questions.read_text().splitlines()
+    )
+    assert all(r["status"] == "ok" and len(r["trajectory_ids"]) == 2 for r in records)
+    trajectories = (out / "trajectories.jsonl").read_text().splitlines()
+    assert len(trajectories) == 8
+    assert json.loads((out / "config.json").read_text())["model"] == "fake-model"

@@ -152,13 +152,23 @@ def collect_cmd(
     limit: Annotated[int | None, typer.Option(help="Collect on a sample of N queries.")] = None,
     sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted collection.")] = False,
-    concurrency: Annotated[int, typer.Option(help="Queries at once.")] = 1,
+    concurrency: Annotated[int, typer.Option(help="Queries at once (with --ray: per worker).")] = 1,
+    ray: Annotated[
+        bool, typer.Option("--ray", help="Spread the queries over Ray workers ([ray] extra).")
+    ] = False,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster to join; default: a local one.")
+    ] = None,
+    ray_workers: Annotated[
+        int | None, typer.Option(help="Ray workers (default: the cluster's CPUs).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Teacher trajectories, label-free: ARK runs --per-query times per query, no gold read."""
     from ark.distill.collect import collect, load_questions
     from ark.llm import make_chat_model
 
+    ray_runner = None
     try:
         index = open_index(index_dir)
         qs = load_questions(questions, index, split=split, data_dir=data_dir)
@@ -166,7 +176,27 @@ def collect_cmd(
             from ark.eval.datasets import sample
 
             qs = sample(qs, limit, sample_seed)
-        llm = make_chat_model(model=model, base_url=base_url)
+        llm = method = None
+        if ray:  # workers build the teacher themselves; this process keeps the store
+            from ark.eval._ray import MethodSpec, RayMethod
+
+            spec = MethodSpec(
+                method="ark",
+                index=str(index_dir.resolve()),
+                llm={"model": model, "base_url": base_url},
+                retriever={
+                    "n_agents": per_query,
+                    "max_steps": max_steps,
+                    "temperature": temperature,
+                },
+            )
+            method = ray_runner = RayMethod(
+                spec, address=ray_address, workers=ray_workers, per_worker=concurrency
+            )
+            model_name = ray_runner.worker_info[0].get("model")
+        else:
+            llm = make_chat_model(model=model, base_url=base_url)
+            model_name = llm.name
         with _bar(as_json) as bar:
             task = bar.add_task("collect", total=len(qs))
             summary = collect(
@@ -174,16 +204,21 @@ def collect_cmd(
                 index,
                 llm,
                 out,
+                method=method,
+                model_name=model_name,
                 source=questions,
                 per_query=per_query,
                 temperature=temperature,
                 max_steps=max_steps,
                 resume=resume,
-                concurrency=concurrency,
+                concurrency=ray_runner.slots if ray_runner else concurrency,
                 progress=lambda d, t: bar.update(task, completed=d, total=t),
             )
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    finally:
+        if ray_runner is not None:
+            ray_runner.close()
     if as_json:
         print_json(summary)
     else:

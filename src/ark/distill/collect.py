@@ -20,7 +20,7 @@ from typing import Any
 
 from ark.agent import Retriever
 from ark.errors import ArkError
-from ark.eval import RunStore
+from ark.eval import Method, RetrieverMethod, RunStore
 from ark.index import Index
 from ark.llm import ChatModel
 
@@ -71,7 +71,7 @@ def load_questions(
 def collect(
     questions: Sequence[Question],
     index: Index,
-    llm: ChatModel,
+    llm: ChatModel | None,
     out: str | Path,
     *,
     source: str = "",
@@ -81,17 +81,28 @@ def collect(
     resume: bool = False,
     concurrency: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    method: Method | None = None,
+    model_name: str | None = None,
 ) -> dict[str, Any]:
-    """Run the teacher; returns a summary (queries, trajectories, tokens per query)."""
-    retriever = Retriever(
-        index, llm, n_agents=per_query, max_steps=max_steps, temperature=temperature
-    )
+    """Run the teacher; returns a summary (queries, trajectories, tokens per query).
+
+    ``method`` replaces the in-process retriever built from ``llm`` — e.g. a
+    :class:`~ark.eval._ray.RayMethod` that spreads the queries over a Ray cluster (its
+    workers build the same retriever); the run store stays in this process either way.
+    """
+    if method is None:
+        if llm is None:
+            raise ValueError("collect needs an llm or a method")
+        method = RetrieverMethod(
+            Retriever(index, llm, n_agents=per_query, max_steps=max_steps, temperature=temperature)
+        )
+        model_name = llm.name
     store = RunStore(out)
     config = {
         "method": "collect",
         "source": source,
         "index": str(Path(index.path).resolve()),
-        "model": llm.name,
+        "model": model_name,
         "per_query": per_query,
         "temperature": temperature,
         "max_steps": max_steps,
@@ -114,11 +125,8 @@ def collect(
             async with sem:
                 t0 = time.perf_counter()
                 try:
-                    result = await retriever.aretrieve(q.text, q.id)
-                    trajs, error = (
-                        result.trajectories,
-                        (result.errors[0] if result.failed else None),
-                    )
+                    output = await method(q.id, q.text)
+                    trajs, error = output.trajectories, output.error
                 except Exception as exc:  # one query's failure must not end the run
                     trajs, error = [], f"{type(exc).__name__}: {exc}"
                 wall = time.perf_counter() - t0
