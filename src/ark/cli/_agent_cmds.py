@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ark.agent import AgentEvent, RetrievalResult, Retriever
+from ark.agent import DEFAULT_AGENTS, AgentEvent, RetrievalResult, Retriever
 from ark.cli._app import app
 from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.errors import ArkError
@@ -59,6 +59,7 @@ def _run(
     base_url: str | None,
     as_json: bool,
     save_trajectories: Path | None,
+    strategy: str = "ark",
 ) -> RetrievalResult:
     from ark.llm import make_chat_model
 
@@ -67,6 +68,7 @@ def _run(
         retriever = Retriever(
             index,
             llm,
+            strategy=strategy,
             n_agents=agents,
             max_steps=max_steps,
             temperature=temperature,
@@ -109,6 +111,29 @@ def _print_ranking(result: RetrievalResult) -> None:
 
 
 AgentsOpt = Annotated[int, typer.Option("--agents", help="Parallel agents (fused by vote).")]
+OptionalAgentsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--agents",
+        help="Parallel agents (fused by vote); default 3 for ark, 1 for graphsearch.",
+        show_default=False,
+    ),
+]
+StrategyOpt = Annotated[
+    str, typer.Option("--strategy", help="ark (the paper's agent) | graphsearch (six modules).")
+]
+
+
+def resolve_agents(strategy: str, agents: int | None, as_json: bool = False) -> int:
+    """The agent count: as given, else the strategy's default; an unknown strategy fails."""
+    if strategy not in DEFAULT_AGENTS:
+        fail(
+            f"unknown --strategy {strategy!r}; use {' or '.join(DEFAULT_AGENTS)}",
+            as_json=as_json,
+        )
+    return DEFAULT_AGENTS[strategy] if agents is None else agents
+
+
 StepsOpt = Annotated[int, typer.Option("--max-steps", help="Step budget per agent.")]
 TempOpt = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
 ModelOpt = Annotated[
@@ -129,7 +154,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 def ask(
     index_dir: Annotated[Path, typer.Argument(help="Index directory.")],
     question: Annotated[str, typer.Argument(help="The question to retrieve evidence for.")],
-    agents: AgentsOpt = 3,
+    agents: OptionalAgentsOpt = None,
+    strategy: StrategyOpt = "ark",
     max_steps: StepsOpt = 20,
     temperature: TempOpt = 0.7,
     model: ModelOpt = None,
@@ -138,6 +164,7 @@ def ask(
     save_trajectories: SaveOpt = None,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
+    n_agents = resolve_agents(strategy, agents, as_json)
     try:
         index = open_index(index_dir)
     except ArkError as exc:
@@ -145,13 +172,14 @@ def ask(
     _run(
         index,
         question,
-        agents=agents,
+        agents=n_agents,
         max_steps=max_steps,
         temperature=temperature,
         model=model,
         base_url=base_url,
         as_json=as_json,
         save_trajectories=save_trajectories,
+        strategy=strategy,
     )
 
 

@@ -66,7 +66,16 @@ def eval_cmd(
     limit: Annotated[int | None, typer.Option(help="Evaluate a sample of N queries.")] = None,
     sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
     method: Annotated[str, typer.Option(help="ark | bm25 | dense")] = "ark",
-    agents: Annotated[int, typer.Option(help="Parallel agents.")] = 3,
+    agents: Annotated[
+        int | None,
+        typer.Option(
+            help="Parallel agents; default 3 for ark, 1 for graphsearch.", show_default=False
+        ),
+    ] = None,
+    strategy: Annotated[
+        str | None,
+        typer.Option(help="With --method ark: ark (default) | graphsearch.", show_default=False),
+    ] = None,
     max_steps: Annotated[int, typer.Option(help="Step budget per agent.")] = 20,
     fusion: Annotated[str, typer.Option(help="vote | ordering | random")] = "vote",
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
@@ -105,6 +114,12 @@ def eval_cmd(
         fail(f"unknown --method {method!r}; use ark, bm25 or dense")
     if mode not in ("strict", "stark"):
         fail(f"unknown --mode {mode!r}; use strict or stark")
+    if strategy is not None and method != "ark":
+        fail(f"--strategy {strategy} needs --method ark (a strategy is how the agents search)")
+    from ark.cli._agent_cmds import resolve_agents
+
+    strategy = strategy or "ark"
+    agents = resolve_agents(strategy, agents)
     try:
         index = open_index(index_dir)
         queries, default_candidates = _load_queries(dataset, index, split, data_dir)
@@ -133,6 +148,7 @@ def eval_cmd(
             retriever = Retriever(
                 index,
                 llm,
+                strategy=strategy,
                 n_agents=agents,
                 max_steps=max_steps,
                 temperature=temperature,
@@ -151,6 +167,7 @@ def eval_cmd(
             "candidate_types": candidate_type or default_candidates,
             **(
                 {
+                    "strategy": strategy,
                     "agents": agents,
                     "max_steps": max_steps,
                     "fusion": fusion,

@@ -10,7 +10,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ark.llm._types import ChatModel, Completion, LLMError, Message, ToolCall, Usage
+from ark.llm._types import (
+    ChatModel,
+    Completion,
+    LLMError,
+    Message,
+    ToolCall,
+    Usage,
+    parse_json_reply,
+)
 
 __all__ = [
     "ChatModel",
@@ -20,6 +28,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "make_chat_model",
+    "parse_json_reply",
 ]
 
 

@@ -16,9 +16,10 @@ import os
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
+from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage, parse_json_reply
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client needs one
 
@@ -48,6 +49,9 @@ class OpenAIChatModel:
         self.max_retries = max_retries
         self.backoff = backoff
         self._client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        #: How ``response_schema=`` is sent: "json_schema" until a server refuses it,
+        #: then "json_object" (plain JSON mode; the schema is then only in the prompt).
+        self.json_mode = "json_schema"
 
     async def complete(
         self,
@@ -57,6 +61,7 @@ class OpenAIChatModel:
         temperature: float = 0.7,
         max_tokens: int | None = None,
         seed: int | None = None,
+        response_schema: dict[str, Any] | None = None,
     ) -> Completion:
         import openai
 
@@ -65,12 +70,14 @@ class OpenAIChatModel:
             "messages": [to_openai(m) for m in messages],
             "temperature": temperature,
         }
-        if tools:
+        if tools and response_schema is None:
             payload["tools"] = list(tools)
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
         if seed is not None:
             payload["seed"] = seed
+        if response_schema is not None:
+            payload["response_format"] = _response_format(response_schema, self.json_mode)
         last: Exception | None = None
         for attempt in range(self.max_retries + 1):
             started = time.perf_counter()
@@ -83,13 +90,21 @@ class OpenAIChatModel:
             ) as exc:
                 last = exc
             except openai.APIStatusError as exc:
+                if _refuses_schema(exc, payload):  # an older server: fall back to JSON mode
+                    self.json_mode = "json_object"
+                    payload["response_format"] = _response_format(response_schema, self.json_mode)
+                    last = exc
+                    continue
                 if exc.status_code < 500:
                     raise LLMError(
                         f"{self._where()} refused the request: {_describe(exc)}"
                     ) from exc
                 last = exc
             else:
-                return _completion(response, self.name, time.perf_counter() - started)
+                out = _completion(response, self.name, time.perf_counter() - started)
+                if response_schema is not None:
+                    out = replace(out, data=parse_json_reply(out.message.content))
+                return out
             if attempt < self.max_retries:
                 await asyncio.sleep(self.backoff * 2**attempt * (0.5 + random.random()))
         raise LLMError(
@@ -98,6 +113,20 @@ class OpenAIChatModel:
 
     def _where(self) -> str:
         return f"model {self.name!r} at {self.base_url or 'the OpenAI API'}"
+
+
+def _response_format(schema: dict[str, Any] | None, mode: str) -> dict[str, Any]:
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema, "strict": False},
+        }
+    return {"type": "json_object"}
+
+
+def _refuses_schema(exc: Exception, payload: dict[str, Any]) -> bool:
+    fmt = payload.get("response_format") or {}
+    return getattr(exc, "status_code", None) in (400, 422) and fmt.get("type") == "json_schema"
 
 
 def _describe(exc: Exception | None) -> str:
