@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ark.llm import Completion, LLMError, Message, ToolCall, Usage
+from ark.llm import Completion, LLMError, Message, ToolCall, Usage, parse_json_reply
 
 Script = Callable[[list[Message]], Message | Exception]
 _ids = itertools.count()
@@ -45,6 +45,12 @@ def prose(text: str) -> Message:
     return Message(role="assistant", content=text)
 
 
+def json_reply(obj: Any) -> Message:
+    """An assistant message holding ``obj`` as JSON text: a structured reply to a call
+    made with ``response_schema=`` (the double parses it into ``Completion.data``)."""
+    return Message(role="assistant", content=json.dumps(obj))
+
+
 class ScriptedChatModel:
     """Replies from a list (one per call) or from a function of the messages."""
 
@@ -54,17 +60,25 @@ class ScriptedChatModel:
         *,
         delay: float = 0.0,
         name: str = "scripted-test-model",
+        per_call: bool = False,
     ) -> None:
+        """``per_call=True``: a list is replied in call order, for workflows whose every
+        call is a fresh conversation (by default, by the conversation's turn)."""
         self.name = name
         self.delay = delay
         self.calls: list[list[Message]] = []
+        self.schemas: list[dict[str, Any] | None] = []  # response_schema of each call
         if callable(script):
             self._script: Script = script
         else:
             replies = list(script)
 
             def from_list(messages: list[Message]) -> Message | Exception:
-                turn = sum(1 for m in messages if m.role == "assistant")
+                turn = (
+                    len(self.calls) - 1
+                    if per_call
+                    else sum(1 for m in messages if m.role == "assistant")
+                )
                 if turn >= len(replies):
                     return tool_call("finish")
                 return replies[turn]
@@ -79,9 +93,11 @@ class ScriptedChatModel:
         temperature: float = 0.7,
         max_tokens: int | None = None,
         seed: int | None = None,
+        response_schema: dict[str, Any] | None = None,
     ) -> Completion:
         history = list(messages)
         self.calls.append(history)
+        self.schemas.append(response_schema)
         if self.delay:
             await asyncio.sleep(self.delay)
         reply = self._script(history)
@@ -92,7 +108,15 @@ class ScriptedChatModel:
             usage=Usage(prompt_tokens=10 * len(history), completion_tokens=5),
             model=self.name,
             latency_s=self.delay,
+            data=None if response_schema is None else parse_json_reply(reply.content),
         )
 
 
-__all__ = ["LLMError", "ScriptedChatModel", "calls", "prose", "tool_call"]
+__all__ = [
+    "LLMError",
+    "ScriptedChatModel",
+    "calls",
+    "json_reply",
+    "prose",
+    "tool_call",
+]

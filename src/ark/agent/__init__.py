@@ -18,15 +18,23 @@ from ark.agent._strategy import (
     resolve_strategy,
     strategy_names,
 )
+from ark.agent.graphsearch import GraphSearch, GraphSearchConfig
+
+#: How many agents a strategy runs when none is asked for: ARK fuses three (the
+#: paper's n), GraphSearch's workflow is one pipeline per question.
+DEFAULT_AGENTS = {"ark": 3, "graphsearch": 1}
 
 __all__ = [
     "ANSWER_TOOL_SPECS",
+    "DEFAULT_AGENTS",
     "FUSIONS",
     "Agent",
     "AgentConfig",
     "AgentEvent",
     "CallOutcome",
     "EventHandler",
+    "GraphSearch",
+    "GraphSearchConfig",
     "RankedNode",
     "RetrievalResult",
     "Retriever",

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from ark._safe import clean_text
-from ark.agent import AgentEvent, RetrievalResult, Retriever
+from ark.agent import DEFAULT_AGENTS, AgentEvent, RetrievalResult, Retriever
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
@@ -79,6 +79,7 @@ def _run(
     max_retries: int | None = None,
     use_env: bool = True,
     adapter: Path | None = None,
+    strategy: str = "ark",
 ) -> RetrievalResult:
     from ark.cli._distill_cmds import adapter_settings
     from ark.llm import make_chat_model
@@ -97,6 +98,7 @@ def _run(
         retriever = Retriever(
             index,
             llm,
+            strategy=strategy,
             n_agents=agents,
             max_steps=max_steps,
             temperature=temperature,
@@ -148,6 +150,29 @@ def _print_ranking(result: RetrievalResult) -> None:
 
 
 AgentsOpt = Annotated[int, typer.Option("--agents", help="Parallel agents (fused by vote).")]
+OptionalAgentsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--agents",
+        help="Parallel agents (fused by vote); default 3 for ark, 1 for graphsearch.",
+        show_default=False,
+    ),
+]
+StrategyOpt = Annotated[
+    str, typer.Option("--strategy", help="ark (the paper's agent) | graphsearch (six modules).")
+]
+
+
+def resolve_agents(strategy: str, agents: int | None, as_json: bool = False) -> int:
+    """The agent count: as given, else the strategy's default; an unknown strategy fails."""
+    if strategy not in DEFAULT_AGENTS:
+        fail(
+            f"unknown --strategy {strategy!r}; use {' or '.join(DEFAULT_AGENTS)}",
+            as_json=as_json,
+        )
+    return DEFAULT_AGENTS[strategy] if agents is None else agents
+
+
 StepsOpt = Annotated[int, typer.Option("--max-steps", help="Step budget per agent.")]
 TempOpt = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
 ModelOpt = Annotated[
@@ -190,7 +215,8 @@ AdapterOpt = Annotated[
 def ask(
     index_dir: Annotated[Path, typer.Argument(help="Index directory.")],
     question: Annotated[str, typer.Argument(help="The question to retrieve evidence for.")],
-    agents: AgentsOpt = 3,
+    agents: OptionalAgentsOpt = None,
+    strategy: StrategyOpt = "ark",
     max_steps: StepsOpt = 20,
     temperature: TempOpt = 0.7,
     model: ModelOpt = None,
@@ -207,6 +233,7 @@ def ask(
     adapter: AdapterOpt = None,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
+    n_agents = resolve_agents(strategy, agents, as_json)
     try:
         index = open_index(index_dir)
         price_table = prices(price_in, price_out, prices_file)
@@ -215,7 +242,7 @@ def ask(
     _run(
         index,
         question,
-        agents=agents,
+        agents=n_agents,
         max_steps=max_steps,
         temperature=temperature,
         model=model,
@@ -228,6 +255,7 @@ def ask(
         request_timeout=request_timeout,
         max_retries=max_retries,
         adapter=adapter,
+        strategy=strategy,
     )
 
 

@@ -83,7 +83,16 @@ def eval_cmd(
     limit: Annotated[int | None, typer.Option(help="Evaluate a sample of N queries.")] = None,
     sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
     method: Annotated[str, typer.Option(help="ark | bm25 | dense")] = "ark",
-    agents: Annotated[int, typer.Option(help="Parallel agents.")] = 3,
+    agents: Annotated[
+        int | None,
+        typer.Option(
+            help="Parallel agents; default 3 for ark, 1 for graphsearch.", show_default=False
+        ),
+    ] = None,
+    strategy: Annotated[
+        str | None,
+        typer.Option(help="With --method ark: ark (default) | graphsearch.", show_default=False),
+    ] = None,
     max_steps: Annotated[int, typer.Option(help="Step budget per agent.")] = 20,
     fusion: Annotated[str, typer.Option(help="vote | ordering | random")] = "vote",
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
@@ -149,6 +158,15 @@ def eval_cmd(
         fail(f"unknown --method {method!r}; use ark, bm25 or dense", as_json=as_json)
     if mode not in ("strict", "stark"):
         fail(f"unknown --mode {mode!r}; use strict or stark", as_json=as_json)
+    if strategy is not None and method != "ark":
+        fail(
+            f"--strategy {strategy} needs --method ark (a strategy is how the agents search)",
+            as_json=as_json,
+        )
+    from ark.cli._agent_cmds import resolve_agents
+
+    strategy = strategy or "ark"
+    agents = resolve_agents(strategy, agents)
     split = split or default_split(dataset)
     ray_runner = None
     try:
@@ -186,6 +204,7 @@ def eval_cmd(
                     "tools": tools,
                     "seed": seed,
                     "prompt": prompt,
+                    "strategy": strategy,
                 },
                 dense_model=model,
             )
@@ -225,6 +244,7 @@ def eval_cmd(
             retriever = Retriever(
                 index,
                 llm,
+                strategy=strategy,
                 n_agents=agents,
                 max_steps=max_steps,
                 temperature=temperature,
@@ -245,6 +265,7 @@ def eval_cmd(
             "candidate_types": candidate_type or default_candidates,
             **(
                 {
+                    "strategy": strategy,
                     "agents": agents,
                     "max_steps": max_steps,
                     "fusion": fusion,

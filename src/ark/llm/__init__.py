@@ -11,7 +11,15 @@ import os
 from typing import Any
 
 from ark.llm._cache import CachedChatModel, LLMCache, with_llm_cache
-from ark.llm._types import ChatModel, Completion, LLMError, Message, ToolCall, Usage
+from ark.llm._types import (
+    ChatModel,
+    Completion,
+    LLMError,
+    Message,
+    ToolCall,
+    Usage,
+    parse_json_reply,
+)
 
 __all__ = [
     "CachedChatModel",
@@ -23,6 +31,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "make_chat_model",
+    "parse_json_reply",
     "with_llm_cache",
 ]
 

@@ -279,6 +279,7 @@ def completion_to_dict(c: Completion) -> dict[str, Any]:
         "model": c.model,
         "latency_s": c.latency_s,
         "finish_reason": c.finish_reason,
+        "data": c.data,  # a response_schema reply, parsed
     }
 
 
@@ -291,6 +292,7 @@ def completion_from_dict(d: dict[str, Any], *, latency_s: float) -> Completion:
         latency_s=latency_s,
         finish_reason=d.get("finish_reason", "stop"),
         cached=True,
+        data=d.get("data"),
     )
 
 

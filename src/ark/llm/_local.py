@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
+from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage, parse_json_reply
 from ark.llm.chat_format import (
     TOOL_CALL_CLOSE,
     TOOL_CALL_OPEN,
@@ -172,6 +172,13 @@ def tool_call_grammar(tools: Sequence[dict[str, Any]]) -> str:
     return (
         f'root ::= "{_gbnf_escape(TOOL_CALL_OPEN)}" call "{_gbnf_escape(TOOL_CALL_CLOSE)}"\n' + body
     )
+
+
+def json_grammar(schema: dict[str, Any]) -> str:
+    """GBNF accepting one JSON value that matches ``schema`` (``response_schema=``)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    return json_schema_to_gbnf(json.dumps(schema))
 
 
 def _gbnf_escape(text: str) -> str:
@@ -353,6 +360,16 @@ class LocalChatModel:
             self._grammars[key] = LlamaGrammar.from_string(tool_call_grammar(tools), verbose=False)
         return self._grammars[key]
 
+    def _schema_grammar(self, schema: dict[str, Any]) -> Any:
+        from llama_cpp import LlamaGrammar
+
+        key = "schema:" + json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            if len(self._grammars) > 256:  # schemas with per-call enums never repeat
+                self._grammars.clear()
+            self._grammars[key] = LlamaGrammar.from_string(json_grammar(schema), verbose=False)
+        return self._grammars[key]
+
     def _complete_sync(
         self,
         messages: Sequence[Message],
@@ -360,7 +377,10 @@ class LocalChatModel:
         temperature: float,
         max_tokens: int | None,
         seed: int | None,
+        response_schema: dict[str, Any] | None = None,
     ) -> Completion:
+        if response_schema is not None:
+            tools = ()
         prompt = self.tokenize_prompt(messages, tools)
         for _ in range(self.max_retries + 1):
             with self._lock:
@@ -374,7 +394,11 @@ class LocalChatModel:
                         max_tokens=max_tokens or 512,
                         temperature=temperature,
                         repeat_penalty=1.0,
-                        grammar=self._grammar(tools) if tools else None,
+                        grammar=self._schema_grammar(response_schema)
+                        if response_schema is not None
+                        else self._grammar(tools)
+                        if tools
+                        else None,
                         stop=["<|im_end|>"],
                         stopping_criteria=over_time.criteria(),
                     )
@@ -390,7 +414,11 @@ class LocalChatModel:
             )
         choice = out["choices"][0]
         text = choice["text"]
-        content, calls = parse_tool_calls(text)
+        data = None
+        if response_schema is not None:
+            content, calls, data = text, (), parse_json_reply(text)
+        else:
+            content, calls = parse_tool_calls(text)
         usage = out.get("usage", {})
         return Completion(
             message=Message(role="assistant", content=content, tool_calls=calls),
@@ -398,6 +426,7 @@ class LocalChatModel:
             model=self.name,
             latency_s=latency,
             finish_reason=choice.get("finish_reason") or "stop",
+            data=data,
         )
 
     async def complete(
@@ -408,7 +437,8 @@ class LocalChatModel:
         temperature: float = 0.7,
         max_tokens: int | None = None,
         seed: int | None = None,
+        response_schema: dict[str, Any] | None = None,
     ) -> Completion:
         return await asyncio.to_thread(
-            self._complete_sync, messages, tools, temperature, max_tokens, seed
+            self._complete_sync, messages, tools, temperature, max_tokens, seed, response_schema
         )

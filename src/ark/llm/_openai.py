@@ -16,12 +16,13 @@ import os
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from ark._coerce import as_int
 from ark._safe import clean, clean_text, redact, redact_url, too_deep
-from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage
+from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage, parse_json_reply
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client needs one
 
@@ -64,6 +65,9 @@ class OpenAIChatModel:
     def cache_identity(self) -> dict[str, Any]:
         """A served model is known by its name at its endpoint (never by the key)."""
         return {"backend": "openai", "name": self.name, "base_url": self.base_url}
+        #: How ``response_schema=`` is sent: "json_schema" until a server refuses it,
+        #: then "json_object" (plain JSON mode; the schema is then only in the prompt).
+        self.json_mode = "json_schema"
 
     async def complete(
         self,
@@ -73,6 +77,7 @@ class OpenAIChatModel:
         temperature: float = 0.7,
         max_tokens: int | None = None,
         seed: int | None = None,
+        response_schema: dict[str, Any] | None = None,
     ) -> Completion:
         import openai
 
@@ -81,18 +86,23 @@ class OpenAIChatModel:
             "messages": clean([to_openai(m) for m in messages]),
             "temperature": temperature,
         }
-        if tools:
+        if tools and response_schema is None:
             payload["tools"] = list(tools)
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
         if seed is not None:
             payload["seed"] = seed
+        if response_schema is not None:
+            payload["response_format"] = _response_format(response_schema, self.json_mode)
         last: Exception | None = None
         for attempt in range(self.max_retries + 1):
             started = time.perf_counter()
             try:
                 response = await self._client_for_loop().chat.completions.create(**payload)
-                return _completion(response, self.name, time.perf_counter() - started)
+                out = _completion(response, self.name, time.perf_counter() - started)
+                if response_schema is not None:
+                    out = replace(out, data=parse_json_reply(out.message.content))
+                return out
             except (
                 openai.APITimeoutError,
                 openai.APIConnectionError,
@@ -100,6 +110,11 @@ class OpenAIChatModel:
             ) as exc:
                 last = exc
             except openai.APIStatusError as exc:
+                if _refuses_schema(exc, payload):  # an older server: fall back to JSON mode
+                    self.json_mode = "json_object"
+                    payload["response_format"] = _response_format(response_schema, self.json_mode)
+                    last = exc
+                    continue
                 if exc.status_code < 500 and exc.status_code not in (408, 409):
                     raise LLMError(
                         self._redact(f"{self._where()} refused the request: {_describe(exc)}")
@@ -132,6 +147,20 @@ class OpenAIChatModel:
 
     def _where(self) -> str:
         return f"model {self.name!r} at {self.base_url or 'the OpenAI API'}"
+
+
+def _response_format(schema: dict[str, Any] | None, mode: str) -> dict[str, Any]:
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema, "strict": False},
+        }
+    return {"type": "json_object"}
+
+
+def _refuses_schema(exc: Exception, payload: dict[str, Any]) -> bool:
+    fmt = payload.get("response_format") or {}
+    return getattr(exc, "status_code", None) in (400, 422) and fmt.get("type") == "json_schema"
 
 
 def _describe(exc: Exception | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -78,10 +79,19 @@ class Completion:
     latency_s: float
     finish_reason: str = "stop"
     cached: bool = False  # served from a response cache (``ark.llm.CachedChatModel``)
+    #: With ``response_schema=``: the reply parsed as JSON (None when it did not parse;
+    #: the text is still in ``message.content`` for the caller to repair or report).
+    data: Any = None
 
 
 class ChatModel(Protocol):
-    """An async chat model with tool calling. ``name`` is recorded in trajectories."""
+    """An async chat model with tool calling. ``name`` is recorded in trajectories.
+
+    ``response_schema`` (optional, a JSON schema) asks for one JSON value instead of
+    tool calls: a local model decodes it under a grammar made from the schema, a
+    server gets JSON mode; the parsed value is ``Completion.data``. Callers that pass
+    it pass no tools.
+    """
 
     name: str
 
@@ -93,4 +103,18 @@ class ChatModel(Protocol):
         temperature: float = 0.7,
         max_tokens: int | None = None,
         seed: int | None = None,
+        response_schema: dict[str, Any] | None = None,
     ) -> Completion: ...
+
+
+def parse_json_reply(text: str) -> Any:
+    """The first JSON object or array in ``text`` (a server's JSON mode may wrap it in
+    prose or a code fence); None when there is none."""
+    decoder = json.JSONDecoder()
+    for i, ch in enumerate(text):
+        if ch in "{[":
+            try:
+                return decoder.raw_decode(text, i)[0]
+            except json.JSONDecodeError:
+                continue
+    return None

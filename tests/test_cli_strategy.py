@@ -1,0 +1,95 @@
+"""``--strategy`` on ark ask and ark eval: graphsearch through the CLI against a fake
+OpenAI-compatible server, its defaults, and the combinations that are refused."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ark.cli import app
+
+runner = CliRunner()
+
+
+def run(*args, code=0):
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, result.output
+    return result
+
+
+def structured_replies(index):
+    """What a server answers GraphSearch's calls with, in order, for a one-hop question."""
+    from fake_openai import chat_reply
+
+    plan = {
+        "semantic": ["Which films did Tom Hanks act in?"],
+        "relational": [{"subject": "#1", "relation": "starred_actors", "object": "Tom Hanks"}],
+    }
+    replies = [
+        plan,
+        {"keep": []},  # S1 refinement: nothing fits
+        {"keep": []},  # R1 refinement: nothing, so the edges' nodes stay
+        {"chain": "Tom Hanks starred in them.", "answer": []},
+        {"verdict": "yes", "missing": ""},
+    ]
+    return [(200, chat_reply(json.dumps(r))) for r in replies]
+
+
+def test_ask_with_graphsearch_runs_one_workflow_by_default(metaqa_index, monkeypatch):
+    pytest.importorskip("openai")
+    from fake_openai import FakeOpenAIServer
+
+    replies = structured_replies(metaqa_index)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAIServer(replies) as server:
+        out = run(
+            "ask", metaqa_index.path, "what films did [Tom Hanks] act in",
+            "--strategy", "graphsearch", "--base-url", server.base_url,
+            "--model", "fake-model", "--json",
+        )  # fmt: skip
+    data = json.loads(out.output)
+    assert len(data["trajectories"]) == 1  # --agents defaults to 1 for graphsearch
+    traj = data["trajectories"][0]
+    assert traj["config"]["strategy"] == "graphsearch" and traj["stop_reason"] == "finish"
+    assert traj["steps"][0]["module"] == "query_decomposition"
+    assert all("response_format" in r and "tools" not in r for r in server.requests)
+    films = {r["name"] for r in data["ranking"]}
+    assert "Big" in films and len(films) >= 10  # the starred_actors neighborhood
+    assert len(server.requests) == 5
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--method", "bm25", "--strategy", "graphsearch"], "needs --method ark"),
+        (["--strategy", "nope"], "unknown --strategy"),
+    ],
+)
+def test_eval_refuses_strategy_combinations(metaqa_index, tmp_path, args, message):
+    out = run(
+        "eval", "--dataset", "metaqa:1-hop", "--index", metaqa_index.path,
+        "--out", tmp_path / "run", *args, code=1,
+    )  # fmt: skip
+    assert message in out.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_eval_records_the_strategy_in_the_run_config(metaqa_index, tmp_path, monkeypatch):
+    pytest.importorskip("openai")
+    from fake_openai import FakeOpenAIServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data_dir = tmp_path / "mq"
+    (data_dir / "1-hop").mkdir(parents=True)
+    (data_dir / "1-hop" / "qa_dev.txt").write_text("what films did [Tom Hanks] act in\tBig\n")
+    replies = structured_replies(metaqa_index)
+    with FakeOpenAIServer(replies) as server:
+        run(
+            "eval", "--dataset", "metaqa:1-hop", "--index", metaqa_index.path,
+            "--data-dir", data_dir, "--out", tmp_path / "run", "--strategy", "graphsearch",
+            "--base-url", server.base_url, "--model", "fake-model",
+        )  # fmt: skip
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["strategy"] == "graphsearch" and config["agents"] == 1
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["metrics"]["recall@20"] > 0  # Big is among Tom Hanks's films
