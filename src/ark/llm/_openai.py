@@ -61,13 +61,13 @@ class OpenAIChatModel:
         )
         self._client = self._new_client()
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: How ``response_schema=`` is sent: "json_schema" until a server refuses it,
+        #: then "json_object" (plain JSON mode; the schema is then only in the prompt).
+        self.json_mode = "json_schema"
 
     def cache_identity(self) -> dict[str, Any]:
         """A served model is known by its name at its endpoint (never by the key)."""
         return {"backend": "openai", "name": self.name, "base_url": self.base_url}
-        #: How ``response_schema=`` is sent: "json_schema" until a server refuses it,
-        #: then "json_object" (plain JSON mode; the schema is then only in the prompt).
-        self.json_mode = "json_schema"
 
     async def complete(
         self,
