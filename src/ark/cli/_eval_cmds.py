@@ -68,7 +68,7 @@ def eval_cmd(
     method: Annotated[str, typer.Option(help="ark | bm25 | dense")] = "ark",
     agents: Annotated[int, typer.Option(help="Parallel agents.")] = 3,
     max_steps: Annotated[int, typer.Option(help="Step budget per agent.")] = 20,
-    fusion: Annotated[str, typer.Option(help="vote | ordering | random")] = "vote",
+    fusion: Annotated[str, typer.Option(help="vote | ordering | random | late")] = "vote",
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
     no_neighbors: Annotated[
         bool, typer.Option("--no-neighbors", help="Ablation: global search only.")

@@ -2,7 +2,8 @@
 
 ``make_chat_model()`` picks the backend: an OpenAI-compatible endpoint when a base URL
 is given (``--base-url``, ``ARK_BASE_URL`` or ``OPENAI_BASE_URL``) or an OpenAI key is
-set with a model name; otherwise the local in-process model (no key, no network).
+set with a model name; otherwise the local in-process model (no key, no network),
+with one KV cache per conversation when ``local_states=True`` (or ``ARK_LOCAL_STATES=1``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,13 @@ def make_chat_model(
         if model is None:
             raise LLMError("an OpenAI-compatible endpoint needs a model name: pass --model")
         return OpenAIChatModel(model=model, base_url=base_url, **kwargs)
+    states = kwargs.pop("local_states", None)
+    if states is None:
+        states = os.environ.get("ARK_LOCAL_STATES", "0") not in ("", "0")
+    if states:  # one KV cache per conversation (parallel agents on one local model)
+        from ark.llm._local_states import LocalStatesChatModel
+
+        return LocalStatesChatModel(model_path=model, **kwargs)
     from ark.llm._local import LocalChatModel
 
     return LocalChatModel(model_path=model, **kwargs)

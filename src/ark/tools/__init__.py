@@ -1,6 +1,7 @@
 """ARK's two tools: global search and neighborhood exploration."""
 
 from ark.tools._errors import ERROR_CODES, ErrorCode
+from ark.tools._multi import MAX_CENTERS, MultiNeighborhoodResult, neighborhood_over_set
 from ark.tools._results import NodeHit, Relation, SearchResult, ToolError, ToolResult
 from ark.tools._specs import (
     ANSWER_TOOL_SPECS,
@@ -18,11 +19,13 @@ __all__ = [
     "ERROR_CODES",
     "GLOBAL_K",
     "MAX_ADD",
+    "MAX_CENTERS",
     "MAX_K",
     "NEIGHBOR_K",
     "TOOL_SPECS",
     "ErrorCode",
     "GraphTools",
+    "MultiNeighborhoodResult",
     "NodeHit",
     "Relation",
     "SearchResult",
@@ -31,5 +34,6 @@ __all__ = [
     "ToolResult",
     "allowed_arguments",
     "argument_defaults",
+    "neighborhood_over_set",
     "tool_specs",
 ]
