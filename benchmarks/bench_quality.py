@@ -62,6 +62,7 @@ def run_hop(args: argparse.Namespace, index, llm, hop: int) -> dict[str, Any]:  
         fusion=args.fusion,
         tools=tools,
         seed=args.seed,
+        on_event=_print_event if args.verbose else None,
     )
     config = {
         "dataset": f"metaqa:{hop}-hop",
@@ -101,6 +102,15 @@ def run_hop(args: argparse.Namespace, index, llm, hop: int) -> dict[str, Any]:  
     )
     print(file=sys.stderr)
     return summary
+
+
+def _print_event(event) -> None:  # type: ignore[no-untyped-def]
+    print(
+        f"    agent {event.agent} step {event.step}: {event.tool}({event.arguments}) -> "
+        f"{event.summary[:100]}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def table(results: dict[int, dict[str, Any]], baseline: dict[str, Any] | None) -> str:
@@ -160,6 +170,13 @@ def main(argv: list[str] | None = None) -> None:
         help="search_in_neighborhood over a set of nodes",
     )
     p.add_argument("--model", default=None, help="GGUF path (default: the packaged model)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="llama.cpp threads (default: all cores; 1 is faster on an oversubscribed machine)",
+    )
+    p.add_argument("--verbose", action="store_true", help="print every tool call")
     p.add_argument("--save-baseline", action="store_true")
     args = p.parse_args(argv)
     if not (args.data_dir / "kb.txt").exists():
@@ -169,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     index = open_index(args.index)
     from ark.llm import make_chat_model
 
-    llm = make_chat_model(model=args.model)
+    llm = make_chat_model(model=args.model, **({"n_threads": args.threads} if args.threads else {}))
     started = time.perf_counter()
     results = {hop: run_hop(args, index, llm, hop) for hop in args.hops}
     baseline = json.loads(BASELINE.read_text()) if BASELINE.exists() else None

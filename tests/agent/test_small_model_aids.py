@@ -116,3 +116,31 @@ def test_late_fusion_puts_the_last_add_call_first(movie_index):
 
     assert [r.index for r in run("vote").ranking] == films + genres
     assert [r.index for r in run("late").ranking] == genres + films
+
+
+def test_a_repeated_call_with_hints_points_at_unexplored_nodes(movie_index):
+    zemeckis = node(movie_index, "Robert Zemeckis")
+    session = ToolSession(movie_index, hints=True, question=QUESTION)
+    session.call("search_in_graph", {"query": "Robert Zemeckis"})
+    args = {"node_index": zemeckis, "edge_type": "directed_by"}
+    films = session.call("search_in_neighborhood", args).nodes
+    again = session.call("search_in_neighborhood", args)
+    assert again.code == "repeated_call"
+    assert f"Hint: not explored yet from your latest results: [{films[0]}]" in again.observation
+    plain = ToolSession(movie_index)
+    plain.call("search_in_neighborhood", args)
+    assert "Hint" not in plain.call("search_in_neighborhood", args).observation
+
+
+def test_an_empty_hop_over_a_set_says_what_the_nodes_link_to(movie_index):
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away")]
+    session = ToolSession(movie_index, config=ToolConfig(multi_neighborhood=True))
+    out = session.call(
+        "search_in_neighborhood",
+        {"node_index": films, "edge_type": "directed_by", "node_type": "genre"},
+    )
+    assert "No neighbor matches these filters" in out.observation
+    assert (
+        f'Try search_in_neighborhood(node_index={films}, edge_type="directed_by", '
+        'node_type="person")' in out.observation
+    )

@@ -83,3 +83,11 @@ def after_add(
     if question:
         text += f' The question: "{question}"'
     return text
+
+
+def after_repeat(unexplored: Sequence[tuple[int, str, str]], limit: int = 5) -> str:
+    """After a repeated call: the latest results' nodes not explored yet, as next moves."""
+    if not unexplored:
+        return ""
+    shown = ", ".join(f"[{i}] {name} ({t})" for i, name, t in unexplored[:limit])
+    return f" Hint: not explored yet from your latest results: {shown}."

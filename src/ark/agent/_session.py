@@ -125,6 +125,7 @@ class ToolSession:
         self.question = question
         #: Centers of neighborhood calls, in the order first explored.
         self.explored: list[int] = []
+        self._last_hits: list[tuple[int, str, str]] = []  # of the last search with results
         self.index = index
         self.tools = tools or GraphTools(index)
         self.config = config or ToolConfig()
@@ -198,13 +199,17 @@ class ToolSession:
             normalise_arguments(name, arguments), sort_keys=True, default=str
         )
         if self.detect_repeats and signature in self._searches:
-            return _error(
+            text = (
                 f"You already made this exact {name} call at step "
                 f"{self._searches[signature] + 1}; its result is above and has not changed. "
                 "Use a different node, filter or query, add the nodes that answer the "
-                "question, or finish.",
-                ErrorCode.REPEATED_CALL,
+                "question, or finish."
             )
+            if self.hints:
+                text += _hints.after_repeat(
+                    [h for h in self._last_hits if h[0] not in self.explored]
+                )
+            return _error(text, ErrorCode.REPEATED_CALL)
         self._searches[signature] = self.step
         multi = (
             name == "search_in_neighborhood"
@@ -229,6 +234,8 @@ class ToolSession:
         self.seen.update(centers)
         self.explored += [c for c in centers if c not in self.explored]
         observation = result.render()
+        if result.hits:
+            self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
         if self.hints and centers and result.hits:
             hint = _hints.after_neighborhood(
                 self.index.schema,

@@ -154,10 +154,12 @@ class LocalChatModel:
         if not path.exists():
             raise LLMError(f"model file {path} does not exist")
         self.name = path.stem
+        threads = n_threads or os.cpu_count() or 2
         self._llm = Llama(
             str(path),
             n_ctx=n_ctx,
-            n_threads=n_threads or os.cpu_count() or 2,
+            n_threads=threads,
+            n_threads_batch=threads,  # prompt evaluation too (Llama's default: every core)
             seed=seed,
             verbose=False,
         )

@@ -15,7 +15,15 @@ from typing import Any, Literal
 
 from ark._coerce import as_int
 from ark.tools._errors import ErrorCode
-from ark.tools._results import NodeHit, Relation, SearchResult, ToolError, _count, _filters
+from ark.tools._results import (
+    NodeHit,
+    Relation,
+    SearchResult,
+    ToolError,
+    _count,
+    _filters,
+    _names,
+)
 
 #: Most centers one call explores (the schema bounds the list, so decoding cannot loop).
 MAX_CENTERS = 50
@@ -66,6 +74,22 @@ class MultiNeighborhoodResult:
             f"{_count(len(self.merged), self.total, 'distinct neighbor')}."
         )
         lines = [head]
+        if self.available:
+            lines.append(
+                "No neighbor matches these filters. These nodes' neighbors are: "
+                + "; ".join(f"{c} {t} via {r}({d})" for t, r, d, c in self.available[:8])
+                + "."
+            )
+            wanted_edges = _names(self.arguments.get("edge_type"))
+            wanted_types = _names(self.arguments.get("node_type"))
+            for t, r, _, _ in self.available:  # keep the right filter, fix the other
+                if (r.casefold() in wanted_edges) != (t.casefold() in wanted_types):
+                    ids = [c.index for c in self.centers]
+                    lines.append(
+                        f'Try search_in_neighborhood(node_index={ids}, edge_type="{r}", '
+                        f'node_type="{t}").'
+                    )
+                    break
         ranked = bool(self.arguments.get("query"))
         for m in self.merged:
             h = m.hit
@@ -143,4 +167,15 @@ def neighborhood_over_set(
         for h, cs, rels in order[:k]
     )
     args = {"node_index": centers, **filters, "k": int(k)}
-    return MultiNeighborhoodResult(tool, args, merged, len(reached), tuple(center_hits))
+    available: tuple[tuple[str, str, str, int], ...] = ()
+    if not reached and (node_type is not None or edge_type is not None):
+        counts: dict[tuple[str, str, str], int] = {}
+        for c in centers:
+            for t, r, d, n in tools._available(c):
+                counts[(t, r, d)] = counts.get((t, r, d), 0) + n
+        available = tuple(
+            (t, r, d, n) for (t, r, d), n in sorted(counts.items(), key=lambda x: -x[1])
+        )
+    return MultiNeighborhoodResult(
+        tool, args, merged, len(reached), tuple(center_hits), available=available
+    )
