@@ -16,7 +16,8 @@ it beats what is cached. No agent identity is needed: a prompt finds its own his
 Calls stay serialised on one model (llama-cpp-python's ``Llama`` decodes one
 sequence), so three agents cost the sum of their own new tokens rather than the sum
 of their histories. Selected with ``make_chat_model(local_states=True)``; memory is
-bounded by ``max_states`` snapshots.
+bounded by ``max_states`` snapshots (``max_states=0`` behaves as the plain backend and
+only counts, for benchmarks).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ark.llm._local import LocalChatModel
@@ -53,7 +54,8 @@ class StateStats:
     prompt_tokens: int = 0
     #: Prompt tokens that had to be evaluated (not found in the cache or a snapshot).
     evaluated_tokens: int = 0
-    events: list[dict[str, Any]] = field(default_factory=list)
+    generated_tokens: int = 0
+    model_s: float = 0.0
 
 
 class StateCache:
@@ -112,6 +114,8 @@ class LocalStatesChatModel(LocalChatModel):
             tokens = self._llm.tokenize(prompt.encode("utf-8"), special=True)
             self._restore(tokens)
             completion = super()._complete_sync(messages, tools, temperature, max_tokens, seed)
+            self.stats.generated_tokens += completion.usage.completion_tokens
+            self.stats.model_s += completion.latency_s
             self._save()
         return completion
 
@@ -147,6 +151,8 @@ class LocalStatesChatModel(LocalChatModel):
     def _save(self) -> None:
         import llama_cpp
 
+        if self.states.max_states <= 0:  # max_states=0: the plain backend, with its stats
+            return
         llm = self._llm
         started = time.perf_counter()
         ctx = llm._ctx.ctx
