@@ -141,6 +141,42 @@ def test_an_empty_hop_over_a_set_says_what_the_nodes_link_to(movie_index):
     )
     assert "No neighbor matches these filters" in out.observation
     assert (
-        f'Try search_in_neighborhood(node_index={films}, edge_type="directed_by", '
-        'node_type="person")' in out.observation
+        f'Try search_in_neighborhood(node_index={films}, edge_type="has_genre", '
+        'node_type="genre")' in out.observation
     )
+
+
+def test_an_empty_hop_over_a_set_keeps_the_asked_type_when_fixing_filters(movie_index):
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away")]
+    session = ToolSession(movie_index, config=ToolConfig(multi_neighborhood=True))
+    out = session.call(
+        "search_in_neighborhood",
+        {"node_index": films, "edge_type": "starred_actors", "node_type": "genre"},
+    )
+    assert 'edge_type="has_genre", node_type="genre"' in out.observation
+    # Where no relation leads to the asked type, the edge is kept and the type fixed.
+    out = session.call(
+        "search_in_neighborhood",
+        {"node_index": films, "edge_type": "directed_by", "node_type": "year"},
+    )
+    assert 'edge_type="directed_by", node_type="person"' in out.observation
+
+
+def test_with_hints_an_empty_answer_near_the_budget_is_pointed_out(movie_index):
+    script = [tool_call("search_in_graph", query=f"Robert Zemeckis {i}") for i in range(4)]
+
+    def last_observation(hints):
+        agent = Agent(
+            movie_index,
+            ScriptedChatModel(script),
+            AgentConfig(max_steps=4),
+            options=AgentOptions(hints=hints),
+        )
+        traj = asyncio.run(agent.run(QUESTION))
+        return [m["content"] for m in traj.messages if m["role"] == "tool"][-2]
+
+    assert last_observation(True).endswith(
+        "(1 step left and your answer is empty: add the nodes from the results above that "
+        "answer the question, then finish.)"
+    )
+    assert last_observation(False).endswith("(1 step left.)")

@@ -170,7 +170,13 @@ class Agent:
                 observation = outcome.observation
                 last = i == len(msg.tool_calls) - 1
                 if not session.finished and 0 < steps_left <= 2 and last:
-                    observation += f"\n({steps_left} step{'s' if steps_left > 1 else ''} left.)"
+                    left = f"{steps_left} step{'s' if steps_left > 1 else ''} left"
+                    if self.options.hints and not session.answer:
+                        left += (
+                            " and your answer is empty: add the nodes from the results above "
+                            "that answer the question, then finish"
+                        )
+                    observation += f"\n({left}.)"
                 record.tool_calls.append(
                     ToolCallRecord(
                         id=call.id,

@@ -80,16 +80,13 @@ class MultiNeighborhoodResult:
                 + "; ".join(f"{c} {t} via {r}({d})" for t, r, d, c in self.available[:8])
                 + "."
             )
-            wanted_edges = _names(self.arguments.get("edge_type"))
-            wanted_types = _names(self.arguments.get("node_type"))
-            for t, r, _, _ in self.available:  # keep the right filter, fix the other
-                if (r.casefold() in wanted_edges) != (t.casefold() in wanted_types):
-                    ids = [c.index for c in self.centers]
-                    lines.append(
-                        f'Try search_in_neighborhood(node_index={ids}, edge_type="{r}", '
-                        f'node_type="{t}").'
-                    )
-                    break
+            fix = self._suggested_filters()
+            if fix is not None:
+                ids = [c.index for c in self.centers]
+                lines.append(
+                    f'Try search_in_neighborhood(node_index={ids}, edge_type="{fix[0]}", '
+                    f'node_type="{fix[1]}").'
+                )
         ranked = bool(self.arguments.get("query"))
         for m in self.merged:
             h = m.hit
@@ -101,6 +98,20 @@ class MultiNeighborhoodResult:
             line += f" from {_from(m.centers, n)}"
             lines.append(line)
         return "\n".join(lines)
+
+    def _suggested_filters(self) -> tuple[str, str] | None:
+        """Keep one of the two filters and fix the other, preferring to keep node_type:
+        after a hop, the type asked for is what a model most often gets right (a 1.5B
+        model asked for genres with has_tags; has_genre is the fix, not tags)."""
+        wanted_edges = _names(self.arguments.get("edge_type"))
+        wanted_types = _names(self.arguments.get("node_type"))
+        for keep_type in (True, False):
+            for t, r, _, _ in self.available:  # most common first
+                if (t.casefold() in wanted_types) == keep_type and (
+                    r.casefold() in wanted_edges
+                ) != keep_type:
+                    return r, t
+        return None
 
 
 def _from(centers: Sequence[int], n: int) -> str:
