@@ -1,6 +1,7 @@
 """Agent orchestration overhead, and the real local model's speed.
 
     python benchmarks/bench_agents.py [--delay 0.2] [--steps 8] [--repeats 3] [--local]
+        [--local-steps 8] [--local-backends plain states]
 
 Part 1 replaces the model with ``FixedDelayBackend`` (a benchmark double that
 sleeps a fixed time, then scripts a realistic search -> explore -> add -> finish
@@ -10,14 +11,17 @@ calls, prompt and trajectory bookkeeping), and n = 3 / n = 1. Targets: overhead
 <= 2 %, n = 3 within 1.2x of n = 1.
 
 Part 2 (``--local``, needs ``pip install 'ark-retriever[local]'``) runs the real
-local model, one agent, on a MetaQA 2-hop question and reports seconds per step
-and per trajectory.
+local model on the demo question with 1 and 3 agents, for the plain backend and the
+one that keeps a KV cache per conversation (``make_chat_model(local_states=True)``),
+and reports wall time, the n = 3 / n = 1 ratio, the model's seconds per step and the
+share of prompt tokens that had to be evaluated.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -46,6 +50,10 @@ class FixedDelayBackend:
         self.backend_s = 0.0
         names = index.graph.names.to_pylist()
         self.person = names.index("Tom Hanks")
+        # One film per exploring step: each call differs, so the session runs every one
+        # (an identical call would be answered from the session without the tool).
+        films = index.graph.neighborhood(self.person).neighbors.tolist()
+        self.films = films[: max(1, steps)]
 
     async def complete(
         self,
@@ -62,13 +70,12 @@ class FixedDelayBackend:
         if turn == 0:
             name, args = "search_in_graph", {"query": "Tom Hanks", "k": 5}
         elif turn < self.steps - 2:
-            name, args = "search_in_neighborhood", {"node_index": self.person, "query": "drama"}
+            film = self.films[(turn - 1) % len(self.films)]
+            name, args = "search_in_neighborhood", {"node_index": film, "query": "drama"}
         elif turn == self.steps - 2:
             name, args = "add_to_answer", {"node_indices": [self.person]}
         else:
             name, args = "finish", {}
-        import json
-
         call = ToolCall(f"c{turn}", name, args, json.dumps(args))
         self.backend_s += time.perf_counter() - t0
         return Completion(
@@ -89,6 +96,7 @@ def overhead(index: Index, delay: float, steps: int, repeats: int) -> list[dict[
             result = retriever.retrieve("which films did Tom Hanks act in")
             wall = time.perf_counter() - t0
             assert all(t.stop_reason == "finish" for t in result.trajectories)
+            assert all(c.ok for t in result.trajectories for s in t.steps for c in s.tool_calls)
             samples.append(wall)
             # Backend time per agent overlaps across agents: the critical path is one
             # agent's backend time.
@@ -99,22 +107,80 @@ def overhead(index: Index, delay: float, steps: int, repeats: int) -> list[dict[
     return rows
 
 
-def local_speed(index: Index, max_steps: int) -> dict[str, float]:
+DEMO_QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
+
+
+def local_speed(
+    index: Index,
+    max_steps: int,
+    agents: Sequence[int],
+    states: bool,
+    seed: int = 0,
+    threads: int | None = None,
+    aids: bool = False,
+) -> list[dict[str, Any]]:
+    """The real local model on the demo question: wall time for each agent count, and
+    where the model's time went — prompt tokens evaluated (not found in the KV cache or,
+    with ``states``, in a conversation's snapshot), tokens generated, model seconds.
+    The plain backend is measured as the states backend with no snapshots (identical
+    decoding, and the same counters). The model is warmed on the system prompt first so
+    that no row pays the one-off evaluation of the shared prefix."""
+    from ark.agent import Agent, AgentConfig, AgentOptions, ToolConfig
     from ark.llm import make_chat_model
 
-    llm = make_chat_model()
-    question = "which genres are the films directed by Robert Zemeckis"
-    result = Retriever(index, llm, n_agents=1, max_steps=max_steps).retrieve(question)
-    traj = result.trajectories[0]
-    step_s = [s.llm_latency_s for s in traj.steps]
-    return {
-        "steps": len(step_s),
-        "first_step_s": step_s[0] if step_s else float("nan"),
-        "median_step_s": statistics.median(step_s) if step_s else float("nan"),
-        "trajectory_s": traj.wall_s,
-        "stop_reason": traj.stop_reason,  # type: ignore[dict-item]
-        "answer": [index.graph.name(n) for n in traj.answer],  # type: ignore[dict-item]
-    }
+    llm = make_chat_model(
+        local_states=True,
+        max_states=8 if states else 0,
+        **({"n_threads": threads} if threads else {}),
+    )
+    options = AgentOptions(example=aids, hints=aids)
+    tools = ToolConfig(multi_neighborhood=aids)
+
+    def factory(ctx):  # type: ignore[no-untyped-def]
+        return Agent.from_context(ctx, options=options)
+
+    def retriever(n: int, steps: int) -> Retriever:
+        return Retriever(
+            index,
+            llm,
+            strategy=factory,
+            n_agents=n,
+            max_steps=steps,
+            seed=seed,
+            tools=tools,
+            fusion="late" if aids else "vote",
+        )
+
+    # Warm the cache with the exact system prompt of the measured runs (it names
+    # max_steps), so that no row pays the one-off evaluation of the shared prefix.
+    warm = Agent(index, llm, AgentConfig(max_steps=max_steps, tools=tools), options=options)
+    asyncio.run(
+        llm.complete(
+            [Message(role="system", content=warm.system), Message(role="user", content="Hi")],
+            warm.specs,
+            max_tokens=8,
+        )
+    )
+    rows = []
+    for n in agents:
+        st = llm.stats  # type: ignore[attr-defined]
+        before = (st.evaluated_tokens, st.prompt_tokens, st.generated_tokens, st.model_s)
+        result = retriever(n, max_steps).retrieve(DEMO_QUESTION)
+        steps = [s for t in result.trajectories for s in t.steps]
+        rows.append(
+            {
+                "agents": n,
+                "backend": "states" if states else "plain",
+                "wall_s": result.wall_s,
+                "steps": len(steps),
+                "evaluated": st.evaluated_tokens - before[0],
+                "prompt": st.prompt_tokens - before[1],
+                "generated": st.generated_tokens - before[2],
+                "model_s": st.model_s - before[3],
+                "top": [r.name for r in result.ranking[:3]],
+            }
+        )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -125,6 +191,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--local", action="store_true", help="also time the real local model")
     p.add_argument("--local-steps", type=int, default=8)
+    p.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
+    p.add_argument("--local-agents", type=int, nargs="+", default=[1, 3])
+    p.add_argument(
+        "--aids", action="store_true", help="agents with example, hints and the hop over a set"
+    )
+    p.add_argument(
+        "--local-backends",
+        nargs="+",
+        default=["plain", "states"],
+        choices=["plain", "states"],
+        help="local backends to time (states: one KV cache per conversation)",
+    )
     args = p.parse_args(argv)
     if not args.kb.exists():
         sys.exit(f"MetaQA kb not found at {args.kb}; pass --kb")
@@ -144,14 +222,29 @@ def main(argv: list[str] | None = None) -> None:
             )
         print(f"\nn = 3 / n = 1 wall time: {rows[2]['ratio_3_to_1']:.3f}x (target <= 1.2x)")
         if args.local:
-            r = local_speed(index, args.local_steps)
-            print("\nLocal model (one agent, MetaQA 2-hop question)\n")
-            print("| steps | first step (s) | median step (s) | trajectory (s) | stop | answer |")
-            print("|---:|---:|---:|---:|---|---|")
+            print(f"\nLocal model on the demo question ({args.local_steps} steps at most)\n")
             print(
-                f"| {r['steps']} | {r['first_step_s']:.1f} | {r['median_step_s']:.1f} | "
-                f"{r['trajectory_s']:.1f} | {r['stop_reason']} | {', '.join(r['answer'])} |"
+                "| backend | agents | wall (s) | n/1 | steps | prompt tokens | evaluated | "
+                "generated | model s | top 3 |"
             )
+            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            for backend in args.local_backends:
+                rows = local_speed(
+                    index,
+                    args.local_steps,
+                    args.local_agents,
+                    backend == "states",
+                    threads=args.threads,
+                    aids=args.aids,
+                )
+                for r in rows:
+                    print(
+                        f"| {r['backend']} | {r['agents']} | {r['wall_s']:.1f} | "
+                        f"{r['wall_s'] / rows[0]['wall_s']:.2f}x | {r['steps']} | {r['prompt']} | "
+                        f"{r['evaluated']} | {r['generated']} | {r['model_s']:.1f} | "
+                        f"{', '.join(r['top'])} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

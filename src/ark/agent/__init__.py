@@ -1,7 +1,7 @@
 """Agents over the tools: the tool session, the strategy protocol, ARK's loop as one
 strategy, parallel agents, and fusion of their answers."""
 
-from ark.agent._agent import Agent
+from ark.agent._agent import Agent, AgentOptions
 from ark.agent._fusion import FUSIONS, fuse_ordering, fuse_random, fuse_vote
 from ark.agent._prompt import system_prompt
 from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
@@ -31,6 +31,7 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "AgentEvent",
+    "AgentOptions",
     "CallOutcome",
     "EventHandler",
     "GraphSearch",

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 
 from ark._safe import too_deep
-from ark.agent._prompt import system_prompt
+from ark.agent._prompt import system_prompt, worked_example
 from ark.agent._session import CallOutcome, ToolSession
 from ark.agent._strategy import (
     AgentConfig,
@@ -32,7 +32,24 @@ from ark.llm import ChatModel, Completion, Message
 from ark.tools import ErrorCode, GraphTools, tool_specs
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
-__all__ = ["Agent", "AgentConfig", "AgentEvent", "EventHandler"]
+__all__ = ["Agent", "AgentConfig", "AgentEvent", "AgentOptions", "EventHandler"]
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """How ARK's loop talks to the model (each measured on MetaQA dev:
+    ``benchmarks/QUALITY_LOG.md``). ``prompt``: ``full`` or ``compact`` system prompt;
+    ``example``: a worked two-hop example built from the graph's own schema and nodes;
+    ``hints``: observations that name the returned types, the relations leading on,
+    and remind the question when the answer gets the start entity's type."""
+
+    prompt: str = "full"
+    example: bool = False
+    hints: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
 
 NO_TOOL_CALL = (
     "You replied without calling a tool. Continue the search with search_in_graph or "
@@ -75,7 +92,9 @@ class Agent:
         tools: GraphTools | None = None,
         agent_number: int = 0,
         on_event: EventHandler | None = None,
+        options: AgentOptions | None = None,
     ) -> None:
+        self.options = options or AgentOptions()
         self.index = index
         self.llm = llm
         self.config = config or AgentConfig()
@@ -83,12 +102,17 @@ class Agent:
         self.agent_number = agent_number
         self.on_event = on_event
         self.specs = tool_specs(index.schema, self.config.tools, answer_tools=True)
+        example = worked_example(index, self.config.tools) if self.options.example else None
         self.system = system_prompt(
-            index.schema, self.config.tools, self.config.max_steps, self.config.prompt
+            index.schema,
+            self.config.tools,
+            self.config.max_steps,
+            self.config.prompt,
+            example=example,
         )
 
     @classmethod
-    def from_context(cls, ctx: StrategyContext) -> Agent:
+    def from_context(cls, ctx: StrategyContext, options: AgentOptions | None = None) -> Agent:
         return cls(
             ctx.index,
             ctx.llm,
@@ -96,10 +120,17 @@ class Agent:
             tools=ctx.tools,
             agent_number=ctx.agent_number,
             on_event=ctx.on_event,
+            options=options,
         )
 
-    def new_session(self) -> ToolSession:
-        return ToolSession(self.index, tools=self.tools, config=self.config.tools)
+    def new_session(self, query: str | None = None) -> ToolSession:
+        return ToolSession(
+            self.index,
+            tools=self.tools,
+            config=self.config.tools,
+            hints=self.options.hints,
+            question=query,
+        )
 
     async def run(self, query: str, query_id: str | None = None) -> Trajectory:
         cfg = self.config
@@ -107,7 +138,7 @@ class Agent:
         traj = Trajectory(
             query=query,
             model=self.llm.name,
-            config={**cfg.to_dict(), "agent": self.agent_number},
+            config={**cfg.to_dict(), "agent": self.agent_number, **self._options_record()},
             id=uuid.uuid4().hex,
             query_id=query_id,
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -116,7 +147,7 @@ class Agent:
             Message(role="system", content=self.system),
             Message(role="user", content=query),
         ]
-        session = self.new_session()
+        session = self.new_session(query)
         stop = "max_steps"
         for step in range(cfg.max_steps):
             try:
@@ -161,7 +192,13 @@ class Agent:
                 observation = outcome.observation
                 last = i == len(msg.tool_calls) - 1
                 if not session.finished and 0 < steps_left <= 2 and last:
-                    observation += f"\n({steps_left} step{'s' if steps_left > 1 else ''} left.)"
+                    left = f"{steps_left} step{'s' if steps_left > 1 else ''} left"
+                    if self.options.hints and not session.answer:
+                        left += (
+                            " and your answer is empty: add the nodes from the results above "
+                            "that answer the question, then finish"
+                        )
+                    observation += f"\n({left}.)"
                 record.tool_calls.append(
                     ToolCallRecord(
                         id=call.id,
@@ -199,6 +236,12 @@ class Agent:
         traj.messages = [m.to_dict() for m in messages]
         traj.wall_s = round(time.perf_counter() - started, 4)
         return traj
+
+    def _options_record(self) -> dict[str, object]:
+        """The options that differ from the defaults (none: the record is unchanged)."""
+        default = AgentOptions().to_dict()
+        changed = {k: v for k, v in self.options.to_dict().items() if default[k] != v}
+        return {"options": changed} if changed else {}
 
     @staticmethod
     def _step_record(step: int, completion: Completion) -> StepRecord:

@@ -54,8 +54,36 @@ def fuse_random(
     return [(n, votes[n]) for n in union[:top_k]]
 
 
+def latest_first(batches: Sequence[Sequence[int]]) -> list[int]:
+    """One agent's answer with the nodes of its last ``add_to_answer`` call first.
+
+    ``batches`` are the nodes each successful add call appended, in call order. A small
+    model that adds the bridge (or the entity it started from) and then goes one more
+    hop adds the real answer last; read latest-first, its list puts the last hop on top.
+    """
+    out: list[int] = []
+    for batch in reversed(batches):
+        out += [n for n in batch if n not in out]
+    return out
+
+
+def fuse_vote_late(
+    lists: Sequence[Sequence[int]],
+    top_k: int = 20,
+    batches: Sequence[Sequence[Sequence[int]]] | None = None,
+) -> Ranking:
+    """Vote over the lists read latest-first (:func:`latest_first`): the number of lists
+    containing a node, ties by the earliest position in any list so read. Label-free;
+    ``batches[i]`` are agent ``i``'s add calls (without them: plain vote)."""
+    if batches is None:
+        return fuse_vote(lists, top_k)
+    reordered = [latest_first(b) if b else list(a) for a, b in zip(lists, batches, strict=True)]
+    return fuse_vote(reordered, top_k)
+
+
 FUSIONS: dict[str, Callable[[Sequence[Sequence[int]], int], Ranking]] = {
     "vote": fuse_vote,
     "ordering": fuse_ordering,
     "random": fuse_random,
+    "late": fuse_vote_late,
 }

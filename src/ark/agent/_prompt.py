@@ -7,8 +7,12 @@ and the three exploration strategies of the paper (SPEC §4).
 
 from __future__ import annotations
 
+import numpy as np
+
 from ark.agent._specs import ToolConfig
 from ark.graph import Schema
+from ark.index import Index
+from ark.tools import GraphTools, SearchResult
 
 #: Prompt variants: ``full`` (the paper's strategies spelled out, for off-the-shelf
 #: models) and ``short`` (schema, the answer rule and the step budget; for a student
@@ -16,7 +20,14 @@ from ark.graph import Schema
 PROMPT_VARIANTS = ("full", "short")
 
 
-def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int, variant: str = "full") -> str:
+def system_prompt(
+    schema: Schema,
+    tools: ToolConfig,
+    max_steps: int,
+    variant: str = "full",
+    *,
+    example: str | None = None,
+) -> str:
     if variant == "short":
         return short_system_prompt(schema, max_steps)
     if variant != "full":
@@ -51,9 +62,9 @@ def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int, variant: st
                 "keep only matching edges and neighbors; node_type is the type of the "
                 "neighbors you want back, not the type of the node you start from."
             )
-            example = _example_relation(schema)
-            if example is not None:
-                name, source, target = example
+            relation = _example_relation(schema)
+            if relation is not None:
+                name, source, target = relation
                 line += (
                     f" Example: to get the {target} nodes linked to a {source} by {name}, call "
                     f'search_in_neighborhood(node_index=<index of the {source}>, edge_type="'
@@ -61,6 +72,12 @@ def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int, variant: st
                 )
         if tools.neighbor_query:
             line += " query ranks the neighbors by keyword relevance."
+        if tools.multi_neighborhood:
+            line += (
+                " node_index may be a list of indices: one call then explores all their "
+                "neighborhoods and merges the results (each result names the nodes it was "
+                "reached from)."
+            )
         line += " Call it again on a returned node to go one more hop."
         parts.append(line)
     parts += [
@@ -100,6 +117,8 @@ def system_prompt(schema: Schema, tools: ToolConfig, max_steps: int, variant: st
         f"find is in the list, call finish. You have at most {max_steps} steps; each reply "
         "of yours is one step and may contain several tool calls.",
     ]
+    if example:
+        parts += ["", "## A worked example on this graph", example]
     return "\n".join(parts)
 
 
@@ -123,3 +142,86 @@ def _example_relation(schema: Schema) -> tuple[str, str, str] | None:
         return None
     best = max(pairs, key=lambda r: r.count)
     return best.name, best.target_type, best.source_type
+
+
+def _chain(schema: Schema) -> tuple[str, str, str, str, str] | None:
+    """A two-hop chain on the graph's most common relations: (start type, r1, middle
+    type, r2, end type), three different types, r1 the most common relation that has
+    one, r2 the most common relation leaving the middle type to a third type."""
+    rels = sorted(
+        (r for r in schema.relations if r.source_type != r.target_type and r.count),
+        key=lambda r: -r.count,
+    )
+    for r1 in rels:
+        for start, middle in ((r1.target_type, r1.source_type), (r1.source_type, r1.target_type)):
+            for r2 in rels:
+                if r2.name == r1.name:
+                    continue
+                ends = {r2.source_type: r2.target_type, r2.target_type: r2.source_type}
+                end = ends.get(middle)
+                if end is not None and end not in (start, middle):
+                    return start, r1.name, middle, r2.name, end
+    return None
+
+
+def worked_example(index: Index, tools: ToolConfig) -> str | None:
+    """A worked two-hop example on *this* graph's real nodes, so a small model sees the
+    whole protocol once: find the named entity, hop, hop again, add the last hop's
+    nodes (not the entity or the bridge), finish. ``None`` when the graph has no chain
+    of three node types or the neighborhood tool is ablated."""
+    if not tools.neighbors or not tools.neighbor_filters:
+        return None
+    chain = _chain(index.schema)
+    if chain is None:
+        return None
+    start_type, r1, middle_type, r2, end_type = chain
+    g = index.graph
+    graph_tools = GraphTools(index)
+    start_id = g.type_id(start_type)
+    node_types = np.asarray(g.node_type)
+    for start in np.flatnonzero(node_types == start_id)[:5000].tolist():
+        if len(g.name(start).split()) < 2:
+            continue
+        first = graph_tools.search_in_neighborhood(start, edge_type=r1, node_type=middle_type)
+        if not isinstance(first, SearchResult) or not 2 <= len(first.hits) <= 4:
+            continue
+        middles = [h.index for h in first.hits]
+        ends: dict[int, str] = {}
+        for m in middles:
+            second = graph_tools.search_in_neighborhood(m, edge_type=r2, node_type=end_type)
+            if isinstance(second, SearchResult):
+                for h in second.hits:
+                    ends.setdefault(h.index, h.name)
+        if not 2 <= len(ends) <= 8:
+            continue
+        name = g.name(start)
+        mids = ", ".join(f"[{h.index}] {h.name}" for h in first.hits)
+        end_list = ", ".join(f"[{i}] {n}" for i, n in ends.items())
+        if tools.multi_neighborhood:
+            hop2 = (
+                f'3. search_in_neighborhood(node_index={middles}, edge_type="{r2}", '
+                f'node_type="{end_type}") -> {end_type} nodes {end_list}'
+            )
+        else:
+            hop2 = "\n".join(
+                f'{3 + i}. search_in_neighborhood(node_index={m}, edge_type="{r2}", '
+                f'node_type="{end_type}")'
+                + (f" -> {end_type} nodes {end_list}" if i == len(middles) - 1 else "")
+                for i, m in enumerate(middles)
+            )
+        n = 3 + (1 if tools.multi_neighborhood else len(middles))
+        return "\n".join(
+            [
+                f'Question: "Which {end_type} nodes are linked by {r2} to the {middle_type} '
+                f'nodes that are linked by {r1} to {name}?"',
+                f'1. search_in_graph(query="{name}") -> [{start}] {name} ({start_type})',
+                f'2. search_in_neighborhood(node_index={start}, edge_type="{r1}", '
+                f'node_type="{middle_type}") -> {middle_type} nodes {mids}',
+                hop2,
+                f"{n}. add_to_answer(node_indices={list(ends)}) - the {end_type} nodes the "
+                f"question asks for; neither {name} nor the {middle_type} nodes, which "
+                "were steps on the way",
+                f"{n + 1}. finish()",
+            ]
+        )
+    return None

@@ -9,7 +9,8 @@ import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ark.agent._fusion import FUSIONS, fuse_random
+from ark._coerce import as_int
+from ark.agent._fusion import FUSIONS, fuse_random, fuse_vote_late
 from ark.agent._strategy import (
     AgentConfig,
     EventHandler,
@@ -146,6 +147,8 @@ class Retriever:
         lists = [t.answer for t in trajectories if t.stop_reason != "error"]
         if self.fusion == "random":
             fused = fuse_random(lists, self.top_k, random.Random(self.seed or 0))
+        elif self.fusion == "late":
+            fused = fuse_vote_late(lists, self.top_k, [add_batches(t) for t in trajectories])
         else:
             fused = FUSIONS[self.fusion](lists, self.top_k)
         g = self.index.graph
@@ -179,3 +182,25 @@ class Retriever:
     def retrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
         """Synchronous entry point (runs its own event loop)."""
         return asyncio.run(self.aretrieve(query, query_id))
+
+
+def add_batches(trajectory: Trajectory) -> list[list[int]]:
+    """The answer nodes each ``add_to_answer`` call of ``trajectory`` appended, in order."""
+    answer = set(trajectory.answer)
+    placed: set[int] = set()
+    batches: list[list[int]] = []
+    for step in trajectory.steps:
+        for call in step.tool_calls:
+            if call.name != "add_to_answer" or not isinstance(call.arguments, dict):
+                continue
+            raw = call.arguments.get("node_indices")
+            batch = []
+            for value in raw if isinstance(raw, list) else [raw]:
+                node = as_int(value)
+                if node is not None and node in answer and node not in placed:
+                    placed.add(node)
+                    batch.append(node)
+            if batch:
+                batches.append(batch)
+    rest = [n for n in trajectory.answer if n not in placed]
+    return [rest, *batches] if rest else batches

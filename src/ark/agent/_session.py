@@ -17,6 +17,7 @@ from typing import Any
 
 from ark._coerce import as_int
 from ark._safe import MAX_NESTING, cut, short_repr, too_deep
+from ark.agent import _hints
 from ark.index import Index
 from ark.llm import ToolCall
 from ark.tools import (
@@ -30,6 +31,7 @@ from ark.tools import (
     ToolResult,
     allowed_arguments,
     argument_defaults,
+    neighborhood_over_set,
     tool_specs,
 )
 
@@ -83,8 +85,14 @@ def normalise_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, An
     that run the same search compare equal: ``"12"`` and ``12``, an omitted ``k`` and
     its default, ``"genre"`` and ``["Genre"]``, a blank query and none."""
     out: dict[str, Any] = {**argument_defaults(name), **arguments}
+    if isinstance(out.get("node_index"), list):  # a hop over a set: order does not matter
+        values = [as_int(v) for v in out["node_index"]]
+        if all(v is not None for v in values):
+            out["node_index"] = sorted(set(values))  # type: ignore[type-var]
+            if len(out["node_index"]) == 1:
+                out["node_index"] = out["node_index"][0]
     for key in ("node_index", "k"):
-        if key in out:
+        if key in out and not isinstance(out[key], list):
             value = as_int(out[key])
             out[key] = value if value is not None else out[key]
     for key in ("node_type", "edge_type"):
@@ -102,7 +110,8 @@ class ToolSession:
 
     ``answer_tools=False`` offers the retrieval tools only (an MCP client keeps its own
     answer); ``detect_repeats=False`` runs a repeated search again instead of pointing
-    at the earlier one.
+    at the earlier one. ``hints=True`` appends the lines of :mod:`ark.agent._hints` to
+    observations (``question`` is quoted back in reminders).
     """
 
     def __init__(
@@ -113,7 +122,14 @@ class ToolSession:
         config: ToolConfig | None = None,
         answer_tools: bool = True,
         detect_repeats: bool = True,
+        hints: bool = False,
+        question: str | None = None,
     ) -> None:
+        self.hints = hints
+        self.question = question
+        #: Centers of neighborhood calls, in the order first explored.
+        self.explored: list[int] = []
+        self._last_hits: list[tuple[int, str, str]] = []  # of the last search with results
         self.index = index
         self.tools = tools or GraphTools(index)
         self.config = config or ToolConfig()
@@ -200,22 +216,52 @@ class ToolSession:
             normalise_arguments(name, arguments), sort_keys=True, default=str
         )
         if self.detect_repeats and signature in self._searches:
-            return _error(
+            text = (
                 f"You already made this exact {name} call at step "
                 f"{self._searches[signature] + 1}; its result is above and has not changed. "
                 "Use a different node, filter or query, add the nodes that answer the "
-                "question, or finish.",
-                ErrorCode.REPEATED_CALL,
+                "question, or finish."
             )
+            if self.hints:
+                text += _hints.after_repeat(
+                    [h for h in self._last_hits if h[0] not in self.explored]
+                )
+            return _error(text, ErrorCode.REPEATED_CALL)
         self._searches[signature] = self.step
-        result = self.tools.call(name, arguments)
+        multi = (
+            name == "search_in_neighborhood"
+            and self.config.multi_neighborhood
+            and isinstance(arguments.get("node_index"), list)
+        )
+        if multi:
+            result = neighborhood_over_set(
+                self.tools,
+                arguments["node_index"],
+                **{k: v for k, v in arguments.items() if k != "node_index"},
+            )
+        else:
+            result = self.tools.call(name, arguments)
         if isinstance(result, ToolError):
             return CallOutcome(result.render(), ok=False, code=result.code, result=result)
         nodes = [h.index for h in result.hits]
         self.seen.update(nodes)
+        centers = [c.index for c in getattr(result, "centers", ())]
         if result.center is not None:
-            self.seen.add(result.center.index)
-        return CallOutcome(result.render(), nodes=nodes, result=result)
+            centers = [result.center.index]
+        self.seen.update(centers)
+        self.explored += [c for c in centers if c not in self.explored]
+        observation = result.render()
+        if result.hits:
+            self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
+        if self.hints and centers and result.hits:
+            hint = _hints.after_neighborhood(
+                self.index.schema,
+                [(h.index, h.type) for h in result.hits],
+                self.explored,
+                multi=self.config.multi_neighborhood,
+            )
+            observation += "\n" + hint if hint else ""
+        return CallOutcome(observation, nodes=nodes, result=result)  # type: ignore[arg-type]
 
     # -- the answer ----------------------------------------------------------------------
 
@@ -274,6 +320,12 @@ class ToolSession:
         if invalid:
             parts.append(f"Not node indices: {short_repr(invalid)}.")
         parts.append(f"The answer has {len(answer)} node(s).")
+        if self.hints and added:
+            note = _hints.after_add(
+                self.question, [(n, g.name(n), g.type_name(n)) for n in added], self.explored
+            )
+            if note:
+                parts.append(note)
         ok = not unseen and not invalid
         code = None if ok else str(ErrorCode.UNSEEN_NODE if unseen else ErrorCode.BAD_ARGUMENT)
         return CallOutcome(" ".join(parts), ok=ok, code=code)

@@ -94,7 +94,7 @@ def eval_cmd(
         typer.Option(help="With --method ark: ark (default) | graphsearch.", show_default=False),
     ] = None,
     max_steps: Annotated[int, typer.Option(help="Step budget per agent.")] = 20,
-    fusion: Annotated[str, typer.Option(help="vote | ordering | random")] = "vote",
+    fusion: Annotated[str, typer.Option(help="vote | ordering | random | late")] = "vote",
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
     no_neighbors: Annotated[
         bool, typer.Option("--no-neighbors", help="Ablation: global search only.")

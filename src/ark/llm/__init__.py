@@ -2,7 +2,8 @@
 
 ``make_chat_model()`` picks the backend: an OpenAI-compatible endpoint when a base URL
 is given (``--base-url``, ``ARK_BASE_URL`` or ``OPENAI_BASE_URL``) or an OpenAI key is
-set with a model name; otherwise the local in-process model (no key, no network).
+set with a model name; otherwise the local in-process model (no key, no network),
+with one KV cache per conversation when ``local_states=True`` (or ``ARK_LOCAL_STATES=1``).
 """
 
 from __future__ import annotations
@@ -86,4 +87,11 @@ def make_chat_model(
         kwargs["request_timeout"] = request_timeout
     if max_retries is not None:
         kwargs["max_retries"] = max_retries
+    states = kwargs.pop("local_states", None)
+    if states is None:
+        states = os.environ.get("ARK_LOCAL_STATES", "0") not in ("", "0")
+    if states:  # one KV cache per conversation (parallel agents on one local model)
+        from ark.llm._local_states import LocalStatesChatModel
+
+        return LocalStatesChatModel(model_path=model, **kwargs)
     return LocalChatModel(model_path=model, **kwargs)

@@ -297,11 +297,13 @@ class LocalChatModel:
                 raise LLMError(f"adapter {lora_path} does not exist")
             lora = {"lora_path": str(lora_path)}
             self.name = f"{path.stem}+{Path(lora_path).stem}"
+        threads = n_threads or os.cpu_count() or 2
         try:
             self._llm = Llama(
                 str(path),
                 n_ctx=n_ctx,
-                n_threads=n_threads or os.cpu_count() or 2,
+                n_threads=threads,
+                n_threads_batch=threads,  # prompt evaluation too (Llama's default: every core)
                 seed=seed,
                 verbose=False,
                 **lora,

@@ -1,6 +1,7 @@
 """ARK's two tools: global search and neighborhood exploration."""
 
 from ark.tools._errors import ERROR_CODES, ErrorCode
+from ark.tools._multi import MAX_CENTERS, MultiNeighborhoodResult, neighborhood_over_set
 from ark.tools._results import NAME_CHARS, NodeHit, Relation, SearchResult, ToolError, ToolResult
 from ark.tools._specs import (
     ANSWER_TOOL_SPECS,
@@ -18,6 +19,7 @@ __all__ = [
     "ERROR_CODES",
     "GLOBAL_K",
     "MAX_ADD",
+    "MAX_CENTERS",
     "MAX_K",
     "MAX_QUERY_CHARS",
     "NAME_CHARS",
@@ -25,6 +27,7 @@ __all__ = [
     "TOOL_SPECS",
     "ErrorCode",
     "GraphTools",
+    "MultiNeighborhoodResult",
     "NodeHit",
     "Relation",
     "SearchResult",
@@ -33,5 +36,6 @@ __all__ = [
     "ToolResult",
     "allowed_arguments",
     "argument_defaults",
+    "neighborhood_over_set",
     "tool_specs",
 ]

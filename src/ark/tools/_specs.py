@@ -138,9 +138,14 @@ class ToolConfig:
     neighbors: bool = True
     neighbor_query: bool = True
     neighbor_filters: bool = True
+    #: ``search_in_neighborhood`` also takes ``node_indices`` (a hop over a set).
+    multi_neighborhood: bool = False
 
     def to_dict(self) -> dict[str, bool]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.multi_neighborhood:  # runs recorded before the option compare equal
+            del out["multi_neighborhood"]
+        return out
 
 
 def tool_specs(
@@ -169,6 +174,21 @@ def tool_specs(
             if not config.neighbor_filters:
                 props.pop("node_type")
                 props.pop("edge_type")
+        if name == "search_in_neighborhood" and config.multi_neighborhood:
+            from ark.tools._multi import MAX_CENTERS
+
+            node = spec["parameters"]["properties"]["node_index"]
+            single = {"type": "integer", "minimum": 0}
+            node.pop("type")
+            node.pop("minimum")
+            node["anyOf"] = [
+                single,
+                {"type": "array", "items": single, "minItems": 1, "maxItems": MAX_CENTERS},
+            ]
+            node["description"] = (
+                "Index of a node returned by an earlier search, or a list of such indices "
+                f"(at most {MAX_CENTERS}) to explore all their neighborhoods in one call."
+            )
         if schema is not None and name == "search_in_neighborhood":
             props = spec["parameters"]["properties"]
             for key, values in (

@@ -1,0 +1,182 @@
+"""What helps a small model carry a chain: hints in observations, the worked example,
+the hop over a set and latest-first fusion (all options, tested without a model)."""
+
+import asyncio
+
+from _doubles import ScriptedChatModel, tool_call
+from _helpers import node
+from ark.agent import Agent, AgentConfig, AgentOptions, Retriever, ToolConfig, ToolSession
+from ark.agent._hints import after_add, after_neighborhood, onward_relations
+from ark.agent._prompt import system_prompt, worked_example
+
+QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
+
+
+def test_worked_example_is_a_two_hop_chain_on_real_nodes(movie_index):
+    text = worked_example(movie_index, ToolConfig())
+    g = movie_index.graph
+    zemeckis = node(movie_index, "Robert Zemeckis")
+    # The chain on the graph's most common relations: person -> movie -> genre.
+    assert f'search_in_graph(query="Robert Zemeckis") -> [{zemeckis}] Robert Zemeckis' in text
+    assert 'edge_type="directed_by", node_type="movie"' in text
+    genres = [node(movie_index, n) for n in ("Drama", "Adventure", "Comedy")]
+    assert f"add_to_answer(node_indices={genres})" in text
+    assert text.count("search_in_neighborhood(") == 1 + 3  # one call per film
+    multi = worked_example(movie_index, ToolConfig(multi_neighborhood=True))
+    assert multi.count("search_in_neighborhood(") == 2 and "node_index=[" in multi
+    assert all(g.name(i) in text for i in genres)
+    # Ablations without filters get no example; the prompt carries it when given.
+    assert worked_example(movie_index, ToolConfig(neighbor_filters=False)) is None
+    prompt = system_prompt(movie_index.schema, ToolConfig(), 8, example=text)
+    assert prompt.endswith(text) and "## A worked example on this graph" in prompt
+    assert "worked example" not in system_prompt(movie_index.schema, ToolConfig(), 8)
+
+
+def test_neighborhood_hint_names_the_type_and_the_relations_onward(movie_index):
+    assert ("has_genre", "genre") in onward_relations(movie_index.schema, "movie")
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away")]
+    hits = [(f, "movie") for f in films]
+    hint = after_neighborhood(movie_index.schema, hits, [99], multi=True)
+    assert hint.startswith("Hint: 2 movie nodes.")
+    assert f"search_in_neighborhood(node_index={films}, edge_type=R)" in hint
+    assert "has_genre (to genre)" in hint
+    single = after_neighborhood(movie_index.schema, hits, [99], multi=False)
+    assert "node_index=<one of them>" in single
+    # Nothing new (only where it came from): no hint.
+    assert after_neighborhood(movie_index.schema, hits[:1], films[:1], multi=True) == ""
+
+
+def test_reminder_when_adding_a_node_already_explored_past():
+    note = after_add(QUESTION, [(5, "Cast Away", "movie")], explored=[5])
+    assert "[5] Cast Away (movie)" in note and QUESTION in note
+    assert after_add(QUESTION, [(7, "Drama", "genre")], explored=[5]) == ""
+
+
+def test_session_appends_hints_only_when_asked(movie_index):
+    zemeckis = node(movie_index, "Robert Zemeckis")
+    args = {"node_index": zemeckis, "edge_type": "directed_by"}
+    plain = ToolSession(movie_index).call("search_in_neighborhood", args)
+    hinted_session = ToolSession(movie_index, hints=True, question=QUESTION)
+    hinted = hinted_session.call("search_in_neighborhood", args)
+    assert hinted.observation.startswith(plain.observation)
+    assert "Hint: 3 movie nodes." in hinted.observation and "Hint" not in plain.observation
+    added = hinted_session.call("add_to_answer", {"node_indices": [zemeckis]})
+    assert "Note: you explored the neighbors of" in added.observation
+    assert QUESTION in added.observation
+
+
+def zemeckis_script(movie_index):
+    """Adds the films (the bridge), hops over them to the genres, adds those, finishes."""
+    zemeckis = node(movie_index, "Robert Zemeckis")
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away", "Back to the Future")]
+    genres = [node(movie_index, n) for n in ("Drama", "Adventure", "Comedy")]
+    return (
+        [
+            tool_call("search_in_graph", query="Robert Zemeckis"),
+            tool_call("search_in_neighborhood", node_index=zemeckis, edge_type="directed_by"),
+            tool_call("add_to_answer", node_indices=films),
+            tool_call("search_in_neighborhood", node_index=films, edge_type="has_genre"),
+            tool_call("add_to_answer", node_indices=genres),
+            tool_call("finish"),
+        ],
+        films,
+        genres,
+    )
+
+
+def test_agent_with_all_aids_hops_over_the_set(movie_index):
+    script, films, genres = zemeckis_script(movie_index)
+    llm = ScriptedChatModel(script)
+    agent = Agent(
+        movie_index,
+        llm,
+        AgentConfig(max_steps=8, tools=ToolConfig(multi_neighborhood=True)),
+        options=AgentOptions(example=True, hints=True),
+    )
+    traj = asyncio.run(agent.run(QUESTION))
+    assert traj.stop_reason == "finish" and traj.answer == films + genres
+    assert "## A worked example on this graph" in traj.messages[0]["content"]
+    observations = [m["content"] for m in traj.messages if m["role"] == "tool"]
+    assert "Neighbors of 3 nodes" in observations[3] and "Hint: 3 genre nodes." in observations[3]
+    assert traj.config["options"] == {"example": True, "hints": True}
+
+
+def test_late_fusion_puts_the_last_add_call_first(movie_index):
+    script, films, genres = zemeckis_script(movie_index)
+
+    def run(fusion):
+        return Retriever(
+            movie_index,
+            ScriptedChatModel(script),
+            n_agents=1,
+            max_steps=8,
+            fusion=fusion,
+            tools=ToolConfig(multi_neighborhood=True),
+        ).retrieve(QUESTION)
+
+    assert [r.index for r in run("vote").ranking] == films + genres
+    assert [r.index for r in run("late").ranking] == genres + films
+
+
+def test_a_repeated_call_with_hints_points_at_unexplored_nodes(movie_index):
+    zemeckis = node(movie_index, "Robert Zemeckis")
+    session = ToolSession(movie_index, hints=True, question=QUESTION)
+    session.call("search_in_graph", {"query": "Robert Zemeckis"})
+    args = {"node_index": zemeckis, "edge_type": "directed_by"}
+    films = session.call("search_in_neighborhood", args).nodes
+    again = session.call("search_in_neighborhood", args)
+    assert again.code == "repeated_call"
+    assert f"Hint: not explored yet from your latest results: [{films[0]}]" in again.observation
+    plain = ToolSession(movie_index)
+    plain.call("search_in_neighborhood", args)
+    assert "Hint" not in plain.call("search_in_neighborhood", args).observation
+
+
+def test_an_empty_hop_over_a_set_says_what_the_nodes_link_to(movie_index):
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away")]
+    session = ToolSession(movie_index, config=ToolConfig(multi_neighborhood=True))
+    out = session.call(
+        "search_in_neighborhood",
+        {"node_index": films, "edge_type": "directed_by", "node_type": "genre"},
+    )
+    assert "No neighbor matches these filters" in out.observation
+    assert (
+        f'Try search_in_neighborhood(node_index={films}, edge_type="has_genre", '
+        'node_type="genre")' in out.observation
+    )
+
+
+def test_an_empty_hop_over_a_set_keeps_the_asked_type_when_fixing_filters(movie_index):
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away")]
+    session = ToolSession(movie_index, config=ToolConfig(multi_neighborhood=True))
+    out = session.call(
+        "search_in_neighborhood",
+        {"node_index": films, "edge_type": "starred_actors", "node_type": "genre"},
+    )
+    assert 'edge_type="has_genre", node_type="genre"' in out.observation
+    # Where no relation leads to the asked type, the edge is kept and the type fixed.
+    out = session.call(
+        "search_in_neighborhood",
+        {"node_index": films, "edge_type": "directed_by", "node_type": "year"},
+    )
+    assert 'edge_type="directed_by", node_type="person"' in out.observation
+
+
+def test_with_hints_an_empty_answer_near_the_budget_is_pointed_out(movie_index):
+    script = [tool_call("search_in_graph", query=f"Robert Zemeckis {i}") for i in range(4)]
+
+    def last_observation(hints):
+        agent = Agent(
+            movie_index,
+            ScriptedChatModel(script),
+            AgentConfig(max_steps=4),
+            options=AgentOptions(hints=hints),
+        )
+        traj = asyncio.run(agent.run(QUESTION))
+        return [m["content"] for m in traj.messages if m["role"] == "tool"][-2]
+
+    assert last_observation(True).endswith(
+        "(1 step left and your answer is empty: add the nodes from the results above that "
+        "answer the question, then finish.)"
+    )
+    assert last_observation(False).endswith("(1 step left.)")

@@ -1,0 +1,103 @@
+"""A hop over a set: search_in_neighborhood over several node indices (an option)."""
+
+import pytest
+
+from _helpers import node
+from ark.agent import ToolSession
+from ark.llm._local import tool_call_grammar
+from ark.tools import (
+    MAX_CENTERS,
+    GraphTools,
+    MultiNeighborhoodResult,
+    SearchResult,
+    ToolConfig,
+    ToolError,
+    neighborhood_over_set,
+    tool_specs,
+)
+
+
+def zemeckis_films(index) -> list[int]:
+    result = GraphTools(index).search_in_neighborhood(
+        node(index, "Robert Zemeckis"), edge_type="directed_by"
+    )
+    return [h.index for h in result.hits]
+
+
+def test_merges_neighborhoods_ranked_by_centers_reaching_each_neighbor(metaqa_index):
+    tools = GraphTools(metaqa_index)
+    films = zemeckis_films(metaqa_index)
+    result = neighborhood_over_set(tools, films, edge_type="has_genre")
+    assert isinstance(result, MultiNeighborhoodResult)
+    # Every genre of every film is there once, with the films it came from.
+    expected: dict[int, set[int]] = {}
+    for f in films:
+        for h in tools.search_in_neighborhood(f, edge_type="has_genre").hits:
+            expected.setdefault(h.index, set()).add(f)
+    assert {m.hit.index: set(m.centers) for m in result.merged} == expected
+    assert result.total == len(expected)
+    counts = [len(m.centers) for m in result.merged]
+    assert counts == sorted(counts, reverse=True)
+    assert [c.index for c in result.centers] == films
+    text = result.render()
+    assert text.startswith(f"Neighbors of {len(films)} nodes")
+    assert "Comedy (genre) via has_genre(out) from" in text
+
+
+def test_one_index_is_the_paper_tool_and_k_cuts_the_merged_list(metaqa_index):
+    tools = GraphTools(metaqa_index)
+    films = zemeckis_films(metaqa_index)
+    single = neighborhood_over_set(tools, [films[0]], edge_type="has_genre")
+    assert isinstance(single, SearchResult) and single.center.index == films[0]
+    cut = neighborhood_over_set(tools, films, edge_type="has_genre", k=2)
+    assert len(cut.merged) == 2 and cut.total > 2
+
+
+def test_bad_members_are_reported_like_the_single_node_tool(metaqa_index):
+    tools = GraphTools(metaqa_index)
+    films = zemeckis_films(metaqa_index)
+    bad = neighborhood_over_set(tools, [films[0], 10**9])
+    assert isinstance(bad, ToolError) and bad.code == "unknown_node"
+    assert neighborhood_over_set(tools, [films[0], "x"]).code == "bad_argument"
+    assert neighborhood_over_set(tools, []).code == "bad_argument"
+    assert neighborhood_over_set(tools, list(range(MAX_CENTERS + 1))).code == "bad_argument"
+    assert neighborhood_over_set(tools, films, k=0).code == "bad_k"
+    typo = neighborhood_over_set(tools, films, edge_type="has_genres")
+    assert typo.code == "unknown_edge_type" and "has_genre" in typo.suggestions
+
+
+def test_schema_offers_a_list_only_with_the_option(metaqa_index):
+    def node_arg(config):
+        specs = tool_specs(metaqa_index.schema, config)
+        return next(
+            s["function"]["parameters"]["properties"]["node_index"]
+            for s in specs
+            if s["function"]["name"] == "search_in_neighborhood"
+        )
+
+    assert node_arg(ToolConfig())["type"] == "integer"
+    multi = node_arg(ToolConfig(multi_neighborhood=True))
+    assert multi["anyOf"][1]["maxItems"] == MAX_CENTERS
+    assert "multi_neighborhood" not in ToolConfig().to_dict()  # old run configs unchanged
+    pytest.importorskip("llama_cpp")
+    from llama_cpp import LlamaGrammar
+
+    specs = tool_specs(metaqa_index.schema, ToolConfig(multi_neighborhood=True), answer_tools=True)
+    LlamaGrammar.from_string(tool_call_grammar(specs), verbose=False)
+
+
+def test_session_routes_lists_and_spots_a_reordered_repeat(metaqa_index):
+    films = zemeckis_films(metaqa_index)
+    session = ToolSession(metaqa_index, config=ToolConfig(multi_neighborhood=True))
+    out = session.call("search_in_neighborhood", {"node_index": films, "edge_type": "has_genre"})
+    assert out.ok and isinstance(out.result, MultiNeighborhoodResult)
+    assert set(out.nodes) <= session.seen and set(films) <= session.seen
+    assert session.explored == films
+    again = session.call(
+        "search_in_neighborhood",
+        {"node_index": list(reversed(films)), "edge_type": ["has_genre"]},
+    )
+    assert again.code == "repeated_call"
+    # Without the option a list is a bad node index, as before.
+    plain = ToolSession(metaqa_index)
+    assert not plain.call("search_in_neighborhood", {"node_index": films}).ok
