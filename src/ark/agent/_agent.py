@@ -13,7 +13,6 @@ the backend raises (a bug there must not lose the trajectory).
 from __future__ import annotations
 
 import time
-import uuid
 from dataclasses import asdict, dataclass, replace
 
 from ark._safe import too_deep
@@ -25,6 +24,7 @@ from ark.agent._strategy import (
     EventHandler,
     StrategyContext,
     register_strategy,
+    start_trajectory,
 )
 from ark.errors import ArkError
 from ark.index import Index
@@ -135,13 +135,11 @@ class Agent:
     async def run(self, query: str, query_id: str | None = None) -> Trajectory:
         cfg = self.config
         started = time.perf_counter()
-        traj = Trajectory(
-            query=query,
-            model=self.llm.name,
-            config={**cfg.to_dict(), "agent": self.agent_number, **self._options_record()},
-            id=uuid.uuid4().hex,
-            query_id=query_id,
-            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        traj = start_trajectory(
+            query,
+            query_id,
+            self.llm.name,
+            {**cfg.to_dict(), "agent": self.agent_number, **self._options_record()},
         )
         messages = [
             Message(role="system", content=self.system),

@@ -8,6 +8,8 @@ CLI go through the retriever, so a new strategy needs nothing else.
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -79,6 +81,21 @@ class StrategyContext:
 
 
 StrategyFactory = Callable[[StrategyContext], Strategy]
+
+
+def start_trajectory(
+    query: str, query_id: str | None, model: str, config: dict[str, Any]
+) -> Trajectory:
+    """A new trajectory record with its id and creation time, for any strategy."""
+    return Trajectory(
+        query=query,
+        model=model,
+        config=config,
+        id=uuid.uuid4().hex,
+        query_id=query_id,
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
+
 
 _STRATEGIES: dict[str, StrategyFactory] = {}
 

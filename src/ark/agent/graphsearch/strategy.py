@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from ark.agent._fusion import fuse_vote
 from ark.agent._session import ToolSession
-from ark.agent._strategy import AgentConfig, AgentEvent, EventHandler, StrategyContext
+from ark.agent._strategy import (
+    AgentConfig,
+    AgentEvent,
+    EventHandler,
+    StrategyContext,
+    start_trajectory,
+)
 from ark.agent.graphsearch import modules as m
 from ark.errors import ArkError
 from ark.index import Index
@@ -85,18 +90,16 @@ class GraphSearch:
 
     async def run(self, query: str, query_id: str | None = None) -> Trajectory:
         started = time.perf_counter()
-        self._traj = Trajectory(
-            query=query,
-            model=self.llm.name,
-            config={
+        self._traj = start_trajectory(
+            query,
+            query_id,
+            self.llm.name,
+            {
                 **self.config.to_dict(),
                 "agent": self.agent_number,
                 "strategy": self.strategy_name,
                 "graphsearch": self.workflow.to_dict(),
             },
-            id=uuid.uuid4().hex,
-            query_id=query_id,
-            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         self._session = ToolSession(
             self.index,
