@@ -156,7 +156,7 @@ def test_merge_writes_a_full_model_equal_to_base_plus_adapter(
 
 
 def test_adapter_records_the_prompt_the_cli_runs_with(adapter_dir, tmp_path):
-    from ark.cli._distill_cmds import adapter_settings
+    from ark.distill.export import adapter_settings
 
     out = tmp_path / "student.gguf"
     export_gguf(adapter_dir, out, metadata={"prompt": "short", "base": "tiny"})

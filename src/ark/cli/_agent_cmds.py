@@ -81,7 +81,7 @@ def _run(
     adapter: Path | None = None,
     strategy: str = "ark",
 ) -> RetrievalResult:
-    from ark.cli._distill_cmds import adapter_settings
+    from ark.distill.export import adapter_settings
     from ark.llm import make_chat_model
 
     try:

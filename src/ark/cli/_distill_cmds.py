@@ -286,21 +286,6 @@ def sft_cmd(
         )
 
 
-def adapter_settings(adapter: Path | None, base_url: str | None) -> tuple[dict[str, object], str]:
-    """``--adapter PATH.gguf``: the local backend's ``lora_path`` and the prompt variant
-    the student was trained with (recorded in the adapter)."""
-    if adapter is None:
-        return {}, "full"
-    if base_url:
-        raise ArkError(
-            "--adapter applies a LoRA to the local model; it cannot be used with --base-url"
-        )
-    from ark.distill.export import adapter_metadata
-
-    meta = adapter_metadata(adapter)
-    return {"lora_path": adapter}, meta.get("prompt", "full")
-
-
 def _resolve_base(base: str) -> Path:
     """``0.5b``/``1.5b`` -> the packaged GGUF; anything else is a path."""
     from ark.llm._local import LOCAL_MODELS, local_model_path

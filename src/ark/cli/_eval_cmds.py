@@ -28,38 +28,6 @@ from ark.errors import ArkError
 from ark.index import Index, open_index
 
 
-def default_split(dataset: str) -> str:
-    """MetaQA's splits are train/dev/test; STaRK's are train/val/test (no dev)."""
-    return "test" if dataset.startswith("stark:") else "dev"
-
-
-def _load_queries(
-    dataset: str, index: Index, split: str, data_dir: Path | None
-) -> tuple[list, list[str] | None]:  # type: ignore[type-arg]
-    """Parse ``--dataset`` (``metaqa:2-hop``, ``stark:prime``, ``jsonl:PATH``)."""
-    from ark.eval import datasets
-
-    kind, _, arg = dataset.partition(":")
-    if kind == "metaqa":
-        hop = arg.split("-")[0]
-        if not hop.isdigit():
-            raise ArkError(f"--dataset metaqa:<N>-hop expected, got {dataset!r}")
-        root = data_dir or datasets.default_metaqa_dir()
-        return datasets.load_metaqa(root, int(hop), split=split, index=index), None
-    if kind == "stark":
-        from ark.graph import CANDIDATE_TYPES, stark_candidate_types
-
-        name = arg.lower()
-        if name not in CANDIDATE_TYPES:
-            raise ArkError(f"--dataset stark:{arg}: choose stark:amazon, stark:mag or stark:prime")
-        if data_dir is None:
-            raise ArkError("stark datasets need --data-dir pointing at qa/<graph>/ (stark_qa.csv)")
-        return datasets.load_stark_qa(data_dir, split), stark_candidate_types(name, index.meta)
-    if kind == "jsonl":
-        return datasets.load_jsonl(Path(arg), index), None
-    raise ArkError(f"unknown --dataset {dataset!r}; use metaqa:N-hop, stark:GRAPH or jsonl:PATH")
-
-
 def _candidate_mask(index: Index, types: list[str] | None) -> np.ndarray | None:
     if not types:
         return None
@@ -150,8 +118,8 @@ def eval_cmd(
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
-    from ark.cli._distill_cmds import adapter_settings
-    from ark.eval import BM25Method, DenseMethod, RetrieverMethod, RunStore, run_queries
+    from ark.distill.export import adapter_settings
+    from ark.eval import BM25Method, DenseMethod, RetrieverMethod, RunStore, datasets, run_queries
     from ark.eval.datasets import sample
 
     if method not in ("ark", "bm25", "dense"):
@@ -167,11 +135,11 @@ def eval_cmd(
 
     strategy = strategy or "ark"
     agents = resolve_agents(strategy, agents)
-    split = split or default_split(dataset)
+    split = split or datasets.default_split(dataset)
     ray_runner = None
     try:
         index = open_index(index_dir)
-        queries, default_candidates = _load_queries(dataset, index, split, data_dir)
+        queries, default_candidates = datasets.load_dataset(dataset, index, split, data_dir)
         if limit is not None:
             queries = sample(queries, limit, sample_seed)
         candidates = _candidate_mask(index, candidate_type or default_candidates)

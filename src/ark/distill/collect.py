@@ -61,9 +61,9 @@ def load_questions(
     ``stark:prime``, ``jsonl:PATH``) whose gold answers are dropped here."""
     kind = source.partition(":")[0]
     if kind in ("metaqa", "stark", "jsonl") and ":" in source:
-        from ark.cli._eval_cmds import _load_queries  # the same parsing as `ark eval`
+        from ark.eval.datasets import load_dataset  # the same parsing as `ark eval`
 
-        queries, _ = _load_queries(source, index, split, data_dir)
+        queries, _ = load_dataset(source, index, split, data_dir)
         return [Question(q.id, q.text) for q in queries]
     return read_questions(source)
 

@@ -138,3 +138,18 @@ def merge(adapter_dir: str | Path, base: str | Path, out: str | Path) -> Path:
         tok = AutoTokenizer.from_pretrained(str(base))
     tok.save_pretrained(str(out))
     return out
+
+
+def adapter_settings(
+    adapter: str | Path | None, base_url: str | None
+) -> tuple[dict[str, object], str]:
+    """``--adapter PATH.gguf``: the local backend's ``lora_path`` and the prompt variant
+    the student was trained with (recorded in the adapter)."""
+    if adapter is None:
+        return {}, "full"
+    if base_url:
+        raise ArkError(
+            "--adapter applies a LoRA to the local model; it cannot be used with --base-url"
+        )
+    meta = adapter_metadata(adapter)
+    return {"lora_path": adapter}, meta.get("prompt", "full")
