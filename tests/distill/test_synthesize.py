@@ -130,3 +130,21 @@ def test_round_trips_through_the_trajectory_file(movie_index, tmp_path, trajecto
 def test_hops_are_checked(movie_index):
     with pytest.raises(Exception, match="hops"):
         list(synthesize(movie_index, SynthConfig(n=1, hops=(4,))))
+
+
+def test_phrasing_follows_the_relation_names_shape():
+    """Nested hops stay readable: a passive relation is phrased as a verb, an attribute
+    and a noun as "the ... of"; no question strings relation names together."""
+    import random
+
+    from ark.distill._questions import Hop, chain_question, relation_shape
+
+    assert relation_shape("directed_by") == "passive"
+    assert relation_shape("has_genre") == "attribute"
+    assert relation_shape("in_language") == "attribute"
+    assert relation_shape("starred_actors") == "noun"
+    hops = [Hop("directed_by", "in", "movie"), Hop("has_genre", "out", "genre")]
+    seen = {chain_question("Ann Lee", "person", hops, random.Random(s), {}) for s in range(40)}
+    assert any("directed by" in q and "genre of" in q for q in seen)
+    for q in seen:
+        assert "by has genre" not in q and "linked to" not in q, q

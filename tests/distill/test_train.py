@@ -10,7 +10,7 @@ from ark.trajectory import write_trajectories
 
 pytest.importorskip("peft")
 
-from ark.distill.train import TrainConfig, read_adapter_meta, train
+from ark.distill.train import TrainConfig, planned_steps, read_adapter_meta, train
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +108,10 @@ def test_early_stopping_keeps_the_best_adapter(sft_file, tiny_model_dir, tmp_pat
     assert meta["val_records"] == 2 and meta["best_val"] is not None
     vals = [h["val_loss"] for h in meta["history"] if "val_loss" in h]
     assert vals and min(vals) == pytest.approx(meta["best_val"], abs=1e-4)
+
+
+def test_learning_rate_decays_over_the_budgeted_run_not_the_epoch():
+    records = [{"input_ids": [0] * 100}] * 1000
+    assert planned_steps(records, 1000, None, 4) == 250
+    assert planned_steps(records, 1000, 10_000, 4) == 25  # the budget ends it at 100
+    assert planned_steps(records, 10, 10_000, 4) == 2

@@ -47,25 +47,39 @@ def _plural(word: str) -> str:
 
 
 #: General phrasings of one hop applied to a phrase ``{x}``; ``{T}`` is the plural of
-#: the target type, ``{r}`` the relation in words. Nothing here names one dataset.
-DEFAULT_TEMPLATES: dict[str, list[str]] = {
-    "in": [
-        "the {T} that {r} {x}",
-        "the {T} {r} {x}",
-        "the {T} linked to {x} by {r}",
-        "the {T} whose {n} is {x}",
-    ],
-    "out": [
-        "the {T} that {x} {r}",
-        "the {r} {T} of {x}",
-        "the {T} that {x} is linked to by {r}",
-        "the {n} of {x}",
-    ],
+#: the target type, ``{r}`` the relation in words, ``{n}`` the relation as a noun.
+#: They are chosen by the shape of the relation's name, which is what keeps nested
+#: hops readable ("the genre of the movies directed by X", not "the movies linked
+#: to X by directed by"): a passive verb ("directed_by"), an attribute ("has_genre",
+#: "in_language") or a plain noun ("starred_actors"). Nothing here names one dataset.
+SHAPED_TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "passive": {
+        "in": ["the {T} {r} {x}", "the {T} that were {r} {x}"],
+        "out": ["the {T} that {x} was {r}", "the {T} who {x} is {r}"],
+    },
+    "attribute": {
+        "in": ["the {T} whose {n} is {x}", "the {T} with {n} {x}"],
+        "out": ["the {n} of {x}", "the {T} that are the {n} of {x}"],
+    },
+    "noun": {
+        "in": ["the {T} whose {n} include {x}", "the {T} that have {x} among their {n}"],
+        "out": ["the {n} of {x}", "the {T} that are the {n} of {x}"],
+    },
 }
+def relation_shape(name: str) -> str:
+    """``passive`` (ends in "by"), ``attribute`` (starts with has/in/of/is) or ``noun``."""
+    words = _words(name).lower().split()
+    if len(words) > 1 and words[-1] == "by":
+        return "passive"
+    if len(words) > 1 and words[0] in {"has", "have", "is", "in", "of"}:
+        return "attribute"
+    return "noun"
+
+
 FRAMES = ["Which are {p}?", "What are {p}?", "Find {p}.", "List {p}.", "{p}?"]
 INTERSECTION = [
-    "the {T} that {r1} {x1} and {r2} {x2}",
     "the {T} linked to both {x1} (by {r1}) and {x2} (by {r2})",
+    "the {T} linked to {x1} by {r1} and to {x2} by {r2}",
 ]
 
 
@@ -90,7 +104,7 @@ def hop_phrase(hop: Hop, x: str, rng: random.Random, templates: dict[str, Any]) 
     options = (
         per_rel.get(hop.direction)
         or templates.get(hop.direction)
-        or DEFAULT_TEMPLATES[hop.direction]
+        or SHAPED_TEMPLATES[relation_shape(hop.relation)][hop.direction]
     )
     return rng.choice(options).format(
         x=x, T=_plural(hop.target_type), r=_words(hop.relation), n=_noun(hop.relation)

@@ -201,6 +201,7 @@ def train(
     )
     total_records = max(1, int(len(records) * cfg.epochs))
     budget = cfg.token_budget
+    total_steps = planned_steps(records, total_records, budget, cfg.grad_accum)
     model.train()
     started = time.perf_counter() - state.elapsed_s
     cpu_started, tokens_started = time.process_time(), state.tokens
@@ -223,7 +224,7 @@ def train(
         state.loss_ema = value if state.loss_ema is None else 0.9 * state.loss_ema + 0.1 * value
         if micro % cfg.grad_accum == 0 or state.position >= total_records:
             for g in opt.param_groups:
-                g["lr"] = _lr(cfg, state.step, total_records // cfg.grad_accum)
+                g["lr"] = _lr(cfg, state.step, total_steps)
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
             opt.zero_grad(set_to_none=True)
@@ -305,6 +306,19 @@ def masked_loss(model: Any, rec: dict[str, Any], device: str) -> tuple[Any, int]
     logits = model(input_ids=ids, logits_to_keep=keep).logits[0]
     targets = ids[0, keep + 1]
     return torch.nn.functional.cross_entropy(logits.float(), targets), int(keep.numel())
+
+
+def planned_steps(
+    records: list[dict[str, Any]], total_records: int, budget: int | None, grad_accum: int
+) -> int:
+    """Optimizer steps the run will take: the epochs, or fewer when the token budget
+    ends it first, so the learning rate decays over the run that happens (a budget
+    of 150 records out of 2,000 would otherwise train at almost full rate throughout)."""
+    n = total_records
+    if budget is not None:
+        mean = sum(len(r["input_ids"]) for r in records) / len(records)
+        n = min(n, math.ceil(budget / max(1.0, mean)))
+    return max(1, n // grad_accum)
 
 
 def _lr(cfg: TrainConfig, step: int, total_steps: int) -> float:
