@@ -66,6 +66,8 @@ SHAPED_TEMPLATES: dict[str, dict[str, list[str]]] = {
         "out": ["the {n} of {x}", "the {T} that are the {n} of {x}"],
     },
 }
+
+
 def relation_shape(name: str) -> str:
     """``passive`` (ends in "by"), ``attribute`` (starts with has/in/of/is) or ``noun``."""
     words = _words(name).lower().split()

@@ -88,8 +88,11 @@ def test_grounding_fills_placeholders_from_earlier_answers_and_asks_only_when_it
     assert m.ground_text("Who acted in #2?", answers, own=3) is None  # step 2 found nothing
     model, seen = ScriptedChatModel([json_reply({"text": "Robert Zemeckis"})]), []
     step = m.Step(m.SEMANTIC, 3, "Who acted in #2?")
-    assert run(m.ground(asker(model, seen), step, "S2 ... -> nothing found")) == "Robert Zemeckis"
+    question = "Who acted in the films Robert Zemeckis directed?"
+    got = run(m.ground(asker(model, seen), step, "S2 ... -> nothing found", question))
+    assert got == "Robert Zemeckis"
     assert seen == ["query_grounding"]
+    assert question in model.calls[0][1].content  # the question is the clue to #2
     assert run(m.ground(asker(ScriptedChatModel([prose("no idea")]), []), step, "")) == ""
 
 

@@ -168,13 +168,15 @@ def ground_text(text: str, answers: dict[int, list[str]], own: int) -> str | Non
     return None if missing else out
 
 
-async def ground(ask: Ask, step: Step, history: str) -> str:
+async def ground(ask: Ask, step: Step, history: str, question: str = "") -> str:
     """The model's grounding of a step whose placeholder deterministic grounding could
-    not fill (the earlier step it names found nothing)."""
+    not fill (the earlier step it names found nothing). The question is shown too: an
+    empty earlier step leaves the question as the only clue to what #N stands for."""
     data = await ask(
         "query_grounding",
         prompts.GROUNDING_SYSTEM,
-        f"Earlier steps and what they found:\n{history or '(nothing)'}\n\nStep: {step.text}",
+        (f"Question: {question}\n\n" if question else "")
+        + f"Earlier steps and what they found:\n{history or '(nothing)'}\n\nStep: {step.text}",
         prompts.GROUNDING_SCHEMA,
         64,
     )

@@ -177,7 +177,10 @@ class GraphSearch:
         if step.channel == m.SEMANTIC:
             text = m.ground_text(step.text, names, step.number)
             if text is None:
-                text = await m.ground(self._ask, step, self._history(step.channel)) or step.text
+                text = (
+                    await m.ground(self._ask, step, self._history(step.channel), question)
+                    or step.text
+                )
             step.grounded = text
             calls = m.retrieve_semantic(self._session, text)
         else:
@@ -185,7 +188,9 @@ class GraphSearch:
             grounded_name = None
             refs = [r for r in m.references(step.text) if r < step.number]
             if refs and not any(nodes.get(r) for r in refs):
-                grounded_name = await m.ground(self._ask, step, self._history(step.channel))
+                grounded_name = await m.ground(
+                    self._ask, step, self._history(step.channel), question
+                )
             step.grounded = grounded_name or m.ground_text(step.text, names, step.number)
             calls = m.retrieve_relational(self._session, step, nodes, grounded_name)
         self._record_retrieval(step, calls)
