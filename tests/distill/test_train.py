@@ -115,3 +115,18 @@ def test_learning_rate_decays_over_the_budgeted_run_not_the_epoch():
     assert planned_steps(records, 1000, None, 4) == 250
     assert planned_steps(records, 1000, 10_000, 4) == 25  # the budget ends it at 100
     assert planned_steps(records, 10, 10_000, 4) == 2
+
+
+def test_a_background_run_logs_a_line_per_step(sft_file, tiny_model_dir, tmp_path):
+    """With stderr not a terminal (nohup, CI), the bar draws nothing: lines do."""
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    args = ["distill", "train", str(sft_file), "--base", str(tiny_model_dir)]
+    args += ["-o", str(tmp_path / "a"), "--max-steps", "2", "--grad-accum", "1"]
+    args += ["--token-budget", "100000", "--dtype", "fp32", "--rank", "4"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "step 1 " in res.output and "step 2 " in res.output
+    assert "/100,000 tokens" in res.output and "ETA" in res.output

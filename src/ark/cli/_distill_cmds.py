@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import (
@@ -28,6 +28,18 @@ distill_app = typer.Typer(
 app.add_typer(distill_app, name="distill")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _train_line(state: Any, budget: int | None) -> str:
+    """One log line of training progress, for runs whose stderr is not a terminal."""
+    rate = state.tokens / state.elapsed_s if state.elapsed_s else 0.0
+    line = f"step {state.step}  {state.tokens:,}"
+    line += f"/{budget:,} tokens" if budget else " tokens"
+    line += f"  loss {state.loss_ema:.3f}  {rate:.1f} tokens/s"
+    if budget and rate and state.tokens < budget:
+        left = int((budget - state.tokens) / rate)
+        line += f"  ETA {left // 3600}:{left % 3600 // 60:02d}:{left % 60:02d}"
+    return line
 
 
 def _bar(disable: bool) -> Progress:
@@ -375,7 +387,11 @@ def train_cmd(
         ) as bar:
             task = bar.add_task("train", total=cfg.token_budget or 1, loss="-")
 
+            plain = not as_json and not err_console.is_terminal
+
             def show(state, budget):  # type: ignore[no-untyped-def]
+                if plain:  # a background run's log gets a line per optimizer step
+                    err_console.print(_train_line(state, budget), highlight=False)
                 bar.update(
                     task,
                     completed=state.tokens,
