@@ -2,7 +2,8 @@
 
     python benchmarks/bench_quality.py [--hops 1 2 3] [--limit 30] [--label NAME]
         [--agents 1] [--max-steps 8] [--seed 0] [--temperature 0.7] [--fusion vote]
-        [--prompt full|compact] [--[no-]example] [--[no-]hints] [--[no-]multi-neighborhood]
+        [--prompt full|short] [--model 0.5b|1.5b|GGUF] [--adapter LORA.gguf]
+        [--[no-]example] [--[no-]hints] [--[no-]multi-neighborhood]
         [--save-baseline]
 
 Every run goes through the real evaluation runner (``ark.eval.run_queries``, the
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.agent import Agent, AgentOptions, Retriever, ToolConfig
+from ark.agent._prompt import PROMPT_VARIANTS
 from ark.eval import RetrieverMethod, RunStore, run_queries
 from ark.eval.datasets import default_metaqa_dir, load_metaqa, sample
 from ark.index import build_index, open_index
@@ -50,7 +52,7 @@ def run_hop(args: argparse.Namespace, index, llm, hop: int) -> dict[str, Any]:  
     queries = sample(
         load_metaqa(args.data_dir, hop, split="dev", index=index), args.limit, args.sample_seed
     )
-    options = AgentOptions(prompt=args.prompt, example=args.example, hints=args.hints)
+    options = AgentOptions(example=args.example, hints=args.hints)
     tools = ToolConfig(multi_neighborhood=args.multi_neighborhood)
     retriever = Retriever(
         index,
@@ -62,6 +64,7 @@ def run_hop(args: argparse.Namespace, index, llm, hop: int) -> dict[str, Any]:  
         fusion=args.fusion,
         tools=tools,
         seed=args.seed,
+        prompt=args.prompt,
         on_event=_print_event if args.verbose else None,
     )
     config = {
@@ -81,6 +84,8 @@ def run_hop(args: argparse.Namespace, index, llm, hop: int) -> dict[str, Any]:  
         "agent_options": options.to_dict(),
         "model": llm.name,
         "concurrency": 1,
+        **({"prompt": args.prompt} if args.prompt != "full" else {}),
+        **({"adapter": str(args.adapter)} if args.adapter else {}),
     }
     store = RunStore(args.out / args.label / f"hop{hop}")
     resume = store.results.exists()
@@ -150,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--temperature", type=float, default=0.7)
     p.add_argument("--fusion", default="vote")
     defaults = AgentOptions()
-    p.add_argument("--prompt", default=defaults.prompt, choices=["full", "compact"])
+    p.add_argument("--prompt", default="full", choices=list(PROMPT_VARIANTS))
     p.add_argument(
         "--example",
         action=argparse.BooleanOptionalAction,
@@ -169,7 +174,8 @@ def main(argv: list[str] | None = None) -> None:
         default=ToolConfig().multi_neighborhood,
         help="search_in_neighborhood over a set of nodes",
     )
-    p.add_argument("--model", default=None, help="GGUF path (default: the packaged model)")
+    p.add_argument("--model", default=None, help="0.5b, 1.5b or a GGUF path (default: 1.5b)")
+    p.add_argument("--adapter", default=None, help="a LoRA GGUF from `ark distill export`")
     p.add_argument(
         "--threads",
         type=int,
@@ -186,7 +192,13 @@ def main(argv: list[str] | None = None) -> None:
     index = open_index(args.index)
     from ark.llm import make_chat_model
 
-    llm = make_chat_model(model=args.model, **({"n_threads": args.threads} if args.threads else {}))
+    extra: dict[str, Any] = {"n_threads": args.threads} if args.threads else {}
+    if args.adapter:  # the student's LoRA, with the prompt variant it was trained on
+        from ark.distill.export import adapter_settings
+
+        lora, args.prompt = adapter_settings(args.adapter, None)
+        extra.update(lora)
+    llm = make_chat_model(model=args.model, **extra)
     started = time.perf_counter()
     results = {hop: run_hop(args, index, llm, hop) for hop in args.hops}
     baseline = json.loads(BASELINE.read_text()) if BASELINE.exists() else None

@@ -38,12 +38,11 @@ __all__ = ["Agent", "AgentConfig", "AgentEvent", "AgentOptions", "EventHandler"]
 @dataclass(frozen=True)
 class AgentOptions:
     """How ARK's loop talks to the model (each measured on MetaQA dev:
-    ``benchmarks/QUALITY_LOG.md``). ``prompt``: ``full`` or ``compact`` system prompt;
-    ``example``: a worked two-hop example built from the graph's own schema and nodes;
-    ``hints``: observations that name the returned types, the relations leading on,
-    and remind the question when the answer gets the start entity's type."""
+    ``benchmarks/QUALITY_LOG.md``). ``example``: a worked two-hop example built from
+    the graph's own schema and nodes; ``hints``: observations that name the returned
+    types, the relations leading on, and remind the question when the answer gets the
+    start entity's type. The prompt variant is :attr:`AgentConfig.prompt` (it is recorded with the run's config)."""
 
-    prompt: str = "full"
     example: bool = False
     hints: bool = False
 
