@@ -41,7 +41,8 @@ class AgentOptions:
     ``benchmarks/QUALITY_LOG.md``). ``example``: a worked two-hop example built from
     the graph's own schema and nodes; ``hints``: observations that name the returned
     types, the relations leading on, and remind the question when the answer gets the
-    start entity's type. The prompt variant is :attr:`AgentConfig.prompt` (it is recorded with the run's config)."""
+    start entity's type. The prompt variant is :attr:`AgentConfig.prompt` (recorded
+    with the run's config)."""
 
     example: bool = False
     hints: bool = False
