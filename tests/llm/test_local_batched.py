@@ -120,10 +120,7 @@ def test_concurrent_calls_each_match_their_own_sequential_output(batched, plain)
 
     async def together():
         return await asyncio.gather(
-            *[
-                batched.complete(ask(q), (), temperature=0.0, max_tokens=12)
-                for q in QUESTIONS
-            ]
+            *[batched.complete(ask(q), (), temperature=0.0, max_tokens=12) for q in QUESTIONS]
         )
 
     before = batched.stats.max_sequences
