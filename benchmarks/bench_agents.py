@@ -117,7 +117,9 @@ def overhead(index: Index, delay: float, steps: int, repeats: int) -> list[dict[
 DEMO_QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
 
 
-def _make_local(backend: str, threads: int | None, model: str | None = None) -> Any:
+def _make_local(
+    backend: str, threads: int | None, model: str | None = None, batch_sequences: int | None = None
+) -> Any:
     """A fresh local model of one backend: ``plain`` (one sequence, llama-cpp-python's
     prefix cache), ``states`` (plus a KV snapshot per conversation) or ``batched``
     (parallel sequences decoded together, ``make_chat_model(parallel=True)``)."""
@@ -125,7 +127,7 @@ def _make_local(backend: str, threads: int | None, model: str | None = None) -> 
 
     kw: dict[str, Any] = {"n_threads": threads} if threads else {}
     if backend == "batched":
-        return make_chat_model(model, parallel=True, **kw)
+        return make_chat_model(model, parallel=True, batch_sequences=batch_sequences, **kw)
     # The plain backend is the states backend with no snapshots: identical decoding,
     # and the same counters.
     return make_chat_model(
@@ -164,6 +166,7 @@ def local_speed(
     threads: int | None = None,
     aids: bool = False,
     model: str | None = None,
+    batch_sequences: int | None = None,
 ) -> list[dict[str, Any]]:
     """The real local model on the demo question: wall time for each agent count, and
     where the model's time went — prompt tokens evaluated (not found in the KV cache,
@@ -184,7 +187,7 @@ def local_speed(
 
     rows = []
     for n in agents:
-        llm = _make_local(backend, threads, model)
+        llm = _make_local(backend, threads, model, batch_sequences)
         warm = Agent(index, llm, AgentConfig(max_steps=max_steps, tools=tools), options=options)
         asyncio.run(
             llm.complete(
@@ -249,6 +252,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--local-steps", type=int, default=8)
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
     p.add_argument("--model", default=None, help="local model: 1.5b (default), 0.5b or a .gguf")
+    p.add_argument(
+        "--batch-sequences",
+        type=int,
+        default=None,
+        help="batched backend: most generating sequences per llama_decode (default: all)",
+    )
     p.add_argument("--local-agents", type=int, nargs="+", default=[1, 3])
     p.add_argument(
         "--aids", action="store_true", help="agents with example, hints and the hop over a set"
@@ -296,6 +305,7 @@ def main(argv: list[str] | None = None) -> None:
                         threads=args.threads,
                         aids=args.aids,
                         model=args.model,
+                        batch_sequences=args.batch_sequences,
                     )
                 )
 

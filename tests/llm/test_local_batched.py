@@ -114,9 +114,14 @@ def test_one_call_matches_the_plain_backend(batched, plain):
 
 
 @needs_small
-def test_concurrent_calls_each_match_their_own_sequential_output(batched, plain):
-    """Three calls decoded together, sharing the system prompt's cells: each gets the
-    text it gets alone, so no sequence reads another's cache or logits."""
+@pytest.mark.parametrize("batch_sequences", [None, 1])
+def test_concurrent_calls_each_match_their_own_sequential_output(
+    batched, plain, monkeypatch, batch_sequences
+):
+    """Three calls decoded together (in one batch, or one sequence per decode),
+    sharing the system prompt's cells: each gets the text it gets alone, so no
+    sequence reads another's cache or logits."""
+    monkeypatch.setattr(batched, "batch_sequences", batch_sequences)
 
     async def together():
         return await asyncio.gather(

@@ -188,6 +188,7 @@ class LocalBatchedChatModel(LocalChatModel):
         n_ctx: int = 32768,
         n_batch: int = 512,
         n_threads: int | None = None,
+        batch_sequences: int | None = None,
         **kwargs: Any,
     ) -> None:
         import llama_cpp
@@ -214,6 +215,14 @@ class LocalBatchedChatModel(LocalChatModel):
                 raise LLMError("could not set the LoRA adapter on the batched context")
         self.n_ctx = llama_cpp.llama_n_ctx(self._ctx.ctx)
         self.n_batch = n_batch
+        #: Most generating sequences per ``llama_decode`` (None: all of them in one).
+        #: Batching pays where one token's decode is bound by memory bandwidth. On this
+        #: project's CPU at one thread it is not (measured, ms per decode of k tokens
+        #: of k sequences): the 1.5B model costs ~42 ms per token for k = 1..8; the
+        #: 0.5B model (Q5_0 weights) 23 ms for k = 1 but 86 / 123 / 108 / 131 ms for
+        #: k = 2 / 3 / 4 / 8, so ``batch_sequences=1`` decodes it faster. Shared
+        #: prefixes and per-sequence caches work either way; the benchmark decides.
+        self.batch_sequences = batch_sequences
         self._mem = llama_cpp.llama_get_memory(self._ctx.ctx)
         self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self._vocab = llm._model.vocab
@@ -361,18 +370,40 @@ class LocalBatchedChatModel(LocalChatModel):
         self._active.append(req)
 
     def _iterate(self) -> None:
-        """One ``llama_decode``: every generating sequence's next token, then prompt
-        chunks up to ``n_batch``; then sample each sequence that got logits."""
-        import llama_cpp
-
+        """One step of every admitted call: each generating sequence's next token and
+        prompt chunks up to ``n_batch``, decoded in one ``llama_decode`` (or in groups
+        of ``batch_sequences`` generating sequences); then each sequence with logits
+        samples its next token."""
         for r in [r for r in self._active if r.cancelled]:
             self._finish(r, None)
+        steps: list[tuple[_Request, list[int], bool]] = [
+            (r, [r.next_token], True) for r in self._active if r.next_token is not None
+        ]
+        group = self.batch_sequences or len(steps) or 1
+        room = self.n_batch - (len(steps) if self.batch_sequences is None else 0)
+        prompts: list[tuple[_Request, list[int], bool]] = []
+        for r in self._active:
+            if r.next_token is None and r.pending and room > 0:
+                chunk = r.pending[:room]
+                prompts.append((r, chunk, len(chunk) == len(r.pending)))
+                room -= len(chunk)
+        if self.batch_sequences is None:
+            groups = [steps + prompts]
+        else:
+            groups = [steps[i : i + group] for i in range(0, len(steps), group)] + [prompts]
+        for items in groups:
+            if items:
+                self._decode(items)
+
+    def _decode(self, items: list[tuple[_Request, list[int], bool]]) -> None:
+        """Decode ``items`` (one entry per sequence: its tokens, whether the last one
+        needs logits) in one ``llama_decode``, then sample those that got logits."""
+        import llama_cpp
+
         batch = self._batch
         batch.n_tokens = 0
-        added: list[tuple[_Request, list[int]]] = []  # one entry per sequence
         outputs: list[tuple[_Request, int]] = []
-
-        def add(req: _Request, tokens: list[int], logits_last: bool) -> None:
+        for req, tokens, wants_logits in items:
             assert req.slot is not None
             pos = len(req.slot.tokens)
             for k, token in enumerate(tokens):
@@ -381,22 +412,10 @@ class LocalBatchedChatModel(LocalChatModel):
                 batch.pos[i] = pos + k
                 batch.n_seq_id[i] = 1
                 batch.seq_id[i][0] = req.slot.seq
-                batch.logits[i] = logits_last and k == len(tokens) - 1
+                batch.logits[i] = wants_logits and k == len(tokens) - 1
                 batch.n_tokens += 1
-            added.append((req, tokens))
-            if logits_last:
+            if wants_logits:
                 outputs.append((req, batch.n_tokens - 1))
-
-        for r in self._active:
-            if r.next_token is not None:
-                add(r, [r.next_token], True)
-        for r in self._active:
-            room = self.n_batch - batch.n_tokens
-            if r.next_token is None and r.pending and room > 0:
-                chunk = r.pending[:room]
-                add(r, chunk, len(chunk) == len(r.pending))
-        if batch.n_tokens == 0:
-            return
         started = time.perf_counter()
         rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
         if rc == 1 and self._evict_idle():  # no room in the KV cache: drop idle caches
@@ -409,11 +428,11 @@ class LocalBatchedChatModel(LocalChatModel):
                 else f"llama_decode returned {rc}"
             )
             # The memory state is as before the call; end the newest call and go on.
-            self._finish(added[-1][0], LLMError(f"local model failed: {reason}"))
+            self._finish(items[-1][0], LLMError(f"local model failed: {reason}"))
             return
         self.stats.batches += 1
-        self.stats.max_sequences = max(self.stats.max_sequences, len(added))
-        for r, tokens in added:
+        self.stats.max_sequences = max(self.stats.max_sequences, len(items))
+        for r, tokens, _ in items:
             assert r.slot is not None
             r.slot.tokens += tokens
             if r.next_token is not None:
