@@ -10,7 +10,7 @@ batch the next token of every sequence that is generating and as much of the pen
 prompts as fits (continuous batching: a call arriving while others decode joins at
 the next iteration). Each sequence samples from its own logits row with its own
 sampler chain (temperature, seed), built as ``Llama`` builds it, and its own grammar,
-checked on the sampled token first (see :class:`_Sampler`), so greedy output matches
+checked on the sampled token first (``_lazy_grammar.py``), so greedy output matches
 the plain backend.
 
 The KV cache is unified (``kv_unified``): cells may belong to several sequences, so
@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ark.llm._lazy_grammar import LazyGrammarSampler
 from ark.llm._local import LocalChatModel
 from ark.llm._local_states import common_prefix
 from ark.llm._types import Completion, LLMError, Message, Usage
@@ -104,67 +105,6 @@ class _Slot:
     tokens: list[int] = field(default_factory=list)
     request: _Request | None = None
     last_used: int = 0
-
-
-class _Sampler:
-    """One sequence's sampler: the plain backend's chain (temperature or greedy, seed),
-    with the grammar checked on the sampled token and applied to the whole vocabulary
-    only when it rejects that token (as llama.cpp's own ``common_sampler`` does).
-
-    Why: applying a tool-call grammar to all 151k candidates costs ~13 ms a token on
-    this machine, as much as decoding a token of three sequences; the unconstrained
-    choice is usually one the grammar allows. Greedy output is unchanged (the best
-    token, if allowed, is the best allowed token); sampled output follows llama.cpp's
-    server rather than ``Llama``'s order of samplers.
-    """
-
-    def __init__(self, llm: Any, temperature: float, grammar: Any) -> None:
-        import llama_cpp
-        from llama_cpp import _internals
-
-        self.chain = llm._init_sampler(temp=temperature, repeat_penalty=1.0)
-        self.grammar = None
-        if grammar is not None:
-            self.grammar = _internals.LlamaSampler()
-            self.grammar.add_grammar(llm._model, grammar)
-        self.n_vocab = llm.n_vocab()
-        self._one = (llama_cpp.llama_token_data * 1)()
-        self._one_p = llama_cpp.llama_token_data_array(data=self._one, size=1, selected=-1)
-        self._all: Any = None  # the whole vocabulary, made on the first rejection
-        self.resamples = 0
-
-    def sample(self, ctx: Any, index: int) -> int:
-        import llama_cpp
-        import numpy as np
-
-        token = self.chain.sample(ctx, index)
-        if self.grammar is None:
-            return token
-        logits = llama_cpp.llama_get_logits_ith(ctx.ctx, index)
-        one = self._one[0]
-        one.id, one.logit, one.p = token, logits[token], 0.0
-        self._one_p.size, self._one_p.selected, self._one_p.sorted = 1, -1, False
-        llama_cpp.llama_sampler_apply(self.grammar.sampler, ctypes.byref(self._one_p))
-        if one.logit == float("-inf"):  # rejected: constrain every candidate, sample again
-            from llama_cpp import _internals
-
-            self.resamples += 1
-            if self._all is None:
-                self._all = _internals.LlamaTokenDataArray(n_vocab=self.n_vocab)
-            cands = self._all
-            cands.copy_logits(np.ctypeslib.as_array(logits, shape=(self.n_vocab,)))
-            cands.candidates.selected = -1
-            llama_cpp.llama_sampler_apply(self.grammar.sampler, ctypes.byref(cands.candidates))
-            llama_cpp.llama_sampler_apply(self.chain.sampler, ctypes.byref(cands.candidates))
-            token = int(cands.candidates_data.id[cands.candidates.selected])
-            self.chain.accept(token)
-        self.grammar.accept(token)
-        return token
-
-    def close(self) -> None:
-        self.chain.close()
-        if self.grammar is not None:
-            self.grammar.close()
 
 
 class LocalBatchedChatModel(LocalChatModel):
@@ -366,7 +306,7 @@ class LocalBatchedChatModel(LocalChatModel):
         llm.set_seed(
             random.Random(req.seed if req.seed is not None else llm._seed).randint(0, 2**32)
         )
-        req.sampler = _Sampler(llm, req.temperature, req.grammar)
+        req.sampler = LazyGrammarSampler(llm, req.temperature, req.grammar)
         self._active.append(req)
 
     def _iterate(self) -> None:
