@@ -2,9 +2,11 @@
 sequences in one llama.cpp context.
 
 Why: ``LocalChatModel`` decodes one sequence, so n agents queue on it and cost n times
-one agent (measured 3.7x for three). On CPU, generating a token is bound by reading
-the weights from memory, so one ``llama_decode`` over a batch holding the next token
-of three sequences costs little more than over one. This backend owns one context
+one agent (measured 3.7x for three). Where generating a token is bound by reading the
+weights from memory, one ``llama_decode`` over a batch holding the next token of three
+sequences costs little more than over one (on this project's 2-core CPU at one thread
+it is not: see ``batch_sequences``). Each agent also keeps its own KV cache, and the
+prompt they share is evaluated once. This backend owns one context
 with ``slots`` sequences and a scheduler thread that, each iteration, puts into one
 batch the next token of every sequence that is generating and as much of the pending
 prompts as fits (continuous batching: a call arriving while others decode joins at
@@ -252,7 +254,10 @@ class LocalBatchedChatModel(LocalChatModel):
                     ):
                         waiting.append(request)
                     else:
-                        self._admit(request)
+                        try:
+                            self._admit(request)
+                        except Exception as exc:  # e.g. a grammar llama.cpp refuses
+                            self._finish(request, LLMError(f"local model failed: {exc}"))
                 self._queue = waiting
             try:
                 self._iterate()
@@ -411,7 +416,7 @@ class LocalBatchedChatModel(LocalChatModel):
         """End ``req`` and resolve its future (``outcome`` None: it was cancelled)."""
         if req in self._active:
             self._active.remove(req)
-        if req.slot is not None:
+        if req.slot is not None and req.slot.request is req:
             req.slot.request = None
         if req.sampler is not None:
             self.stats.grammar_resamples += req.sampler.resamples
