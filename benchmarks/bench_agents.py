@@ -1,7 +1,7 @@
 """Agent orchestration overhead, and the real local model's speed.
 
     python benchmarks/bench_agents.py [--delay 0.2] [--steps 8] [--repeats 3] [--local]
-        [--local-steps 8] [--local-backends plain states]
+        [--local-steps 8] [--local-backends plain states batched] [--threads N]
 
 Part 1 replaces the model with ``FixedDelayBackend`` (a benchmark double that
 sleeps a fixed time, then scripts a realistic search -> explore -> add -> finish
@@ -11,10 +11,12 @@ calls, prompt and trajectory bookkeeping), and n = 3 / n = 1. Targets: overhead
 <= 2 %, n = 3 within 1.2x of n = 1.
 
 Part 2 (``--local``, needs ``pip install 'ark-retriever[local]'``) runs the real
-local model on the demo question with 1 and 3 agents, for the plain backend and the
-one that keeps a KV cache per conversation (``make_chat_model(local_states=True)``),
-and reports wall time, the n = 3 / n = 1 ratio, the model's seconds per step and the
-share of prompt tokens that had to be evaluated.
+local model on the demo question with 1 and 3 agents, for the plain backend, the one
+that keeps a KV cache per conversation (``make_chat_model(local_states=True)``) and
+the one that decodes the agents' calls in one batch (``make_chat_model(parallel=True)``),
+and reports wall time, the n = 3 / n = 1 ratio (target <= 1.5x) and the per-phase
+numbers: prompt tokens sent, evaluated, and shared between sequences, tokens
+generated, decode batches, and seconds decoding and sampling.
 """
 
 from __future__ import annotations
@@ -86,6 +88,11 @@ class FixedDelayBackend:
 def overhead(index: Index, delay: float, steps: int, repeats: int) -> list[dict[str, float]]:
     rows = []
     walls: dict[int, float] = {}
+    # One untimed run first: the tools' first call compiles (numba) for seconds, which
+    # would otherwise land on the first measured row.
+    Retriever(index, FixedDelayBackend(index, 0.0, steps), max_steps=steps + 2).retrieve(
+        "which films did Tom Hanks act in"
+    )
     for n in (1, 3):
         samples = []
         shares = []
@@ -110,77 +117,132 @@ def overhead(index: Index, delay: float, steps: int, repeats: int) -> list[dict[
 DEMO_QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
 
 
+def _make_local(
+    backend: str, threads: int | None, model: str | None = None, batch_sequences: int | None = None
+) -> Any:
+    """A fresh local model of one backend: ``plain`` (one sequence, llama-cpp-python's
+    prefix cache), ``states`` (plus a KV snapshot per conversation) or ``batched``
+    (parallel sequences decoded together, ``make_chat_model(parallel=True)``)."""
+    from ark.llm import make_chat_model
+
+    kw: dict[str, Any] = {"n_threads": threads} if threads else {}
+    if backend == "batched":
+        return make_chat_model(model, parallel=True, batch_sequences=batch_sequences, **kw)
+    # The plain backend is the states backend with no snapshots: identical decoding,
+    # and the same counters.
+    return make_chat_model(
+        model, local_states=True, max_states=8 if backend == "states" else 0, **kw
+    )
+
+
+def _counters(llm: Any) -> dict[str, float]:
+    """The backend's cumulative counters under one set of names (per-phase numbers)."""
+    st = llm.stats
+    if hasattr(st, "prefilled_tokens"):  # batched
+        return {
+            "prompt": st.prompt_tokens,
+            "evaluated": st.prefilled_tokens,
+            "copied": st.copied_tokens,
+            "generated": st.generated_tokens,
+            "batches": st.batches,
+            "decode_s": st.decode_s,
+            "sample_s": st.sample_s,
+            "model_s": st.decode_s + st.sample_s,
+        }
+    return {
+        "prompt": st.prompt_tokens,
+        "evaluated": st.evaluated_tokens,
+        "generated": st.generated_tokens,
+        "model_s": st.model_s,
+    }
+
+
 def local_speed(
     index: Index,
     max_steps: int,
     agents: Sequence[int],
-    states: bool,
+    backend: str,
     seed: int = 0,
     threads: int | None = None,
     aids: bool = False,
+    model: str | None = None,
+    batch_sequences: int | None = None,
 ) -> list[dict[str, Any]]:
     """The real local model on the demo question: wall time for each agent count, and
-    where the model's time went — prompt tokens evaluated (not found in the KV cache or,
-    with ``states``, in a conversation's snapshot), tokens generated, model seconds.
-    The plain backend is measured as the states backend with no snapshots (identical
-    decoding, and the same counters). The model is warmed on the system prompt first so
-    that no row pays the one-off evaluation of the shared prefix."""
-    from ark.agent import Agent, AgentConfig, AgentOptions, ToolConfig
-    from ark.llm import make_chat_model
+    where the model's time went — prompt tokens evaluated (not found in the KV cache,
+    a conversation's snapshot or, batched, another sequence's cells), tokens shared
+    between sequences, tokens generated, decode batches and seconds.
 
-    llm = make_chat_model(
-        local_states=True,
-        max_states=8 if states else 0,
-        **({"n_threads": threads} if threads else {}),
-    )
+    Each agent count gets a fresh model, warmed on the exact system prompt of the
+    measured runs (it names max_steps), so no row pays the one-off evaluation of the
+    shared prefix and none reuses the histories of an earlier row (agent 1 has the
+    same seed in every row and would replay its cached trajectory)."""
+    from ark.agent import Agent, AgentConfig, AgentOptions, ToolConfig
+
     options = AgentOptions(example=aids, hints=aids)
     tools = ToolConfig(multi_neighborhood=aids)
 
     def factory(ctx):  # type: ignore[no-untyped-def]
         return Agent.from_context(ctx, options=options)
 
-    def retriever(n: int, steps: int) -> Retriever:
-        return Retriever(
+    rows = []
+    for n in agents:
+        llm = _make_local(backend, threads, model, batch_sequences)
+        warm = Agent(index, llm, AgentConfig(max_steps=max_steps, tools=tools), options=options)
+        asyncio.run(
+            llm.complete(
+                [Message(role="system", content=warm.system), Message(role="user", content="Hi")],
+                warm.specs,
+                max_tokens=8,
+            )
+        )
+        before = _counters(llm)
+        retriever = Retriever(
             index,
             llm,
             strategy=factory,
             n_agents=n,
-            max_steps=steps,
+            max_steps=max_steps,
             seed=seed,
             tools=tools,
             fusion="late" if aids else "vote",
         )
-
-    # Warm the cache with the exact system prompt of the measured runs (it names
-    # max_steps), so that no row pays the one-off evaluation of the shared prefix.
-    warm = Agent(index, llm, AgentConfig(max_steps=max_steps, tools=tools), options=options)
-    asyncio.run(
-        llm.complete(
-            [Message(role="system", content=warm.system), Message(role="user", content="Hi")],
-            warm.specs,
-            max_tokens=8,
-        )
-    )
-    rows = []
-    for n in agents:
-        st = llm.stats  # type: ignore[attr-defined]
-        before = (st.evaluated_tokens, st.prompt_tokens, st.generated_tokens, st.model_s)
-        result = retriever(n, max_steps).retrieve(DEMO_QUESTION)
+        result = retriever.retrieve(DEMO_QUESTION)
+        after = _counters(llm)
         steps = [s for t in result.trajectories for s in t.steps]
         rows.append(
             {
                 "agents": n,
-                "backend": "states" if states else "plain",
+                "backend": backend,
                 "wall_s": result.wall_s,
                 "steps": len(steps),
-                "evaluated": st.evaluated_tokens - before[0],
-                "prompt": st.prompt_tokens - before[1],
-                "generated": st.generated_tokens - before[2],
-                "model_s": st.model_s - before[3],
+                **{k: after[k] - before[k] for k in after},
                 "top": [r.name for r in result.ranking[:3]],
             }
         )
+        if hasattr(llm, "close"):
+            llm.close()
     return rows
+
+
+def print_local(rows: list[dict[str, Any]], base: float) -> None:
+    """One backend's rows as a Markdown table: n/1 against its own first row, and
+    against ``base``, the first backend's first row (the batched backend also makes
+    one agent faster, so its own n/1 understates what it saves)."""
+
+    def cell(r: dict[str, Any], key: str, fmt: str) -> str:
+        return format(r[key], fmt) if key in r else "–"
+
+    for r in rows:
+        print(
+            f"| {r['backend']} | {r['agents']} | {r['wall_s']:.1f} | "
+            f"{r['wall_s'] / rows[0]['wall_s']:.2f}x | {r['wall_s'] / base:.2f}x | "
+            f"{r['steps']} | {r['prompt']} | "
+            f"{r['evaluated']} | {cell(r, 'copied', 'd')} | {r['generated']} | "
+            f"{cell(r, 'batches', 'd')} | {cell(r, 'decode_s', '.1f')} | "
+            f"{cell(r, 'sample_s', '.1f')} | {r['model_s']:.1f} | {', '.join(r['top'])} |",
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -192,6 +254,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--local", action="store_true", help="also time the real local model")
     p.add_argument("--local-steps", type=int, default=8)
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
+    p.add_argument("--model", default=None, help="local model: 1.5b (default), 0.5b or a .gguf")
+    p.add_argument(
+        "--batch-sequences",
+        type=int,
+        default=None,
+        help="batched backend: most generating sequences per llama_decode (default: all)",
+    )
     p.add_argument("--local-agents", type=int, nargs="+", default=[1, 3])
     p.add_argument(
         "--aids", action="store_true", help="agents with example, hints and the hop over a set"
@@ -199,9 +268,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--local-backends",
         nargs="+",
-        default=["plain", "states"],
-        choices=["plain", "states"],
-        help="local backends to time (states: one KV cache per conversation)",
+        default=["plain", "batched"],
+        choices=["plain", "states", "batched"],
+        help="local backends to time (states: one KV cache per conversation; batched: "
+        "parallel sequences decoded together)",
     )
     args = p.parse_args(argv)
     if not args.kb.exists():
@@ -224,27 +294,25 @@ def main(argv: list[str] | None = None) -> None:
         if args.local:
             print(f"\nLocal model on the demo question ({args.local_steps} steps at most)\n")
             print(
-                "| backend | agents | wall (s) | n/1 | steps | prompt tokens | evaluated | "
-                "generated | model s | top 3 |"
+                "| backend | agents | wall (s) | n/1 | vs first n/1 | steps | prompt tokens | "
+                "evaluated | shared (seq_cp) | generated | batches | decode s | sample s | "
+                "model s | top 3 |"
             )
-            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            base = None
             for backend in args.local_backends:
                 rows = local_speed(
                     index,
                     args.local_steps,
                     args.local_agents,
-                    backend == "states",
+                    backend,
                     threads=args.threads,
                     aids=args.aids,
+                    model=args.model,
+                    batch_sequences=args.batch_sequences,
                 )
-                for r in rows:
-                    print(
-                        f"| {r['backend']} | {r['agents']} | {r['wall_s']:.1f} | "
-                        f"{r['wall_s'] / rows[0]['wall_s']:.2f}x | {r['steps']} | {r['prompt']} | "
-                        f"{r['evaluated']} | {r['generated']} | {r['model_s']:.1f} | "
-                        f"{', '.join(r['top'])} |",
-                        flush=True,
-                    )
+                base = base or rows[0]["wall_s"]
+                print_local(rows, base)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from ark.agent import DEFAULT_AGENTS, AgentEvent, RetrievalResult, Retriever
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
+    ParallelOpt,
     PriceInOpt,
     PriceOutOpt,
     PricesOpt,
@@ -80,6 +81,7 @@ def _run(
     use_env: bool = True,
     adapter: Path | None = None,
     strategy: str = "ark",
+    parallel: bool | None = None,
 ) -> RetrievalResult:
     from ark.distill.export import adapter_settings
     from ark.llm import make_chat_model
@@ -92,6 +94,7 @@ def _run(
             request_timeout=request_timeout,
             max_retries=max_retries,
             use_env=use_env,
+            parallel=parallel,
             **lora,
         )
         llm = cached(llm, llm_cache)
@@ -231,6 +234,7 @@ def ask(
     request_timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = None,
     adapter: AdapterOpt = None,
+    parallel: ParallelOpt = None,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
     n_agents = resolve_agents(strategy, agents, as_json)
@@ -256,6 +260,7 @@ def ask(
         max_retries=max_retries,
         adapter=adapter,
         strategy=strategy,
+        parallel=parallel,
     )
 
 
@@ -276,6 +281,7 @@ def demo(
     request_timeout: TimeoutOpt = None,
     max_retries: RetriesOpt = None,
     adapter: AdapterOpt = None,
+    parallel: ParallelOpt = None,
 ) -> None:
     """Answer a movie question over the bundled MetaQA graph with the local model.
 
@@ -317,4 +323,5 @@ def demo(
         max_retries=max_retries,
         use_env=False,
         adapter=adapter,
+        parallel=parallel,
     )

@@ -16,6 +16,7 @@ from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
+    ParallelOpt,
     PriceInOpt,
     PriceOutOpt,
     PricesOpt,
@@ -115,6 +116,7 @@ def eval_cmd(
     adapter: Annotated[
         Path | None, typer.Option(help="LoRA adapter (.gguf) for the local model.")
     ] = None,
+    parallel: ParallelOpt = None,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
@@ -161,6 +163,7 @@ def eval_cmd(
                     "base_url": base_url,
                     "request_timeout": request_timeout,
                     "max_retries": max_retries,
+                    **({"parallel": parallel} if parallel is not None else {}),
                     **lora,
                 },
                 llm_cache=str(llm_cache.resolve()) if llm_cache else None,
@@ -205,6 +208,7 @@ def eval_cmd(
                 base_url=base_url,
                 request_timeout=request_timeout,
                 max_retries=max_retries,
+                parallel=parallel,
                 **lora,
             )
             llm = cached(llm, llm_cache)

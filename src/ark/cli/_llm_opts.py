@@ -12,6 +12,7 @@ from ark.llm import ChatModel, with_llm_cache
 
 __all__ = [
     "LlmCacheOpt",
+    "ParallelOpt",
     "PriceInOpt",
     "PriceOutOpt",
     "PricesOpt",
@@ -34,6 +35,15 @@ SeedOpt = Annotated[
     int,
     typer.Option(
         "--seed", help="Seed of the agents' sampling (agent i, step s: seed + 1000 i + s)."
+    ),
+]
+ParallelOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--parallel/--no-parallel",
+        help="Local model: decode the agents' calls together, one sequence each "
+        "(default: ARK_LOCAL_PARALLEL).",
+        show_default=False,
     ),
 ]
 PriceInOpt = Annotated[

@@ -3,7 +3,9 @@
 ``make_chat_model()`` picks the backend: an OpenAI-compatible endpoint when a base URL
 is given (``--base-url``, ``ARK_BASE_URL`` or ``OPENAI_BASE_URL``) or an OpenAI key is
 set with a model name; otherwise the local in-process model (no key, no network),
-with one KV cache per conversation when ``local_states=True`` (or ``ARK_LOCAL_STATES=1``).
+with one KV cache per conversation when ``local_states=True`` (or ``ARK_LOCAL_STATES=1``),
+or decoding concurrent calls (parallel agents) in one batch when ``parallel=True`` (or
+``ARK_LOCAL_PARALLEL=1``).
 """
 
 from __future__ import annotations
@@ -52,8 +54,13 @@ def make_chat_model(
     backend. ``use_env=False`` ignores ``ARK_BASE_URL``/``OPENAI_BASE_URL`` and the key
     (``ark demo`` promises no network unless ``--base-url`` is given). A model name
     that is neither a ``.gguf`` file nor servable (no key, no base URL) is refused
-    rather than read as a path.
+    rather than read as a path. ``parallel=True`` picks the local backend that decodes
+    parallel agents' calls in one batch (``_local_batched.py``); None reads
+    ``ARK_LOCAL_PARALLEL``.
     """
+    parallel = kwargs.pop("parallel", None)  # local only: a server batches on its own
+    if parallel is None:
+        parallel = os.environ.get("ARK_LOCAL_PARALLEL", "0") not in ("", "0")
     if use_env:
         base_url = base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
     has_key = use_env and "OPENAI_API_KEY" in os.environ
@@ -88,6 +95,10 @@ def make_chat_model(
     if max_retries is not None:
         kwargs["max_retries"] = max_retries
     states = kwargs.pop("local_states", None)
+    if parallel:  # parallel agents decoded together, one sequence each
+        from ark.llm._local_batched import LocalBatchedChatModel
+
+        return LocalBatchedChatModel(model_path=model, **kwargs)
     if states is None:
         states = os.environ.get("ARK_LOCAL_STATES", "0") not in ("", "0")
     if states:  # one KV cache per conversation (parallel agents on one local model)

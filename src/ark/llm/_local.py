@@ -396,11 +396,7 @@ class LocalChatModel:
                         max_tokens=max_tokens or 512,
                         temperature=temperature,
                         repeat_penalty=1.0,
-                        grammar=self._schema_grammar(response_schema)
-                        if response_schema is not None
-                        else self._grammar(tools)
-                        if tools
-                        else None,
+                        grammar=self._grammar_for(tools, response_schema),
                         stop=["<|im_end|>"],
                         stopping_criteria=over_time.criteria(),
                     )
@@ -410,24 +406,53 @@ class LocalChatModel:
             if not over_time.passed:
                 break
         else:
-            raise LLMError(
-                f"local model took longer than the request timeout ({self.request_timeout} s) "
-                f"{self.max_retries + 1} time(s); raise --request-timeout"
-            )
+            raise self._timeout_error()
         choice = out["choices"][0]
-        text = choice["text"]
+        usage = out.get("usage", {})
+        return self._completion(
+            choice["text"],
+            response_schema,
+            Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
+            latency,
+            choice.get("finish_reason") or "stop",
+        )
+
+    # -- pieces shared with the batched backend (``_local_batched.py``) -------------------
+
+    def _grammar_for(
+        self, tools: Sequence[dict[str, Any]], response_schema: dict[str, Any] | None
+    ) -> Any:
+        """The grammar a call decodes under: the schema's, one tool call, or none."""
+        if response_schema is not None:
+            return self._schema_grammar(response_schema)
+        return self._grammar(tools) if tools else None
+
+    def _timeout_error(self) -> LLMError:
+        return LLMError(
+            f"local model took longer than the request timeout ({self.request_timeout} s) "
+            f"{self.max_retries + 1} time(s); raise --request-timeout"
+        )
+
+    def _completion(
+        self,
+        text: str,
+        response_schema: dict[str, Any] | None,
+        usage: Usage,
+        latency: float,
+        finish_reason: str,
+    ) -> Completion:
+        """The generated text as a Completion: tool calls parsed, or the JSON reply."""
         data = None
         if response_schema is not None:
             content, calls, data = text, (), parse_json_reply(text)
         else:
             content, calls = parse_tool_calls(text)
-        usage = out.get("usage", {})
         return Completion(
             message=Message(role="assistant", content=content, tool_calls=calls),
-            usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
+            usage=usage,
             model=self.name,
             latency_s=latency,
-            finish_reason=choice.get("finish_reason") or "stop",
+            finish_reason=finish_reason,
             data=data,
         )
 
