@@ -194,9 +194,11 @@ def main(argv: list[str] | None = None) -> None:
 
     extra: dict[str, Any] = {"n_threads": args.threads} if args.threads else {}
     if args.adapter:  # the student's LoRA, with the prompt variant it was trained on
-        from ark.distill.export import adapter_settings
+        from ark.distill.export import adapter_settings, adapter_tools
 
         lora, args.prompt = adapter_settings(args.adapter, None)
+        trained = adapter_tools(args.adapter, ToolConfig())
+        args.multi_neighborhood = args.multi_neighborhood or trained.multi_neighborhood
         extra.update(lora)
     llm = make_chat_model(model=args.model, **extra)
     started = time.perf_counter()

@@ -165,3 +165,18 @@ def test_adapter_records_the_prompt_the_cli_runs_with(adapter_dir, tmp_path):
     assert adapter_settings(None, None) == ({}, "full")
     with pytest.raises(Exception, match="--base-url"):
         adapter_settings(out, "http://127.0.0.1:1/v1")
+
+
+def test_adapter_records_the_tools_the_student_was_trained_to_call(adapter_dir, tmp_path):
+    from ark.distill.export import adapter_tools
+    from ark.tools import ToolConfig
+
+    out = tmp_path / "student.gguf"
+    tools = json.dumps(ToolConfig(multi_neighborhood=True).to_dict())
+    export_gguf(adapter_dir, out, metadata={"prompt": "short", "tools": tools})
+    assert adapter_tools(out, ToolConfig()).multi_neighborhood
+    assert adapter_tools(out, ToolConfig(neighbor_query=False)).neighbor_query  # trained with
+    assert adapter_tools(None, ToolConfig()) == ToolConfig()
+    plain = tmp_path / "plain.gguf"
+    export_gguf(adapter_dir, plain, metadata={"prompt": "short"})  # recorded before tools
+    assert adapter_tools(plain, ToolConfig()) == ToolConfig()

@@ -139,6 +139,7 @@ def test_filters_and_the_written_file(movie_index, trajectories, tmp_path):
     assert meta["counts"]["kept"] == 3
     assert meta["counts"]["dropped_errored"] == 1 and meta["counts"]["dropped_empty"] == 1
     assert meta["prompt"] == "short"
+    assert meta["tools"] == {"neighbors": True, "neighbor_query": True, "neighbor_filters": True}
     recs = list(read_sft(tmp_path / "sft.jsonl"))
     assert [r["id"] for r in recs] == [t.id for t in trajectories[:3]]
     assert all(len(r["input_ids"]) == len(r["mask"]) == r["n_tokens"] for r in recs)

@@ -148,3 +148,33 @@ def test_phrasing_follows_the_relation_names_shape():
     assert any("directed by" in q and "genre of" in q for q in seen)
     for q in seen:
         assert "by has genre" not in q and "linked to" not in q, q
+
+
+def test_hop_over_a_set_is_taught_with_real_observations(movie_index):
+    """With ``multi_neighborhood`` an intermediate hop reaching several nodes is one
+    call over all of them; observations replay through a session with that option."""
+    cfg = SynthConfig(n=40, seed=5, hops=(2, 3), multi_neighborhood=True)
+    trajs = list(synthesize(movie_index, cfg))
+    tools = ToolConfig(multi_neighborhood=True)
+    set_calls = 0
+    for t in trajs:
+        assert t.config["tools"] == tools.to_dict()
+        assert t.messages[0]["content"] == system_prompt(movie_index.schema, tools, 20, "short")
+        assert set(t.answer) == expected_answers(movie_index, t.extra["synthesis"]), t.query
+        replay = ToolSession(movie_index, config=tools)
+        for step in t.steps:
+            (call,) = step.tool_calls
+            if isinstance(call.arguments.get("node_index"), list):
+                set_calls += 1
+                assert call.arguments["node_index"] == sorted(call.arguments["node_index"])
+            outcome = replay.call(call.name, call.arguments, call.raw_arguments)
+            assert call.observation.startswith(outcome.observation)
+        assert replay.answer == t.answer
+    assert set_calls >= 5
+    plain = list(synthesize(movie_index, SynthConfig(n=40, seed=5, hops=(2, 3))))
+    assert not any(
+        isinstance(c.arguments.get("node_index"), list)
+        for t in plain
+        for s in t.steps
+        for c in s.tool_calls
+    )

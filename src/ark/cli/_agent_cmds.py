@@ -83,8 +83,9 @@ def _run(
     strategy: str = "ark",
     parallel: bool | None = None,
 ) -> RetrievalResult:
-    from ark.distill.export import adapter_settings
+    from ark.distill.export import adapter_settings, adapter_tools
     from ark.llm import make_chat_model
+    from ark.tools import ToolConfig
 
     try:
         lora, prompt = adapter_settings(adapter, base_url)
@@ -108,6 +109,7 @@ def _run(
             on_event=None if as_json else _live_printer(agents),
             seed=seed,
             prompt=prompt,
+            tools=adapter_tools(adapter, ToolConfig()),
         )
         result = retriever.retrieve(question)
     except ArkError as exc:

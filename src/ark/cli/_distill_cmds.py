@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -70,6 +71,13 @@ def synthesize_cmd(
         str | None, typer.Option(help="Rewrite questions with this model (GGUF, 0.5b, name).")
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="Endpoint of the paraphrase model.")] = None,
+    multi_neighborhood: Annotated[
+        bool,
+        typer.Option(
+            help="Teach the hop over a set: one search_in_neighborhood over all of an "
+            "intermediate hop's nodes (up to 50); the adapter then runs with it."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Teacher-free trajectories from the graph (never a question set): oracle + real tools."""
@@ -92,6 +100,7 @@ def synthesize_cmd(
             prompt=prompt,
             max_steps=max_steps,
             templates=load_templates(templates),
+            multi_neighborhood=multi_neighborhood,
         )
         paraphrase = None
         if paraphrase_model:
@@ -442,6 +451,7 @@ def export_cmd(
                 out,
                 metadata={
                     "prompt": meta.get("prompt", "full"),
+                    "tools": json.dumps(meta.get("tools") or {}, sort_keys=True),
                     "base": meta.get("base_name", ""),
                     "tokens": str(meta.get("tokens", "")),
                 },

@@ -37,9 +37,10 @@ class Path_:
 class PathSampler:
     """Samples relation paths over the graph's arrays (no Python loop over edges)."""
 
-    def __init__(self, index: Index, rng: random.Random) -> None:
+    def __init__(self, index: Index, rng: random.Random, max_frontier: int = MAX_FRONTIER) -> None:
         self.g = index.graph
         self.rng = rng
+        self.max_frontier = max_frontier
         degree = np.diff(np.asarray(self.g.indptr))
         self.anchors = np.flatnonzero(degree > 0)
         # Hops along type pairs carrying < 1 % of a relation's edges are strays (a
@@ -98,7 +99,7 @@ class PathSampler:
             if not nxt or any(len(ns) > MAX_K for ns in reached.values()):
                 return None
             last = depth == n_hops - 1
-            if (last and len(nxt) > MAX_ANSWERS) or (not last and len(nxt) > MAX_FRONTIER):
+            if (last and len(nxt) > MAX_ANSWERS) or (not last and len(nxt) > self.max_frontier):
                 return None
             if last:
                 reach = Counter(n for ns in reached.values() for n in ns if n not in visited)

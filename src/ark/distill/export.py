@@ -13,6 +13,7 @@ was trained with), which ``--adapter`` reads back.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ark.errors import ArkError
+from ark.tools import ToolConfig
 
 #: Hugging Face module name -> llama.cpp tensor name (Qwen2/Llama-style blocks).
 MODULES = {
@@ -153,3 +155,20 @@ def adapter_settings(
         )
     meta = adapter_metadata(adapter)
     return {"lora_path": adapter}, meta.get("prompt", "full")
+
+
+def adapter_tools(adapter: str | Path | None, tools: ToolConfig) -> ToolConfig:
+    """``tools`` with the tool options the student was trained to call (``ark.tools``,
+    e.g. a hop over a set of nodes); unchanged without an adapter or for an adapter
+    that recorded none."""
+    if adapter is None:
+        return tools
+    raw = adapter_metadata(adapter).get("tools")
+    if not raw:
+        return tools
+    try:
+        recorded = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ArkError(f"adapter {adapter}: ark.tools is not JSON ({exc})") from exc
+    known = {f.name for f in dataclasses.fields(ToolConfig)}
+    return dataclasses.replace(tools, **{k: v for k, v in recorded.items() if k in known})

@@ -267,6 +267,10 @@ def write_sft(
     out.parent.mkdir(parents=True, exist_ok=True)
     trajectories = [t for f in trajectory_files(paths) for t in read_trajectories(f)]
     prompts = Counter(t.config.get("prompt", "full") for t in trajectories)
+    tool_sets = Counter(
+        json.dumps(ToolConfig(**(t.config.get("tools") or {})).to_dict(), sort_keys=True)
+        for t in trajectories
+    )
     tmp = out.with_suffix(out.suffix + ".tmp")
     lengths = []
     with tmp.open("w", encoding="utf-8") as f:
@@ -279,6 +283,9 @@ def write_sft(
         "base": base,
         "template_sha256": hashlib.sha256(template.source.encode()).hexdigest(),
         "prompt": options.prompt or (prompts.most_common(1)[0][0] if prompts else "full"),
+        # The tool options the student learns to call (e.g. a hop over a set); `--adapter`
+        # runs the agents with them.
+        "tools": json.loads(tool_sets.most_common(1)[0][0]) if tool_sets else {},
         "counts": dict(options.counts),
         "tokens_p50": lengths[len(lengths) // 2] if lengths else 0,
         "tokens_max": lengths[-1] if lengths else 0,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ark.agent import ToolConfig, ToolSession, system_prompt
-from ark.distill._paths import MAX_ANSWERS, MAX_K, Path_, PathSampler
+from ark.distill._paths import MAX_ANSWERS, MAX_FRONTIER, MAX_K, Path_, PathSampler, follow
 from ark.distill._questions import (
     INTERSECTION,
     Hop,
@@ -33,6 +33,7 @@ from ark.errors import ArkError
 from ark.index import Index
 from ark.llm import Message, ToolCall
 from ark.tools import GraphTools
+from ark.tools._multi import MAX_CENTERS
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
 __all__ = ["Hop", "Oracle", "SynthConfig", "llm_paraphraser", "load_templates", "synthesize"]
@@ -51,6 +52,11 @@ class SynthConfig:
     intersection_share: float = 0.1
     bad_call_share: float = 0.1
     reanchor_share: float = 0.15
+    #: Train the hop over a set (``ToolConfig(multi_neighborhood=True)``): an
+    #: intermediate hop reaching several nodes is explored in one call over all of them,
+    #: so paths may fan out to ``MAX_CENTERS`` nodes (6 with one call per node, which a
+    #: 20-step budget bounds) — real questions' bridges are often 10–30 films.
+    multi_neighborhood: bool = False
     templates: dict[str, Any] = field(default_factory=dict)
 
 
@@ -63,11 +69,12 @@ class Oracle:
         self.config = config
         self.rng = rng
         self.tools = GraphTools(index)
-        self.system = system_prompt(index.schema, ToolConfig(), config.max_steps, config.prompt)
+        self.tool_config = ToolConfig(multi_neighborhood=config.multi_neighborhood)
+        self.system = system_prompt(index.schema, self.tool_config, config.max_steps, config.prompt)
 
     def run(self, path: Path_, number: int) -> Trajectory | None:
         cfg, rng = self.config, self.rng
-        session = ToolSession(self.index, tools=self.tools, config=ToolConfig())
+        session = ToolSession(self.index, tools=self.tools, config=self.tool_config)
         messages = [
             Message(role="system", content=self.system),
             Message(role="user", content=path.question),
@@ -138,6 +145,19 @@ class Oracle:
                 args["k"] = min(MAX_K, max(expected, rng.choice([20, 30, 50])))
             return call("search_in_neighborhood", args).nodes
 
+        def explore_set(nodes: list[int], hop: Hop) -> list[int]:
+            """One call over all of ``nodes`` (the hop over a set)."""
+            args: dict[str, Any] = {"node_index": nodes}
+            style = rng.random()
+            args["edge_type"] = hop.relation if style < 0.85 else [hop.relation]
+            if style < 0.7:
+                args["node_type"] = hop.target_type
+            reached = follow(g, nodes, hop)
+            expected = len({n for ns in reached.values() for n in ns})
+            if expected > 20 or rng.random() < 0.2:
+                args["k"] = min(MAX_K, max(expected, rng.choice([20, 30, 50])))
+            return call("search_in_neighborhood", args).nodes
+
         def bad_call(node: int, hop: Hop) -> None:
             """A typical slip whose observation says how to fix it."""
             if rng.random() < 0.5 and g.type_name(node) != hop.target_type:
@@ -165,8 +185,12 @@ class Oracle:
                     return None
                 if depth == 0 and a == 0 and rng.random() < cfg.bad_call_share:
                     bad_call(order[0], hop)
-                for node in order:
-                    found = explore(node, hop)
+                one_call = cfg.multi_neighborhood and len(order) > 1
+                one_call = one_call and (len(order) > MAX_FRONTIER or rng.random() < 0.9)
+                # Over a set, the indices in the order the observation listed them.
+                batches = [sorted(order)] if one_call else [[n] for n in order]
+                for batch in batches:
+                    found = explore_set(batch, hop) if one_call else explore(batch[0], hop)
                     if final and incremental and path.kind == "chain":
                         new = [n for n in found if n in answer_set and n not in session.answer]
                         if new:
@@ -198,7 +222,7 @@ class Oracle:
             config={
                 "max_steps": cfg.max_steps,
                 "temperature": 0.0,
-                "tools": ToolConfig().to_dict(),
+                "tools": self.tool_config.to_dict(),
                 "agent": 0,
                 "seed": cfg.seed,
                 "strategy": "oracle",
@@ -244,7 +268,8 @@ def synthesize(
     if not config.hops or any(h not in (1, 2, 3) for h in config.hops):
         raise ArkError(f"--hops must be among 1, 2, 3; got {config.hops}")
     rng = random.Random(config.seed)
-    sampler = PathSampler(index, rng)
+    fan_out = MAX_CENTERS if config.multi_neighborhood else MAX_FRONTIER
+    sampler = PathSampler(index, rng, max_frontier=fan_out)
     oracle = Oracle(index, config, rng)
     g = index.graph
     made = 0

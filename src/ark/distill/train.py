@@ -263,6 +263,7 @@ def train(
         "base": str(base),
         "base_name": Path(base).name,
         "prompt": sft_meta.get("prompt", "full"),
+        "tools": sft_meta.get("tools", {}),
         "template_sha256": sft_meta.get("template_sha256"),
         "sft": str(sft_path),
         "records": len(records),
