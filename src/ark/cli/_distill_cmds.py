@@ -316,8 +316,8 @@ def _resolve_base(base: str) -> Path:
 
 BUDGET_HELP = (
     "Stop after this many tokens (forward tokens, prompts included). The default, "
-    "400,000, is about two hours of the 0.5B student on 2 free CPU cores (measured 33 "
-    "tokens per CPU-second, bf16): ~200 trajectories; the 1.5B trains ~3x slower. "
+    "750,000, is about two hours of the 0.5B student on 2 free CPU cores (measured "
+    "99-111 tokens/s, bf16): ~370 trajectories; the 1.5B trains ~2x slower. "
     "0 = no budget (epochs only)."
 )
 

@@ -51,9 +51,9 @@ class TrainConfig:
     grad_accum: int = 4
     epochs: float = 1.0
     #: Stop after this many tokens (forward tokens, prompt included). The default is
-    #: ~2 h of the 0.5B student on 2 free cores of this project's machine (measured 33
-    #: tokens per CPU-second in bf16, ~55 tokens/s on 2 cores): ~200 MetaQA trajectories.
-    token_budget: int | None = 400_000
+    #: ~2 h of the 0.5B student on 2 free cores of this project's machine (two full
+    #: runs measured 99 and 111 tokens/s in bf16): ~370 MetaQA synthetic trajectories.
+    token_budget: int | None = 750_000
     max_len: int = 4096
     checkpoint_every: int = 10  # optimizer steps
     val_fraction: float = 0.0
