@@ -129,7 +129,9 @@ class Oracle:
                 query = name
             return False
 
-        def explore(node: int, hop: Hop) -> list[int]:
+        def explore(node: int | list[int], hop: Hop) -> list[int]:
+            """One neighborhood call: of one node, or over all of a list (the hop over
+            a set, which takes no subquery here)."""
             args: dict[str, Any] = {"node_index": node}
             style = rng.random()
             args["edge_type"] = hop.relation if style < 0.85 else [hop.relation]
@@ -137,23 +139,13 @@ class Oracle:
             if style < 0.7:
                 args["node_type"] = hop.target_type
                 types = [g.type_id(hop.target_type)]
-            hood = g.neighborhood(node, types, [g.relation_id(hop.relation)])
-            expected = len(hood.neighbors)
-            if rng.random() < 0.2:
-                args["query"] = _words(hop.target_type)
-            if expected > 20 or rng.random() < 0.2:
-                args["k"] = min(MAX_K, max(expected, rng.choice([20, 30, 50])))
-            return call("search_in_neighborhood", args).nodes
-
-        def explore_set(nodes: list[int], hop: Hop) -> list[int]:
-            """One call over all of ``nodes`` (the hop over a set)."""
-            args: dict[str, Any] = {"node_index": nodes}
-            style = rng.random()
-            args["edge_type"] = hop.relation if style < 0.85 else [hop.relation]
-            if style < 0.7:
-                args["node_type"] = hop.target_type
-            reached = follow(g, nodes, hop)
-            expected = len({n for ns in reached.values() for n in ns})
+            if isinstance(node, list):
+                expected = len({n for ns in follow(g, node, hop).values() for n in ns})
+            else:
+                hood = g.neighborhood(node, types, [g.relation_id(hop.relation)])
+                expected = len(hood.neighbors)
+                if rng.random() < 0.2:
+                    args["query"] = _words(hop.target_type)
             if expected > 20 or rng.random() < 0.2:
                 args["k"] = min(MAX_K, max(expected, rng.choice([20, 30, 50])))
             return call("search_in_neighborhood", args).nodes
@@ -188,9 +180,9 @@ class Oracle:
                 one_call = cfg.multi_neighborhood and len(order) > 1
                 one_call = one_call and (len(order) > MAX_FRONTIER or rng.random() < 0.9)
                 # Over a set, the indices in the order the observation listed them.
-                batches = [sorted(order)] if one_call else [[n] for n in order]
-                for batch in batches:
-                    found = explore_set(batch, hop) if one_call else explore(batch[0], hop)
+                targets: list[int] | list[list[int]] = [sorted(order)] if one_call else order
+                for target in targets:
+                    found = explore(target, hop)
                     if final and incremental and path.kind == "chain":
                         new = [n for n in found if n in answer_set and n not in session.answer]
                         if new:
