@@ -176,3 +176,21 @@ def test_empty_filtered_neighborhood_suggests_the_fixed_filter(tools):
     # Both wrong: no single fix to offer, only the listing.
     both = tools.search_in_neighborhood(person, node_type="genre", edge_type="has_genre")
     assert both.total == 0 and "Try " not in both.render()
+
+
+def test_a_tie_across_the_cut_is_still_broken_by_name(tmp_path):
+    """Equal scores straddling position k: the tool fetches the tied documents past the
+    cut, so the exact name wins even when it has the highest index of the tie."""
+    from ark.index import build_index
+
+    rows = ["Film A|has_tags|tom hanks", "Film B|has_tags|TOM HANKS", "Film C|has_tags|Tom hanks"]
+    rows.append("Film D|starred_actors|Tom Hanks")
+    (tmp_path / "kb.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    tools = GraphTools(build_index(tmp_path / "kb.txt", tmp_path / "idx"))
+    scores = {h.name: h.score for h in tools.search_in_graph("Tom Hanks", k=10).hits}
+    assert len(set(scores.values())) == 1 and len(scores) == 4  # one four-way tie
+    names = tools.graph.names.to_pylist()
+    assert names.index("Tom Hanks") > max(names.index(n) for n in scores if n != "Tom Hanks")
+    for k in (1, 2, 3):
+        hits = tools.search_in_graph("Tom Hanks", k=k).hits
+        assert hits[0].name == "Tom Hanks" and len(hits) == k

@@ -18,7 +18,14 @@ from ark._safe import cut, short_repr
 from ark.graph import DIRECTION_NAMES, Graph, Neighborhood
 from ark.index import BM25Index, Index
 from ark.tools._errors import ErrorCode
-from ark.tools._results import NodeHit, Relation, SearchResult, ToolError, ToolResult
+from ark.tools._results import (
+    NodeHit,
+    Relation,
+    SearchResult,
+    ToolError,
+    ToolResult,
+    make_hit,
+)
 from ark.tools._specs import tool_parameters
 
 MAX_K = 100
@@ -59,6 +66,8 @@ class GraphTools:
         self.snippet_chars = snippet_chars
         self.max_k = max_k
         self._relation_tuples: dict[tuple[int, ...], tuple[Relation, ...]] = {}
+        # Name -> id for node_type / edge_type arguments, exact and case-folded.
+        self._lookups: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
         # A plain view: indexing an np.memmap goes through Python-level hooks.
         self._node_type = np.asarray(self.graph.node_type).view(np.ndarray)
 
@@ -86,20 +95,28 @@ class GraphTools:
                 f"query {short_repr(query)} has no searchable words (only stop words, short or "
                 "unknown tokens); use distinctive words such as names or keywords.",
             )
-        # A few extra so that ties at the cut can be broken by name below.
-        docs, scores = self.bm25.top_k(terms, k + TIE_MARGIN)
-        names = self.graph.names.take(docs)
-        wanted = query.strip()
-        order = sorted(
-            range(len(docs)),
-            key=lambda i: (
-                -float(scores[i]),
-                names[i] != wanted,  # equal scores: the exact name first ("Tom Hanks"
-                names[i].lower() != wanted.lower(),  # the person before "tom hanks" the tag)
-                int(docs[i]),
-            ),
-        )[:k]
-        hits = self._hits(docs[order], scores[order])
+        # One more than asked shows whether equal scores straddle the cut; only then
+        # are a few more fetched so the tie can be broken by name below. (Asking for
+        # k + TIE_MARGIN every time lowered the pruning threshold: 1.5x slower on
+        # long queries, measured by benchmarks/bench_tools.py.)
+        docs, scores = self.bm25.top_k(terms, k + 1)
+        if len(scores) > k and scores[k] == scores[k - 1]:
+            docs, scores = self.bm25.top_k(terms, k + TIE_MARGIN)
+        values = scores.tolist()
+        if any(values[i] == values[i + 1] for i in range(len(values) - 1)):
+            names = self.graph.names.take(docs.tolist())
+            wanted = query.strip()
+            order = sorted(
+                range(len(docs)),
+                key=lambda i: (
+                    -values[i],
+                    names[i] != wanted,  # equal scores: the exact name first ("Tom Hanks"
+                    names[i].lower() != wanted.lower(),  # the person before the tag)
+                    int(docs[i]),
+                ),
+            )[:k]
+            docs, scores = docs[order], scores[order]
+        hits = self._hits(docs[:k], scores[:k])
         return SearchResult(tool, args, hits, total=len(hits), notes=notes)
 
     def search_in_neighborhood(
@@ -153,7 +170,7 @@ class GraphTools:
         chosen = order.tolist()
         relations = self._relations(hood, chosen)
         hits = self._hits(neighbors[order], scores[order], relations)
-        center = self._hits([int(node_index)], [0.0])[0]
+        center = self._hit(int(node_index))
         available = ()
         if total == 0 and (type_ids is not None or rel_ids is not None):
             available = self._available(int(node_index))
@@ -279,19 +296,26 @@ class GraphTools:
     ) -> tuple[NodeHit, ...]:
         """Hits for many nodes: names and texts read straight from the Arrow buffers."""
         g = self.graph
-        idx = indices.tolist() if isinstance(indices, np.ndarray) else list(indices)
-        names = g.names.take(idx)
-        texts = g.texts.take(idx)
-        node_type, type_names, snippet = self._node_type, g.node_type_names, self._snippet
-        values = scores.tolist() if isinstance(scores, np.ndarray) else scores
-        rels = relations if relations is not None else [()] * len(idx)
+        idx = np.asarray(indices, dtype=np.int64)
+        type_names, snippet = g.node_type_names, self._snippet
+        types = [type_names[t] for t in self._node_type[idx].tolist()]
+        values = np.asarray(scores, dtype=np.float64).tolist()
+        ids = idx.tolist()
+        names = g.names.take(ids)
+        texts = g.texts.take(ids)
+        rels = relations if relations is not None else [()] * len(ids)
         return tuple(
             [
-                # positional: (index, type, name, score, snippet, relations)
-                NodeHit(int(i), type_names[node_type[i]], n, float(s), snippet(x), r)
-                for i, n, x, s, r in zip(idx, names, texts, values, rels, strict=True)
+                make_hit(i, t, n, s, snippet(x), r)
+                for i, t, n, x, s, r in zip(ids, types, names, texts, values, rels, strict=True)
             ]
         )
+
+    def _hit(self, node: int) -> NodeHit:
+        """The explored node itself (score 0)."""
+        g = self.graph
+        type_name = g.node_type_names[int(self._node_type[node])]
+        return make_hit(node, type_name, g.names[node], 0.0, self._snippet(g.texts[node]), ())
 
     def _snippet(self, text: str) -> str:
         if not text:
@@ -349,8 +373,7 @@ class GraphTools:
             )
         if len(values) == 0:
             return None
-        lookup = {n: i for i, n in enumerate(names)}
-        lowered = {n.lower(): i for i, n in enumerate(names)}
+        lookup, lowered = self._lookup(arg, names)
         ids = []
         for v in values:
             i = lookup.get(v, lowered.get(v.strip().lower()))
@@ -370,6 +393,17 @@ class GraphTools:
                 )
             ids.append(i)
         return ids
+
+    def _lookup(self, arg: str, names: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+        """Exact and case-folded name -> id for ``node_type`` or ``edge_type`` (the
+        graph's names never change, so they are built once)."""
+        found = self._lookups.get(arg)
+        if found is None:
+            found = self._lookups[arg] = (
+                {n: i for i, n in enumerate(names)},
+                {n.lower(): i for i, n in enumerate(names)},
+            )
+        return found
 
 
 def _single_spaced(ascii_text: str) -> bool:
