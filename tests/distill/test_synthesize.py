@@ -178,3 +178,58 @@ def test_hop_over_a_set_is_taught_with_real_observations(movie_index):
         for s in t.steps
         for c in s.tool_calls
     )
+
+
+def _calls(t):
+    return [c for s in t.steps for c in s.tool_calls]
+
+
+def test_slips_after_the_first_hop_come_back_empty_and_are_fixed(movie_index):
+    """The student's own failure on two-hop questions: the second hop's filters copied
+    from the first (or the final type asked a hop early). The slip is shown only where
+    it comes back empty, and the right call on the same node follows it."""
+    cfg = SynthConfig(n=40, seed=11, hops=(2, 3), bad_call_share=0.6)
+    trajs = list(synthesize(movie_index, cfg))
+    g = movie_index.graph
+    later = 0
+    for t in trajs:
+        calls = _calls(t)
+        anchor = t.extra["synthesis"]["anchors"][0]
+        for i, c in enumerate(calls[:-1]):
+            fix = calls[i + 1]
+            node = c.arguments.get("node_index")
+            if c.name != "search_in_neighborhood" or fix.name != c.name or c.nodes:
+                continue
+            fixed = fix.arguments.get("node_index")
+            if node != fixed and node not in (fixed if isinstance(fixed, list) else []):
+                continue  # not a slip: the next node of the frontier
+            assert (
+                c.arguments.get("node_type")
+                in {g.type_name(node)} | {h[2] for h in t.extra["synthesis"]["path"][0]}
+                or c.arguments["edge_type"] not in movie_index.graph.relation_names
+            )
+            assert fix.nodes, t.query  # the fix is on a node the hop leads on from
+            later += node != anchor
+    assert later >= 3
+
+
+def test_cut_neighborhoods_are_asked_again_with_a_larger_k(tmp_path):
+    from ark.index import build_index
+
+    rows = [f"Film {i}|has_genre|{('Drama', 'Comedy')[i % 2]}" for i in range(50)]
+    (tmp_path / "kb.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    cfg = SynthConfig(n=45, seed=2, hops=(1,), cut_share=1.0, intersection_share=0.0)
+    trajs = list(synthesize(index, cfg))
+    cuts = 0
+    for t in trajs:
+        calls = _calls(t)
+        for i, c in enumerate(calls[:-1]):
+            if "showing 20 of" in c.observation:
+                again = calls[i + 1]
+                assert again.name == c.name and again.arguments["k"] > 20
+                assert {k: v for k, v in again.arguments.items() if k != "k"} == c.arguments
+                assert len(again.nodes) > 20
+                cuts += 1
+        assert set(t.answer) == set(t.extra["synthesis"]["answers"])
+    assert cuts >= 1

@@ -50,8 +50,13 @@ class SynthConfig:
     max_steps: int = 20
     prompt: str = "short"
     intersection_share: float = 0.1
+    #: Share of hops preceded by a typical slip (filters copied from the hop before,
+    #: the final type asked for a hop too early, a misspelt relation) and its fix.
     bad_call_share: float = 0.1
     reanchor_share: float = 0.15
+    #: Share of neighborhoods larger than the default k = 20 that are first explored
+    #: with the default, so the student sees "showing 20 of N" and asks again for all.
+    cut_share: float = 0.3
     #: Train the hop over a set (``ToolConfig(multi_neighborhood=True)``): an
     #: intermediate hop reaching several nodes is explored in one call over all of them,
     #: so paths may fan out to ``MAX_CENTERS`` nodes (6 with one call per node, which a
@@ -146,21 +151,36 @@ class Oracle:
                 expected = len(hood.neighbors)
                 if rng.random() < 0.2:
                     args["query"] = _words(hop.target_type)
+            if expected > 20 and rng.random() < cfg.cut_share:
+                call("search_in_neighborhood", dict(args))  # "showing 20 of N": ask again
             if expected > 20 or rng.random() < 0.2:
                 args["k"] = min(MAX_K, max(expected, rng.choice([20, 30, 50])))
             return call("search_in_neighborhood", args).nodes
 
-        def bad_call(node: int, hop: Hop) -> None:
-            """A typical slip whose observation says how to fix it."""
-            if rng.random() < 0.5 and g.type_name(node) != hop.target_type:
-                args = {
-                    "node_index": node,
-                    "edge_type": hop.relation,
-                    "node_type": g.type_name(node),
-                }
-            else:
-                args = {"node_index": node, "edge_type": _words(hop.relation) + "s"}
-            call("search_in_neighborhood", args)
+        def empty(node: int, node_type: str, relation: str) -> bool:
+            hood = g.neighborhood(node, [g.type_id(node_type)], [g.relation_id(relation)])
+            return len(hood.neighbors) == 0
+
+        def bad_call(node: int, hops: list[Hop], depth: int) -> None:
+            """A typical slip whose observation says how to fix it (the caller then
+            makes the right call): the node's own type as ``node_type`` (after the first
+            hop: the filters copied from the hop before), the question's final type
+            asked a hop too early, or a misspelt relation. Type slips are made only
+            where they come back empty, so what they teach is how to read "no neighbors"."""
+            hop, own = hops[depth], g.type_name(node)
+            slips: list[dict[str, Any]] = []
+            if own != hop.target_type and empty(node, own, hop.relation):
+                slips.append({"node_index": node, "edge_type": hop.relation, "node_type": own})
+            final = hops[-1].target_type
+            if (
+                depth < len(hops) - 1
+                and final != hop.target_type
+                and empty(node, final, hop.relation)
+            ):
+                slips.append({"node_index": node, "edge_type": hop.relation, "node_type": final})
+            if not slips or rng.random() < 0.25:
+                slips.append({"node_index": node, "edge_type": _words(hop.relation) + "s"})
+            call("search_in_neighborhood", rng.choice(slips))
 
         answer_set = set(path.answers)
         incremental = rng.random() < 0.4
@@ -175,8 +195,13 @@ class Oracle:
                 reanchor = depth > 0 and len(order) == 1 and rng.random() < cfg.reanchor_share
                 if reanchor and not find(order[0]):
                     return None
-                if depth == 0 and a == 0 and rng.random() < cfg.bad_call_share:
-                    bad_call(order[0], hop)
+                if rng.random() < cfg.bad_call_share:
+                    # On a node the hop leads on from, explored right after the slip.
+                    live = next((n for n in order if follow(g, [n], hop)[n]), None)
+                    if live is not None:
+                        order.remove(live)
+                        order.insert(0, live)
+                        bad_call(live, hops, depth)
                 one_call = cfg.multi_neighborhood and len(order) > 1
                 one_call = one_call and (len(order) > MAX_FRONTIER or rng.random() < 0.9)
                 # Over a set, the indices in the order the observation listed them.
