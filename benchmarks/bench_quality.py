@@ -194,12 +194,12 @@ def main(argv: list[str] | None = None) -> None:
 
     extra: dict[str, Any] = {"n_threads": args.threads} if args.threads else {}
     if args.adapter:  # the student's LoRA, with the prompt variant it was trained on
-        from ark.distill.export import adapter_settings, adapter_tools
+        from ark.distill.export import adapter_settings
 
-        lora, args.prompt = adapter_settings(args.adapter, None)
-        trained = adapter_tools(args.adapter, ToolConfig())
-        args.multi_neighborhood = args.multi_neighborhood or trained.multi_neighborhood
-        extra.update(lora)
+        student = adapter_settings(args.adapter, None)
+        args.prompt = student.prompt
+        args.multi_neighborhood = args.multi_neighborhood or student.tools.multi_neighborhood
+        extra.update(student.llm_kwargs)
     llm = make_chat_model(model=args.model, **extra)
     started = time.perf_counter()
     results = {hop: run_hop(args, index, llm, hop) for hop in args.hops}

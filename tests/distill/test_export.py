@@ -157,26 +157,29 @@ def test_merge_writes_a_full_model_equal_to_base_plus_adapter(
 
 def test_adapter_records_the_prompt_the_cli_runs_with(adapter_dir, tmp_path):
     from ark.distill.export import adapter_settings
+    from ark.tools import ToolConfig
 
     out = tmp_path / "student.gguf"
     export_gguf(adapter_dir, out, metadata={"prompt": "short", "base": "tiny"})
-    lora, prompt = adapter_settings(out, None)
-    assert lora == {"lora_path": out} and prompt == "short"
-    assert adapter_settings(None, None) == ({}, "full")
+    student = adapter_settings(out, None)
+    assert student.llm_kwargs == {"lora_path": out} and student.prompt == "short"
+    assert student.tools == ToolConfig()  # recorded before tool options were
+    base = adapter_settings(None, None)
+    assert (base.llm_kwargs, base.prompt, base.tools) == ({}, "full", ToolConfig())
     with pytest.raises(Exception, match="--base-url"):
         adapter_settings(out, "http://127.0.0.1:1/v1")
 
 
 def test_adapter_records_the_tools_the_student_was_trained_to_call(adapter_dir, tmp_path):
-    from ark.distill.export import adapter_tools
+    from ark.distill.export import adapter_settings
     from ark.tools import ToolConfig
 
     out = tmp_path / "student.gguf"
     tools = json.dumps(ToolConfig(multi_neighborhood=True).to_dict())
     export_gguf(adapter_dir, out, metadata={"prompt": "short", "tools": tools})
-    assert adapter_tools(out, ToolConfig()).multi_neighborhood
-    assert adapter_tools(out, ToolConfig(neighbor_query=False)).neighbor_query  # trained with
-    assert adapter_tools(None, ToolConfig()) == ToolConfig()
-    plain = tmp_path / "plain.gguf"
-    export_gguf(adapter_dir, plain, metadata={"prompt": "short"})  # recorded before tools
-    assert adapter_tools(plain, ToolConfig()) == ToolConfig()
+    assert adapter_settings(out, None).tools.multi_neighborhood
+    # What it was trained with wins over what the caller passed.
+    assert adapter_settings(out, None, ToolConfig(neighbor_query=False)).tools.neighbor_query
+    assert adapter_settings(None, None, ToolConfig(neighbor_query=False)).tools == ToolConfig(
+        neighbor_query=False
+    )

@@ -113,15 +113,7 @@ class Agent:
 
     @classmethod
     def from_context(cls, ctx: StrategyContext, options: AgentOptions | None = None) -> Agent:
-        return cls(
-            ctx.index,
-            ctx.llm,
-            ctx.config,
-            tools=ctx.tools,
-            agent_number=ctx.agent_number,
-            on_event=ctx.on_event,
-            options=options,
-        )
+        return cls(ctx.index, ctx.llm, ctx.config, options=options, **ctx.shared())
 
     def new_session(self, query: str | None = None) -> ToolSession:
         return ToolSession(

@@ -79,6 +79,11 @@ class StrategyContext:
     agent_number: int = 0
     on_event: EventHandler | None = None
 
+    def shared(self) -> dict[str, Any]:
+        """The keyword arguments every strategy's constructor takes after its
+        positional ``(index, llm, config)``."""
+        return {"tools": self.tools, "agent_number": self.agent_number, "on_event": self.on_event}
+
 
 StrategyFactory = Callable[[StrategyContext], Strategy]
 

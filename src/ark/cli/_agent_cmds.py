@@ -83,12 +83,12 @@ def _run(
     strategy: str = "ark",
     parallel: bool | None = None,
 ) -> RetrievalResult:
-    from ark.distill.export import adapter_settings, adapter_tools
+    from ark.distill.export import adapter_settings
     from ark.llm import make_chat_model
     from ark.tools import ToolConfig
 
     try:
-        lora, prompt = adapter_settings(adapter, base_url)
+        student = adapter_settings(adapter, base_url, ToolConfig())
         llm = make_chat_model(
             model=model,
             base_url=base_url,
@@ -96,7 +96,7 @@ def _run(
             max_retries=max_retries,
             use_env=use_env,
             parallel=parallel,
-            **lora,
+            **student.llm_kwargs,
         )
         llm = cached(llm, llm_cache)
         retriever = Retriever(
@@ -108,8 +108,8 @@ def _run(
             temperature=temperature,
             on_event=None if as_json else _live_printer(agents),
             seed=seed,
-            prompt=prompt,
-            tools=adapter_tools(adapter, ToolConfig()),
+            prompt=student.prompt,
+            tools=student.tools,
         )
         result = retriever.retrieve(question)
     except ArkError as exc:

@@ -120,7 +120,7 @@ def eval_cmd(
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
     from ark.agent import Retriever, ToolConfig
-    from ark.distill.export import adapter_settings, adapter_tools
+    from ark.distill.export import adapter_settings
     from ark.eval import BM25Method, DenseMethod, RetrieverMethod, RunStore, datasets, run_queries
     from ark.eval.datasets import sample
 
@@ -151,8 +151,8 @@ def eval_cmd(
             neighbor_filters=not neighbors_no_filter,
         )
         price_table = prices(price_in, price_out, prices_file)
-        lora, prompt = adapter_settings(adapter, base_url) if method == "ark" else ({}, "full")
-        tools = adapter_tools(adapter, tools) if method == "ark" else tools
+        student = adapter_settings(adapter if method == "ark" else None, base_url, tools)
+        lora, prompt, tools = student.llm_kwargs, student.prompt, student.tools
         if ray:
             from ark.eval._ray import MethodSpec, RayMethod
 

@@ -142,33 +142,36 @@ def merge(adapter_dir: str | Path, base: str | Path, out: str | Path) -> Path:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class AdapterSettings:
+    """What ``--adapter PATH.gguf`` changes, as recorded in the adapter: the local
+    backend's LoRA, the prompt variant the student was trained with, and the tool
+    options it was trained to call (e.g. a hop over a set of nodes)."""
+
+    llm_kwargs: dict[str, object]
+    prompt: str
+    tools: ToolConfig
+
+
 def adapter_settings(
-    adapter: str | Path | None, base_url: str | None
-) -> tuple[dict[str, object], str]:
-    """``--adapter PATH.gguf``: the local backend's ``lora_path`` and the prompt variant
-    the student was trained with (recorded in the adapter)."""
+    adapter: str | Path | None, base_url: str | None, tools: ToolConfig | None = None
+) -> AdapterSettings:
+    """The settings of ``--adapter`` (none: the base model, the full prompt and
+    ``tools`` unchanged), read from the adapter's metadata once."""
+    tools = tools or ToolConfig()
     if adapter is None:
-        return {}, "full"
+        return AdapterSettings({}, "full", tools)
     if base_url:
         raise ArkError(
             "--adapter applies a LoRA to the local model; it cannot be used with --base-url"
         )
     meta = adapter_metadata(adapter)
-    return {"lora_path": adapter}, meta.get("prompt", "full")
-
-
-def adapter_tools(adapter: str | Path | None, tools: ToolConfig) -> ToolConfig:
-    """``tools`` with the tool options the student was trained to call (``ark.tools``,
-    e.g. a hop over a set of nodes); unchanged without an adapter or for an adapter
-    that recorded none."""
-    if adapter is None:
-        return tools
-    raw = adapter_metadata(adapter).get("tools")
-    if not raw:
-        return tools
-    try:
-        recorded = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ArkError(f"adapter {adapter}: ark.tools is not JSON ({exc})") from exc
-    known = {f.name for f in dataclasses.fields(ToolConfig)}
-    return dataclasses.replace(tools, **{k: v for k, v in recorded.items() if k in known})
+    raw = meta.get("tools")
+    if raw:
+        try:
+            recorded = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ArkError(f"adapter {adapter}: ark.tools is not JSON ({exc})") from exc
+        known = {f.name for f in dataclasses.fields(ToolConfig)}
+        tools = dataclasses.replace(tools, **{k: v for k, v in recorded.items() if k in known})
+    return AdapterSettings({"lora_path": adapter}, meta.get("prompt", "full"), tools)

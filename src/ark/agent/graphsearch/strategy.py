@@ -78,15 +78,7 @@ class GraphSearch:
     def from_context(
         cls, ctx: StrategyContext, workflow: GraphSearchConfig | None = None
     ) -> GraphSearch:
-        return cls(
-            ctx.index,
-            ctx.llm,
-            ctx.config,
-            tools=ctx.tools,
-            agent_number=ctx.agent_number,
-            on_event=ctx.on_event,
-            workflow=workflow,
-        )
+        return cls(ctx.index, ctx.llm, ctx.config, workflow=workflow, **ctx.shared())
 
     async def run(self, query: str, query_id: str | None = None) -> Trajectory:
         started = time.perf_counter()
