@@ -130,3 +130,35 @@ def test_a_background_run_logs_a_line_per_step(sft_file, tiny_model_dir, tmp_pat
     assert res.exit_code == 0, res.output
     assert "step 1 " in res.output and "step 2 " in res.output
     assert "/100,000 tokens" in res.output and "ETA" in res.output
+
+
+def test_backward_stops_at_the_lowest_trained_layer(tiny_model_dir):
+    """With the upper half trained, nothing below it needs gradients: the embeddings'
+    output must not require grad (it did while ``enable_input_require_grads`` was on),
+    and every LoRA weight still gets a gradient through the checkpointed layers."""
+    import torch
+
+    from ark.distill.train import load_base, lora_model
+
+    model = lora_model(load_base(tiny_model_dir, torch.float32, "cpu"), tiny_config())
+    model.train()
+    seen = {}
+
+    def hook(module, args, output):
+        seen["embeddings"] = output.requires_grad
+
+    model.get_input_embeddings().register_forward_hook(hook)
+    ids = torch.randint(0, 200, (1, 64))
+    model(input_ids=ids, labels=ids).loss.backward()
+    assert seen == {"embeddings": False}
+    lora = [p for n, p in model.named_parameters() if "lora_" in n]
+    assert lora and all(p.grad is not None for p in lora)
+    assert any(float(p.grad.abs().sum()) > 0 for p in lora)
+    # The same gradients as with the backward pass run down to the embeddings.
+    grads = [p.grad.clone() for p in lora]
+    model.zero_grad()
+    model.enable_input_require_grads()
+    model.get_input_embeddings().register_forward_hook(hook)  # runs after PEFT's hook
+    model(input_ids=ids, labels=ids).loss.backward()
+    assert seen == {"embeddings": True}
+    assert all(torch.allclose(g, p.grad, atol=1e-6) for g, p in zip(grads, lora, strict=True))
