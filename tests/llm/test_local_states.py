@@ -5,6 +5,7 @@ import importlib.util
 
 import pytest
 
+from _llm_fixture import SEARCH_TOOL
 from ark.llm import Message, make_chat_model
 from ark.llm._local_states import StateCache, common_prefix
 
@@ -56,21 +57,7 @@ needs_local = pytest.mark.skipif(
     reason="the [local] extra (llama-cpp-python and the model parts) is not installed",
 )
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search_in_graph",
-            "description": "Keyword search over a movie graph.",
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string"}},
-                "required": ["query"],
-                "additionalProperties": False,
-            },
-        },
-    }
-]
+TOOLS = SEARCH_TOOL
 
 
 @needs_local
