@@ -85,10 +85,9 @@ def _run(
 ) -> RetrievalResult:
     from ark.distill.export import adapter_settings
     from ark.llm import make_chat_model
-    from ark.tools import ToolConfig
 
     try:
-        student = adapter_settings(adapter, base_url, ToolConfig())
+        student = adapter_settings(adapter, base_url)
         llm = make_chat_model(
             model=model,
             base_url=base_url,

@@ -66,8 +66,12 @@ class GraphTools:
         self.snippet_chars = snippet_chars
         self.max_k = max_k
         self._relation_tuples: dict[tuple[int, ...], tuple[Relation, ...]] = {}
-        # Name -> id for node_type / edge_type arguments, exact and case-folded.
-        self._lookups: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+        # Name -> id for the node_type / edge_type arguments, exact and case-folded
+        # (built once: the graph's names never change).
+        self._lookups = {
+            "node_type": _name_ids(self.graph.node_type_names),
+            "edge_type": _name_ids(self.graph.relation_names),
+        }
         # A plain view: indexing an np.memmap goes through Python-level hooks.
         self._node_type = np.asarray(self.graph.node_type).view(np.ndarray)
 
@@ -373,7 +377,7 @@ class GraphTools:
             )
         if len(values) == 0:
             return None
-        lookup, lowered = self._lookup(arg, names)
+        lookup, lowered = self._lookups[arg]
         ids = []
         for v in values:
             i = lookup.get(v, lowered.get(v.strip().lower()))
@@ -394,16 +398,10 @@ class GraphTools:
             ids.append(i)
         return ids
 
-    def _lookup(self, arg: str, names: list[str]) -> tuple[dict[str, int], dict[str, int]]:
-        """Exact and case-folded name -> id for ``node_type`` or ``edge_type`` (the
-        graph's names never change, so they are built once)."""
-        found = self._lookups.get(arg)
-        if found is None:
-            found = self._lookups[arg] = (
-                {n: i for i, n in enumerate(names)},
-                {n.lower(): i for i, n in enumerate(names)},
-            )
-        return found
+
+def _name_ids(names: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """Exact and case-folded name -> id."""
+    return {n: i for i, n in enumerate(names)}, {n.lower(): i for i, n in enumerate(names)}
 
 
 def _single_spaced(ascii_text: str) -> bool:
