@@ -6,7 +6,13 @@ import asyncio
 from _doubles import ScriptedChatModel, tool_call
 from _helpers import node
 from ark.agent import Agent, AgentConfig, AgentOptions, Retriever, ToolConfig, ToolSession
-from ark.agent._hints import after_add, after_neighborhood, onward_relations
+from ark.agent._hints import (
+    after_add,
+    after_neighborhood,
+    chain_hint,
+    mentioned_relations,
+    onward_relations,
+)
 from ark.agent._prompt import system_prompt, worked_example
 
 QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
@@ -60,6 +66,8 @@ def test_session_appends_hints_only_when_asked(movie_index):
     hinted = hinted_session.call("search_in_neighborhood", args)
     assert hinted.observation.startswith(plain.observation)
     assert "Hint: 3 movie nodes." in hinted.observation and "Hint" not in plain.observation
+    # The question names has_genre, not followed yet: the next call, ready to copy.
+    assert 'edge_type="has_genre", node_type="genre")' in hinted.observation
     added = hinted_session.call("add_to_answer", {"node_indices": [zemeckis]})
     assert "Note: you explored the neighbors of" in added.observation
     assert QUESTION in added.observation
@@ -180,3 +188,55 @@ def test_with_hints_an_empty_answer_near_the_budget_is_pointed_out(movie_index):
         "answer the question, then finish.)"
     )
     assert last_observation(False).endswith("(1 step left.)")
+
+
+def test_the_relations_a_question_names_are_found_by_their_words(movie_index):
+    schema = movie_index.schema
+    assert mentioned_relations(schema, QUESTION) == ["directed_by", "has_genre"]
+    assert mentioned_relations(schema, "the films acted by Tom Hanks") == ["starred_actors"]
+    assert mentioned_relations(schema, "Who is the director of Big?") == ["directed_by"]
+    assert mentioned_relations(schema, "Tell me about Big") == []
+
+
+def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):
+    schema = movie_index.schema
+    hanks = node(movie_index, "Tom Hanks")
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away", "Big")]
+    hits = [(f, "movie") for f in films]
+    question = "Which genres are the films starred by Tom Hanks?"
+    # After the first hop: has_genre is named and not followed.
+    hint = chain_hint(schema, question, hits, [hanks], ["starred_actors"], multi=True)
+    assert f'search_in_neighborhood(node_index={films}, edge_type="has_genre", ' in hint
+    single = chain_hint(schema, question, hits, [hanks], ["starred_actors"], multi=False)
+    assert f"search_in_neighborhood(node_index={films[0]}, " in single
+    # Every named relation followed: the ready-made add of the returned nodes.
+    genres = [(node(movie_index, n), "genre") for n in ("Drama", "Adventure")]
+    done = chain_hint(schema, question, genres, films, ["starred_actors", "has_genre"], multi=True)
+    assert f"add them: add_to_answer(node_indices={[g for g, _ in genres]})" in done
+    # A named relation the returned nodes do not touch: one hop first, to a type that does.
+    people = [(hanks, "person")]
+    far = chain_hint(
+        schema,
+        "genres of films by the director of Big",
+        people,
+        [films[2]],
+        ["directed_by"],
+        multi=True,
+    )
+    assert 'edge_type="directed_by", node_type="movie")' in far and "Hop to them first" in far
+
+
+def test_session_tracks_followed_relations_for_the_chain(movie_index):
+    zemeckis = node(movie_index, "Robert Zemeckis")
+    session = ToolSession(
+        movie_index, hints=True, question=QUESTION, config=ToolConfig(multi_neighborhood=True)
+    )
+    films = session.call(
+        "search_in_neighborhood", {"node_index": zemeckis, "edge_type": "directed_by"}
+    ).nodes
+    assert session.followed == ["directed_by"]
+    early = session.call("add_to_answer", {"node_indices": films[:1]})
+    assert "the question also names has_genre, not followed yet" in early.observation
+    genres = session.call("search_in_neighborhood", {"node_index": films, "node_type": "genre"})
+    assert session.followed == ["directed_by", "has_genre"]  # read from the results
+    assert f"add_to_answer(node_indices={genres.nodes})" in genres.observation

@@ -6,12 +6,20 @@ observation, never replacing it and never refusing anything: what type the retur
 nodes are and which relations lead on from them (with the call that hops over all of
 them when the tool takes a set), and, when the model adds a node it started from or
 has already explored past, the question once more.
+
+When the question is known, the hint after a neighborhood is the question's own
+chain read against the schema (:func:`chain_hint`): the relations whose names the
+question uses (``directed``/``director`` for ``directed_by``) and which the search has
+not followed yet give the next call, ready to copy; when every one is followed, the
+ready-made call adds the nodes. A small model copies a ready-made call far more
+reliably than it composes one.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ark.graph import Schema
 
@@ -69,12 +77,19 @@ def after_add(
     question: str | None,
     added: Sequence[tuple[int, str, str]],
     explored: Sequence[int],
+    remaining: Sequence[str] = (),
 ) -> str:
     """A reminder when ``added`` ((index, name, type)) includes a node the search started
-    from or already explored past (``explored``: the centers of neighborhood calls)."""
+    from or already explored past (``explored``: the centers of neighborhood calls), or
+    when the question names relations not followed yet (``remaining``)."""
     passed = [(i, name, t) for i, name, t in added if i in explored]
     if not passed:
-        return ""
+        if not remaining:
+            return ""
+        return (
+            f"Note: the question also names {', '.join(remaining)}, not followed yet; "
+            "if these nodes are a step on the way, go on from them before finishing."
+        )
     names = ", ".join(f"[{i}] {name} ({t})" for i, name, t in passed[:3])
     text = (
         f"Note: you explored the neighbors of {names} to get further, so it is a step on the "
@@ -91,3 +106,139 @@ def after_repeat(unexplored: Sequence[tuple[int, str, str]], limit: int = 5) -> 
         return ""
     shown = ", ".join(f"[{i}] {name} ({t})" for i, name, t in unexplored[:limit])
     return f" Hint: not explored yet from your latest results: {shown}."
+
+
+#: Relation-name tokens that carry no meaning of their own (``has_genre``, ``in_language``).
+_FILLER = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "has",
+        "have",
+        "had",
+        "is",
+        "of",
+        "in",
+        "on",
+        "by",
+        "to",
+        "for",
+        "from",
+        "with",
+        "at",
+        "as",
+        "and",
+    ]
+)
+#: Suffixes cut from a word before comparing, longest first.
+_SUFFIXES = ("ings", "ing", "ers", "ors", "er", "or", "ed", "es", "s", "e")
+
+
+def stem(word: str) -> str:
+    """A crude stem (``actors``/``acted`` -> ``act``, ``genres`` -> ``genr``), enough to
+    match a question's words to a relation name's."""
+    w = word.casefold()
+    for suffix in _SUFFIXES:
+        if len(w) - len(suffix) >= 3 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
+
+
+def _stems_match(a: str, b: str) -> bool:
+    short, long = sorted((a, b), key=len)
+    return short == long or (len(short) >= 4 and long.startswith(short))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).casefold())
+
+
+def mentioned_relations(schema: Schema, question: str) -> list[str]:
+    """The schema's relations whose name shares a word with the question (``directed``
+    for ``directed_by``, ``genres`` for ``has_genre``), in schema order."""
+    asked = [stem(w) for w in _words(question) if w not in _FILLER]
+    out = []
+    for name in schema.relation_names:
+        own = [stem(w) for w in _words(name) if w not in _FILLER]
+        if any(_stems_match(a, o) for a in asked for o in own):
+            out.append(name)
+    return out
+
+
+def remaining_relations(schema: Schema, question: str | None, followed: Iterable[str]) -> list[str]:
+    """The relations the question names that no neighborhood call has followed yet."""
+    if not question:
+        return []
+    done = set(followed)
+    return [r for r in mentioned_relations(schema, question) if r not in done]
+
+
+def _ends(schema: Schema, relation: str, node_type: str) -> list[str]:
+    """Types at the other end of ``relation`` from nodes of ``node_type``."""
+    out: list[str] = []
+    for r in schema.relations:
+        if r.name == relation and r.count:
+            for a, b in ((r.source_type, r.target_type), (r.target_type, r.source_type)):
+                if a == node_type and b not in out:
+                    out.append(b)
+    return out
+
+
+def chain_hint(
+    schema: Schema,
+    question: str,
+    hits: Sequence[tuple[int, str]],
+    came_from: Sequence[int],
+    followed: Iterable[str],
+    *,
+    multi: bool,
+) -> str:
+    """The hint after a neighborhood when the question is known: the next relation the
+    question names that the search has not followed, as a ready-made call from the
+    returned nodes (through one intermediate hop when they do not touch it), or, when
+    every named relation is followed, the ready-made ``add_to_answer``."""
+    fresh = [(i, t) for i, t in hits if i not in came_from]
+    if not fresh:
+        return ""
+    node_type, n = Counter(t for _, t in fresh).most_common(1)[0]
+    same = [i for i, t in fresh if t == node_type][:MAX_SUGGESTED]
+    plural = "s" if n != 1 else ""
+    text = f"Hint: {n} {node_type} node{plural}."
+    named = mentioned_relations(schema, question)
+    done = set(followed)
+    remaining = remaining_relations(schema, question, done)
+    target = f"node_index={same}" if multi and len(same) > 1 else f"node_index={same[0]}"
+    if not remaining:
+        followed_named = [r for r in named if r in done]
+        via = f" (the question names {', '.join(followed_named)}, all followed)" if named else ""
+        return text + (
+            f" If they answer the question{via}, add them: add_to_answer(node_indices={same})."
+        )
+    for relation in remaining:
+        ends = _ends(schema, relation, node_type)
+        if ends:
+            return text + (
+                f" The question also names {relation}, not followed yet: "
+                f'search_in_neighborhood({target}, edge_type="{relation}", '
+                f'node_type="{ends[0]}").'
+            )
+    # No remaining relation touches these nodes: one hop first, preferring a relation
+    # the question names, to a type that does.
+    relation = remaining[0]
+    touching = {r.source_type for r in schema.relations if r.name == relation and r.count}
+    touching |= {r.target_type for r in schema.relations if r.name == relation and r.count}
+    options = [
+        (rel, other)
+        for rel, other in onward_relations(schema, node_type, limit=20)
+        if other in touching
+    ]
+    if not options:
+        return text
+    options.sort(key=lambda p: p[0] not in named)  # stable: named relations first
+    rel, other = options[0]
+    return text + (
+        f" The question also names {relation}, which {node_type} nodes do not have; "
+        f"{other} nodes do. Hop to them first: "
+        f'search_in_neighborhood({target}, edge_type="{rel}", node_type="{other}").'
+    )

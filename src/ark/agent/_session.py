@@ -129,6 +129,8 @@ class ToolSession:
         self.question = question
         #: Centers of neighborhood calls, in the order first explored.
         self.explored: list[int] = []
+        #: Relations followed by neighborhood calls with results (for the chain hint).
+        self.followed: list[str] = []
         self._last_hits: list[tuple[int, str, str]] = []  # of the last search with results
         self.index = index
         self.tools = tools or GraphTools(index)
@@ -253,15 +255,41 @@ class ToolSession:
         observation = result.render()
         if result.hits:
             self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
+        if centers and result.hits:
+            self._follow(arguments.get("edge_type"), result.hits)
         if self.hints and centers and result.hits:
-            hint = _hints.after_neighborhood(
-                self.index.schema,
-                [(h.index, h.type) for h in result.hits],
-                self.explored,
-                multi=self.config.multi_neighborhood,
+            hits = [(h.index, h.type) for h in result.hits]
+            multi_ok = self.config.multi_neighborhood
+            hint = (
+                _hints.chain_hint(
+                    self.index.schema,
+                    self.question,
+                    hits,
+                    self.explored,
+                    self.followed,
+                    multi=multi_ok,
+                )
+                if self.question
+                else _hints.after_neighborhood(
+                    self.index.schema, hits, self.explored, multi=multi_ok
+                )
             )
             observation += "\n" + hint if hint else ""
         return CallOutcome(observation, nodes=nodes, result=result)  # type: ignore[arg-type]
+
+    def _follow(self, edge_type: object, hits: Sequence[Any]) -> None:
+        """Record the relations a neighborhood call went along: its edge filter, or the
+        relations its results were reached by."""
+        names = [edge_type] if isinstance(edge_type, str) else edge_type
+        if isinstance(names, list) and names:
+            new = [n for n in names if isinstance(n, str)]
+        else:
+            new = [r.type for h in hits for r in getattr(h, "relations", ())]
+        known = {n.casefold(): n for n in self.index.schema.relation_names}
+        for name in new:
+            canonical = known.get(name.casefold())
+            if canonical and canonical not in self.followed:
+                self.followed.append(canonical)
 
     # -- the answer ----------------------------------------------------------------------
 
@@ -322,7 +350,12 @@ class ToolSession:
         parts.append(f"The answer has {len(answer)} node(s).")
         if self.hints and added:
             note = _hints.after_add(
-                self.question, [(n, g.name(n), g.type_name(n)) for n in added], self.explored
+                self.question,
+                [(n, g.name(n), g.type_name(n)) for n in added],
+                self.explored,
+                remaining=_hints.remaining_relations(
+                    self.index.schema, self.question, self.followed
+                ),
             )
             if note:
                 parts.append(note)
