@@ -40,8 +40,9 @@ class AgentOptions:
     """How ARK's loop talks to the model (each measured on MetaQA dev:
     ``benchmarks/QUALITY_LOG.md``). ``example``: a worked two-hop example built from
     the graph's own schema and nodes; ``hints``: observations that name the returned
-    types, the relations leading on, and remind the question when the answer gets the
-    start entity's type. The prompt variant is :attr:`AgentConfig.prompt` (recorded
+    types and give the next call ready to copy — the relation the question names and
+    the search has not followed yet, or the add once all are followed — and remind the
+    question when the answer gets a node already explored past. The prompt variant is :attr:`AgentConfig.prompt` (recorded
     with the run's config)."""
 
     example: bool = False
