@@ -17,6 +17,12 @@ the one that decodes the agents' calls in one batch (``make_chat_model(parallel=
 and reports wall time, the n = 3 / n = 1 ratio (target <= 1.5x) and the per-phase
 numbers: prompt tokens sent, evaluated, and shared between sequences, tokens
 generated, decode batches, and seconds decoding and sampling.
+
+Part 3 (``--decode-cost``) measures what bounds part 2: the time of one
+``llama_decode`` carrying the next token of k sequences (k = 1..4), each after the
+same shared prompt, on the batched backend's own context. If k tokens cost k times
+one, decoding three agents together saves nothing over decoding them in turn, and
+n = 3 / n = 1 is bounded below by the share of generated tokens in one agent's time.
 """
 
 from __future__ import annotations
@@ -225,6 +231,58 @@ def local_speed(
     return rows
 
 
+def decode_cost(
+    threads: int | None,
+    model: str | None = None,
+    ks: Sequence[int] = (1, 2, 3, 4),
+    prompt_tokens: int = 1500,
+    repeats: int = 24,
+) -> list[dict[str, float]]:
+    """Median milliseconds of one ``llama_decode`` carrying one token for each of k
+    sequences that share a ``prompt_tokens`` prefix (the agents' system prompt and
+    question), on the batched backend's context."""
+    import llama_cpp
+
+    llm = _make_local("batched", threads, model)
+    try:
+        ctx, mem, batch = llm._ctx.ctx, llm._mem, llm._batch  # the backend's own context
+        text = (DEMO_QUESTION + " ") * (prompt_tokens // 10 + 1)
+        tokens = llm._llm.tokenize(text.encode())[:prompt_tokens]
+
+        def decode(entries: list[tuple[int, int, int, bool]]) -> float:
+            batch.n_tokens = 0
+            for token, pos, seq, logits in entries:
+                i = batch.n_tokens
+                batch.token[i], batch.pos[i] = token, pos
+                batch.n_seq_id[i], batch.seq_id[i][0] = 1, seq
+                batch.logits[i] = logits
+                batch.n_tokens += 1
+            started = time.perf_counter()
+            if llama_cpp.llama_decode(ctx, batch) != 0:
+                raise RuntimeError("llama_decode failed")
+            return time.perf_counter() - started
+
+        for start in range(0, len(tokens), llm.n_batch):
+            chunk = tokens[start : start + llm.n_batch]
+            decode([(t, start + j, 0, False) for j, t in enumerate(chunk)])
+        for seq in range(1, max(ks)):
+            llama_cpp.llama_memory_seq_cp(mem, 0, seq, -1, -1)
+        rows = []
+        p = len(tokens)
+        for k in ks:
+            times = [
+                decode([(tokens[(r + s) % p], p + r, s, True) for s in range(k)])
+                for r in range(repeats)
+            ]
+            for seq in range(k):
+                llama_cpp.llama_memory_seq_rm(mem, seq, p, -1)
+            ms = 1000 * statistics.median(times[2:])  # the first two warm up
+            rows.append({"k": k, "ms": ms, "ms_per_token": ms / k})
+        return rows
+    finally:
+        llm.close()
+
+
 def print_local(rows: list[dict[str, Any]], base: float) -> None:
     """One backend's rows as a Markdown table: n/1 against its own first row, and
     against ``base``, the first backend's first row (the batched backend also makes
@@ -273,7 +331,26 @@ def main(argv: list[str] | None = None) -> None:
         help="local backends to time (states: one KV cache per conversation; batched: "
         "parallel sequences decoded together)",
     )
+    p.add_argument(
+        "--decode-cost",
+        action="store_true",
+        help="only time one llama_decode carrying k = 1..4 sequences' tokens (local model)",
+    )
     args = p.parse_args(argv)
+    if args.decode_cost:
+        rows = decode_cost(args.threads, args.model)
+        print(
+            "\nOne llama_decode with one token of each of k sequences "
+            f"({args.threads or 'all'} threads)\n"
+        )
+        print("| k | ms per decode | ms per token | vs k = 1 |")
+        print("|---:|---:|---:|---:|")
+        for r in rows:
+            print(
+                f"| {r['k']} | {r['ms']:.1f} | {r['ms_per_token']:.1f} "
+                f"| {r['ms'] / rows[0]['ms']:.2f}x |"
+            )
+        return
     if not args.kb.exists():
         sys.exit(f"MetaQA kb not found at {args.kb}; pass --kb")
     with tempfile.TemporaryDirectory() as tmp:
