@@ -240,3 +240,26 @@ def test_session_tracks_followed_relations_for_the_chain(movie_index):
     genres = session.call("search_in_neighborhood", {"node_index": films, "node_type": "genre"})
     assert session.followed == ["directed_by", "has_genre"]  # read from the results
     assert f"add_to_answer(node_indices={genres.nodes})" in genres.observation
+
+
+def test_chain_hint_ignores_stray_typings_of_a_relation():
+    from ark.graph import NodeTypeSummary, RelationSummary, Schema
+
+    # A name shared by a movie and a person puts a few directed_by edges on movie->movie.
+    schema = Schema(
+        (NodeTypeSummary("movie", 100), NodeTypeSummary("person", 80)),
+        (
+            RelationSummary("directed_by", "movie", "movie", 1),
+            RelationSummary("directed_by", "movie", "person", 900),
+            RelationSummary("starred_actors", "movie", "person", 2000),
+        ),
+    )
+    hint = chain_hint(
+        schema,
+        "films acted by X were directed by who",
+        [(1, "movie")],
+        [0],
+        ["starred_actors"],
+        multi=False,
+    )
+    assert 'edge_type="directed_by", node_type="person")' in hint

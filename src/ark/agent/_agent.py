@@ -42,8 +42,8 @@ class AgentOptions:
     the graph's own schema and nodes; ``hints``: observations that name the returned
     types and give the next call ready to copy — the relation the question names and
     the search has not followed yet, or the add once all are followed — and remind the
-    question when the answer gets a node already explored past. The prompt variant is :attr:`AgentConfig.prompt` (recorded
-    with the run's config)."""
+    question when the answer gets a node already explored past. The prompt variant is
+    :attr:`AgentConfig.prompt` (recorded with the run's config)."""
 
     example: bool = False
     hints: bool = False

@@ -174,14 +174,24 @@ def remaining_relations(schema: Schema, question: str | None, followed: Iterable
     return [r for r in mentioned_relations(schema, question) if r not in done]
 
 
+def _main_pairs(schema: Schema, relation: str, min_share: float = 0.01) -> list[tuple[str, str]]:
+    """(source type, target type) pairs of ``relation``, most common first, without the
+    stray typings (pairs under ``min_share`` of the relation's edges: a name shared by
+    two node types puts a few edges on the wrong pair)."""
+    rows = [r for r in schema.relations if r.name == relation and r.count]
+    total = sum(r.count for r in rows)
+    rows = sorted((r for r in rows if r.count >= min_share * total), key=lambda r: -r.count)
+    return [(r.source_type, r.target_type) for r in rows]
+
+
 def _ends(schema: Schema, relation: str, node_type: str) -> list[str]:
-    """Types at the other end of ``relation`` from nodes of ``node_type``."""
+    """Types at the other end of ``relation`` from nodes of ``node_type``, most common
+    first."""
     out: list[str] = []
-    for r in schema.relations:
-        if r.name == relation and r.count:
-            for a, b in ((r.source_type, r.target_type), (r.target_type, r.source_type)):
-                if a == node_type and b not in out:
-                    out.append(b)
+    for source, target in _main_pairs(schema, relation):
+        for a, b in ((source, target), (target, source)):
+            if a == node_type and b not in out:
+                out.append(b)
     return out
 
 
@@ -226,8 +236,7 @@ def chain_hint(
     # No remaining relation touches these nodes: one hop first, preferring a relation
     # the question names, to a type that does.
     relation = remaining[0]
-    touching = {r.source_type for r in schema.relations if r.name == relation and r.count}
-    touching |= {r.target_type for r in schema.relations if r.name == relation and r.count}
+    touching = {t for pair in _main_pairs(schema, relation) for t in pair}
     options = [
         (rel, other)
         for rel, other in onward_relations(schema, node_type, limit=20)
