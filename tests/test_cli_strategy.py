@@ -6,6 +6,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from _helpers import node
 from ark.cli import app
 
 runner = CliRunner()
@@ -93,3 +94,32 @@ def test_eval_records_the_strategy_in_the_run_config(metaqa_index, tmp_path, mon
     assert config["strategy"] == "graphsearch" and config["agents"] == 1
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["metrics"]["recall@20"] > 0  # Big is among Tom Hanks's films
+
+
+def test_ask_with_the_guided_strategy_sends_the_set_tool_and_hints(metaqa_index, monkeypatch):
+    pytest.importorskip("openai")
+    from fake_openai import FakeOpenAIServer, chat_reply, function_call
+
+    hanks = node(metaqa_index, "Tom Hanks")
+    calls = [
+        ("search_in_neighborhood", {"node_index": hanks, "edge_type": "starred_actors"}),
+        ("finish", {}),
+        ("finish", {}),
+    ]
+    replies = [
+        (200, chat_reply(tool_calls=[function_call(n, json.dumps(a), f"call_{i}")]))
+        for i, (n, a) in enumerate(calls)
+    ]
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAIServer(replies) as server:
+        out = run(
+            "ask", metaqa_index.path, "which genres are the films starred by Tom Hanks",
+            "--strategy", "ark-guided", "--agents", "1", "--base-url", server.base_url,
+            "--model", "fake-model", "--json",
+        )  # fmt: skip
+    traj = json.loads(out.output)["trajectories"][0]
+    assert traj["config"]["strategy"] == "ark-guided"
+    tool = next(t for t in server.requests[0]["tools"] if t["function"]["name"].endswith("hood"))
+    assert "array" in json.dumps(tool["function"]["parameters"]["properties"]["node_index"])
+    first = next(m["content"] for m in traj["messages"] if m["role"] == "tool")
+    assert 'edge_type="has_genre", node_type="genre")' in first

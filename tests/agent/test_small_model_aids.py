@@ -263,3 +263,17 @@ def test_chain_hint_ignores_stray_typings_of_a_relation():
         multi=False,
     )
     assert 'edge_type="directed_by", node_type="person")' in hint
+
+
+def test_the_guided_strategy_is_ark_with_hints_and_the_hop_over_a_set(movie_index):
+    script, films, genres = zemeckis_script(movie_index)
+    result = Retriever(
+        movie_index, ScriptedChatModel(script), strategy="ark-guided", n_agents=1, max_steps=8
+    ).retrieve(QUESTION)
+    traj = result.trajectories[0]
+    assert traj.config["strategy"] == "ark-guided" and traj.config["options"] == {"hints": True}
+    assert traj.config["tools"]["multi_neighborhood"] is True
+    observations = [m["content"] for m in traj.messages if m["role"] == "tool"]
+    assert 'edge_type="has_genre", node_type="genre")' in observations[1]  # the chain hint
+    assert "Neighbors of 3 nodes" in observations[3]  # the hop over the set ran
+    assert [r.index for r in result.ranking] == films + genres

@@ -22,7 +22,7 @@ from ark.agent.graphsearch import GraphSearch, GraphSearchConfig
 
 #: How many agents a strategy runs when none is asked for: ARK fuses three (the
 #: paper's n), GraphSearch's workflow is one pipeline per question.
-DEFAULT_AGENTS = {"ark": 3, "graphsearch": 1}
+DEFAULT_AGENTS = {"ark": 3, "ark-guided": 3, "graphsearch": 1}
 
 __all__ = [
     "ANSWER_TOOL_SPECS",

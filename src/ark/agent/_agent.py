@@ -246,4 +246,15 @@ class Agent:
         )
 
 
+def guided_agent(ctx: StrategyContext) -> Agent:
+    """ARK's loop with the aids for small models (strategy ``"ark-guided"``): the hints
+    that read the question's chain against the schema and the hop over a set of nodes.
+    The tools, the answer list and the vote are the paper's; only the observations and
+    the neighborhood tool's reach differ (measured: ``benchmarks/QUALITY_LOG.md``)."""
+    tools = replace(ctx.config.tools, multi_neighborhood=True)
+    config = replace(ctx.config, tools=tools)
+    return Agent(ctx.index, ctx.llm, config, options=AgentOptions(hints=True), **ctx.shared())
+
+
 register_strategy("ark", Agent.from_context)
+register_strategy("ark-guided", guided_agent)

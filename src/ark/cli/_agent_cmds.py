@@ -163,7 +163,12 @@ OptionalAgentsOpt = Annotated[
     ),
 ]
 StrategyOpt = Annotated[
-    str, typer.Option("--strategy", help="ark (the paper's agent) | graphsearch (six modules).")
+    str,
+    typer.Option(
+        "--strategy",
+        help="ark (the paper's agent) | ark-guided (ark with hints and the hop over a set, "
+        "for small models) | graphsearch (six modules).",
+    ),
 ]
 
 
@@ -269,6 +274,7 @@ def ask(
 def demo(
     question: Annotated[str, typer.Argument(help="A question about movies.")] = DEMO_QUESTION,
     agents: AgentsOpt = 1,
+    strategy: StrategyOpt = "ark",
     max_steps: StepsOpt = 10,
     temperature: TempOpt = 0.7,
     model: ModelOpt = None,
@@ -324,5 +330,6 @@ def demo(
         max_retries=max_retries,
         use_env=False,
         adapter=adapter,
+        strategy=strategy,
         parallel=parallel,
     )

@@ -60,7 +60,10 @@ def eval_cmd(
     ] = None,
     strategy: Annotated[
         str | None,
-        typer.Option(help="With --method ark: ark (default) | graphsearch.", show_default=False),
+        typer.Option(
+            help="With --method ark: ark (default) | ark-guided | graphsearch.",
+            show_default=False,
+        ),
     ] = None,
     max_steps: Annotated[int, typer.Option(help="Step budget per agent.")] = 20,
     fusion: Annotated[str, typer.Option(help="vote | ordering | random | late")] = "vote",
