@@ -212,7 +212,7 @@ def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):
     # Every named relation followed: the ready-made add of the returned nodes.
     genres = [(node(movie_index, n), "genre") for n in ("Drama", "Adventure")]
     done = chain_hint(schema, question, genres, films, ["starred_actors", "has_genre"], multi=True)
-    assert f"add them: add_to_answer(node_indices={[g for g, _ in genres]})" in done
+    assert f"Add them now: add_to_answer(node_indices={[g for g, _ in genres]})" in done
     # A named relation the returned nodes do not touch: one hop first, to a type that does.
     people = [(hanks, "person")]
     far = chain_hint(

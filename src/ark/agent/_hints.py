@@ -220,10 +220,14 @@ def chain_hint(
     remaining = remaining_relations(schema, question, done)
     target = f"node_index={same}" if multi and len(same) > 1 else f"node_index={same[0]}"
     if not remaining:
-        followed_named = [r for r in named if r in done]
-        via = f" (the question names {', '.join(followed_named)}, all followed)" if named else ""
+        if not named:
+            return text + (
+                f" If they answer the question, add them: add_to_answer(node_indices={same})."
+            )
+        followed_named = ", ".join(r for r in named if r in done)
         return text + (
-            f" If they answer the question{via}, add them: add_to_answer(node_indices={same})."
+            f" Every relation the question names ({followed_named}) is followed, so these "
+            f"answer it. Add them now: add_to_answer(node_indices={same}), then finish."
         )
     for relation in remaining:
         ends = _ends(schema, relation, node_type)
