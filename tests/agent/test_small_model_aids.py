@@ -203,21 +203,21 @@ def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):
     hanks = node(movie_index, "Tom Hanks")
     films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away", "Big")]
     hits = [(f, "movie") for f in films]
-    question = "Which genres are the films starred by Tom Hanks?"
+    named = mentioned_relations(schema, "Which genres are the films starred by Tom Hanks?")
     # After the first hop: has_genre is named and not followed.
-    hint = chain_hint(schema, question, hits, [hanks], ["starred_actors"], multi=True)
+    hint = chain_hint(schema, named, hits, [hanks], ["starred_actors"], multi=True)
     assert f'search_in_neighborhood(node_index={films}, edge_type="has_genre", ' in hint
-    single = chain_hint(schema, question, hits, [hanks], ["starred_actors"], multi=False)
+    single = chain_hint(schema, named, hits, [hanks], ["starred_actors"], multi=False)
     assert f"search_in_neighborhood(node_index={films[0]}, " in single
     # Every named relation followed: the ready-made add of the returned nodes.
     genres = [(node(movie_index, n), "genre") for n in ("Drama", "Adventure")]
-    done = chain_hint(schema, question, genres, films, ["starred_actors", "has_genre"], multi=True)
+    done = chain_hint(schema, named, genres, films, ["starred_actors", "has_genre"], multi=True)
     assert f"Add them now: add_to_answer(node_indices={[g for g, _ in genres]})" in done
     # A named relation the returned nodes do not touch: one hop first, to a type that does.
     people = [(hanks, "person")]
     far = chain_hint(
         schema,
-        "genres of films by the director of Big",
+        mentioned_relations(schema, "genres of films by the director of Big"),
         people,
         [films[2]],
         ["directed_by"],
@@ -256,7 +256,7 @@ def test_chain_hint_ignores_stray_typings_of_a_relation():
     )
     hint = chain_hint(
         schema,
-        "films acted by X were directed by who",
+        mentioned_relations(schema, "films acted by X were directed by who"),
         [(1, "movie")],
         [0],
         ["starred_actors"],

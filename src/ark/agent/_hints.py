@@ -45,6 +45,19 @@ def onward_relations(
     return [pair for pair, _ in counts.most_common(limit)]
 
 
+def _dominant(
+    hits: Sequence[tuple[int, str]], came_from: Sequence[int]
+) -> tuple[str, str, list[int]] | None:
+    """For the hits not among ``came_from``: the hint's opening line, their most common
+    type, and the nodes of that type to suggest (None when nothing is new)."""
+    fresh = [(i, t) for i, t in hits if i not in came_from]
+    if not fresh:
+        return None
+    node_type, n = Counter(t for _, t in fresh).most_common(1)[0]
+    same = [i for i, t in fresh if t == node_type][:MAX_SUGGESTED]
+    return f"Hint: {n} {node_type} node{'s' if n != 1 else ''}.", node_type, same
+
+
 def after_neighborhood(
     schema: Schema,
     hits: Sequence[tuple[int, str]],
@@ -54,15 +67,12 @@ def after_neighborhood(
 ) -> str:
     """The hint after a neighborhood with ``hits`` ((index, type) pairs) explored from
     ``came_from``: the dominant type, the relations leading on, the hop over the set."""
-    fresh = [(i, t) for i, t in hits if i not in came_from]
-    if not fresh:
+    dominant = _dominant(hits, came_from)
+    if dominant is None:
         return ""
-    node_type, n = Counter(t for _, t in fresh).most_common(1)[0]
+    text, node_type, same = dominant
     onward = onward_relations(schema, node_type)
-    plural = "s" if n != 1 else ""
-    text = f"Hint: {n} {node_type} node{plural}."
     if onward:
-        same = [i for i, t in fresh if t == node_type][:MAX_SUGGESTED]
         target = f"node_index={same}" if multi and len(same) > 1 else "node_index=<one of them>"
         text += (
             f" If the question asks for what these {node_type} nodes link to, go one more "
@@ -166,14 +176,6 @@ def mentioned_relations(schema: Schema, question: str) -> list[str]:
     return out
 
 
-def remaining_relations(schema: Schema, question: str | None, followed: Iterable[str]) -> list[str]:
-    """The relations the question names that no neighborhood call has followed yet."""
-    if not question:
-        return []
-    done = set(followed)
-    return [r for r in mentioned_relations(schema, question) if r not in done]
-
-
 def _main_pairs(schema: Schema, relation: str, min_share: float = 0.01) -> list[tuple[str, str]]:
     """(source type, target type) pairs of ``relation``, most common first, without the
     stray typings (pairs under ``min_share`` of the relation's edges: a name shared by
@@ -197,27 +199,24 @@ def _ends(schema: Schema, relation: str, node_type: str) -> list[str]:
 
 def chain_hint(
     schema: Schema,
-    question: str,
+    named: Sequence[str],
     hits: Sequence[tuple[int, str]],
     came_from: Sequence[int],
     followed: Iterable[str],
     *,
     multi: bool,
 ) -> str:
-    """The hint after a neighborhood when the question is known: the next relation the
-    question names that the search has not followed, as a ready-made call from the
-    returned nodes (through one intermediate hop when they do not touch it), or, when
-    every named relation is followed, the ready-made ``add_to_answer``."""
-    fresh = [(i, t) for i, t in hits if i not in came_from]
-    if not fresh:
+    """The hint after a neighborhood when the question is known (``named``: its
+    :func:`mentioned_relations`): the next named relation the search has not followed,
+    as a ready-made call from the returned nodes (through one intermediate hop when
+    they do not touch it), or, when every named relation is followed, the ready-made
+    ``add_to_answer``."""
+    dominant = _dominant(hits, came_from)
+    if dominant is None:
         return ""
-    node_type, n = Counter(t for _, t in fresh).most_common(1)[0]
-    same = [i for i, t in fresh if t == node_type][:MAX_SUGGESTED]
-    plural = "s" if n != 1 else ""
-    text = f"Hint: {n} {node_type} node{plural}."
-    named = mentioned_relations(schema, question)
+    text, node_type, same = dominant
     done = set(followed)
-    remaining = remaining_relations(schema, question, done)
+    remaining = [r for r in named if r not in done]
     target = f"node_index={same}" if multi and len(same) > 1 else f"node_index={same[0]}"
     if not remaining:
         if not named:

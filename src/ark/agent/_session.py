@@ -129,10 +129,14 @@ class ToolSession:
         self.question = question
         #: Centers of neighborhood calls, in the order first explored.
         self.explored: list[int] = []
-        #: Relations followed by neighborhood calls with results (for the chain hint).
+        #: Relations followed by neighborhood calls with results (kept with hints only).
         self.followed: list[str] = []
         self._last_hits: list[tuple[int, str, str]] = []  # of the last search with results
         self.index = index
+        #: The relations the question names (:func:`ark.agent._hints.mentioned_relations`).
+        self._named = (
+            _hints.mentioned_relations(index.schema, question) if hints and question else []
+        )
         self.tools = tools or GraphTools(index)
         self.config = config or ToolConfig()
         self.specs = tool_specs(index.schema, self.config, answer_tools=answer_tools)
@@ -255,15 +259,14 @@ class ToolSession:
         observation = result.render()
         if result.hits:
             self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
-        if centers and result.hits:
-            self._follow(arguments.get("edge_type"), result.hits)
         if self.hints and centers and result.hits:
+            self._follow(arguments.get("edge_type"), result.hits)
             hits = [(h.index, h.type) for h in result.hits]
             multi_ok = self.config.multi_neighborhood
             hint = (
                 _hints.chain_hint(
                     self.index.schema,
-                    self.question,
+                    self._named,
                     hits,
                     self.explored,
                     self.followed,
@@ -284,7 +287,7 @@ class ToolSession:
         if isinstance(names, list) and names:
             new = [n for n in names if isinstance(n, str)]
         else:
-            new = [r.type for h in hits for r in getattr(h, "relations", ())]
+            new = [r.type for h in hits for r in h.relations]
         known = {n.casefold(): n for n in self.index.schema.relation_names}
         for name in new:
             canonical = known.get(name.casefold())
@@ -353,9 +356,7 @@ class ToolSession:
                 self.question,
                 [(n, g.name(n), g.type_name(n)) for n in added],
                 self.explored,
-                remaining=_hints.remaining_relations(
-                    self.index.schema, self.question, self.followed
-                ),
+                remaining=[r for r in self._named if r not in self.followed],
             )
             if note:
                 parts.append(note)
