@@ -123,3 +123,10 @@ def test_ask_with_the_guided_strategy_sends_the_set_tool_and_hints(metaqa_index,
     assert "array" in json.dumps(tool["function"]["parameters"]["properties"]["node_index"])
     first = next(m["content"] for m in traj["messages"] if m["role"] == "tool")
     assert 'edge_type="has_genre", node_type="genre")' in first
+
+
+def test_demo_refuses_an_unknown_strategy_before_building_or_loading(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARK_CACHE_DIR", str(tmp_path / "cache"))
+    out = run("demo", "--strategy", "nope", code=1)
+    assert "unknown --strategy 'nope'" in out.output and "ark-guided" in out.output
+    assert not (tmp_path / "cache" / "demo").exists()  # no index built, no model loaded

@@ -296,6 +296,7 @@ def demo(
     and ``OPENAI_API_KEY`` do not send the demo to a server."""
     from importlib.resources import files
 
+    resolve_agents(strategy, agents, as_json)  # an unknown strategy fails before any work
     try:
         price_table = prices(price_in, price_out, prices_file)
     except ArkError as exc:
