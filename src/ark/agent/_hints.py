@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from ark.graph import Schema
 
@@ -143,12 +144,51 @@ _FILLER = frozenset(
 )
 #: Suffixes cut from a word before comparing, longest first.
 _SUFFIXES = ("ings", "ing", "ers", "ors", "er", "or", "ed", "es", "s", "e")
+#: English irregular verb forms, mapped to the form whose stem a relation name would use
+#: (``wrote``/``written`` -> ``write``, as in ``written_by``).
+_IRREGULAR = {
+    "wrote": "write",
+    "written": "write",
+    "spoke": "speak",
+    "spoken": "speak",
+    "made": "make",
+    "sang": "sing",
+    "sung": "sing",
+    "drew": "draw",
+    "drawn": "draw",
+    "built": "build",
+    "bought": "buy",
+    "sold": "sell",
+    "held": "hold",
+    "found": "find",
+    "founded": "found",
+    "taught": "teach",
+    "led": "lead",
+    "won": "win",
+    "gave": "give",
+    "given": "give",
+    "took": "take",
+    "taken": "take",
+    "chose": "choose",
+    "chosen": "choose",
+    "began": "begin",
+    "begun": "begin",
+    "grew": "grow",
+    "grown": "grow",
+    "known": "know",
+    "knew": "know",
+}
+#: Words that make a relation's mention a shared one, used twice by the chain: X's
+#: *co-stars* are the actors of X's films, the films of the *same director* are those of
+#: the director's films, the director *also directed* other films.
+_SHARED = frozenset(["co", "same", "share", "shares", "shared", "sharing", "also", "fellow"])
 
 
 def stem(word: str) -> str:
     """A crude stem (``actors``/``acted`` -> ``act``, ``genres`` -> ``genr``), enough to
     match a question's words to a relation name's."""
     w = word.casefold()
+    w = _IRREGULAR.get(w, w)
     for suffix in _SUFFIXES:
         if len(w) - len(suffix) >= 3 and w.endswith(suffix):
             return w[: -len(suffix)]
@@ -160,20 +200,90 @@ def _stems_match(a: str, b: str) -> bool:
     return short == long or (len(short) >= 4 and long.startswith(short))
 
 
+def _word_matches(asked: str, own: str) -> bool:
+    """Whether a question word's stem matches a relation word's; a long word also by its
+    tail, for compounds (``screenwriter`` matches ``written``)."""
+    if _stems_match(asked, own):
+        return True
+    return len(asked) >= 8 and any(_stems_match(asked[i:], own) for i in range(1, len(asked) - 3))
+
+
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).casefold())
 
 
-def mentioned_relations(schema: Schema, question: str) -> list[str]:
+class Named(NamedTuple):
+    """A relation the question names: how many times its chain uses the relation (two
+    for a shared mention, ``co-star``) and the word positions that name it."""
+
+    relation: str
+    uses: int
+    positions: tuple[int, ...]
+
+
+def named_relations(schema: Schema, question: str) -> list[Named]:
     """The schema's relations whose name shares a word with the question (``directed``
-    for ``directed_by``, ``genres`` for ``has_genre``), in schema order."""
-    asked = [stem(w) for w in _words(question) if w not in _FILLER]
+    for ``directed_by``, ``genres`` for ``has_genre``), in schema order; a relation
+    named next to a word of sharing (``co-star``, ``same director``, ``also directed``:
+    one of the two words before it, filler skipped) is used twice."""
+    words = _words(question)
+    content = [(i, stem(w), w) for i, w in enumerate(words) if w not in _FILLER]
     out = []
     for name in schema.relation_names:
         own = [stem(w) for w in _words(name) if w not in _FILLER]
-        if any(_stems_match(a, o) for a in asked for o in own):
-            out.append(name)
+        hits = [
+            j
+            for j, (_, asked, _) in enumerate(content)
+            if any(_word_matches(asked, o) for o in own)
+        ]
+        if not hits:
+            continue
+        shared = any(w in _SHARED for j in hits for _, _, w in content[max(0, j - 2) : j])
+        out.append(Named(name, 2 if shared else 1, tuple(content[j][0] for j in hits)))
     return out
+
+
+def mentioned_relations(schema: Schema, question: str) -> list[str]:
+    """The names of :func:`named_relations`, in schema order."""
+    return [n.relation for n in named_relations(schema, question)]
+
+
+def _position(question: str, name: str) -> int | None:
+    """The word position where ``name`` (a node's name) starts in the question, or of
+    the first of its words the question has; None when it has none."""
+    words, own = _words(question), [w for w in _words(name) if w not in _FILLER]
+    for i in range(len(words)):
+        if own and words[i : i + len(own)] == own:
+            return i
+    return next((words.index(w) for w in own if w in words), None)
+
+
+def first_hop(
+    named: Sequence[Named],
+    question: str,
+    candidates: Sequence[tuple[int, str, str, Sequence[tuple[str, str, str, int]]]],
+) -> str:
+    """The hint after a global search: the first of the ``candidates`` ((index, name,
+    type, what its neighborhood holds as (neighbor type, relation, direction, count)),
+    best match first) that has a relation the question names, with the ready-made call
+    along the named relation mentioned nearest to the node's name in the question
+    (``films acted by X``: the relation of ``acted``)."""
+    for index, name, node_type, links in candidates:
+        present = {rel for _, rel, _, _ in links}
+        options = [n for n in named if n.relation in present]
+        if not options:
+            continue
+        at = _position(question, name)
+        if at is not None:
+            options.sort(key=lambda n: min(abs(p - at) for p in n.positions))
+        relation = options[0].relation
+        other = next(t for t, rel, _, _ in links if rel == relation)
+        return (
+            f"Hint: [{index}] {name} ({node_type}) matches the question best; the question "
+            f"names {relation}, which it has: search_in_neighborhood(node_index={index}, "
+            f'edge_type="{relation}", node_type="{other}").'
+        )
+    return ""
 
 
 def _main_pairs(schema: Schema, relation: str, min_share: float = 0.01) -> list[tuple[str, str]]:
@@ -205,37 +315,61 @@ def chain_hint(
     followed: Iterable[str],
     *,
     multi: bool,
+    uses: Mapping[str, int] | None = None,
+    centers: Sequence[tuple[int, str]] = (),
+    hop: Sequence[str] = (),
 ) -> str:
     """The hint after a neighborhood when the question is known (``named``: its
-    :func:`mentioned_relations`): the next named relation the search has not followed,
-    as a ready-made call from the returned nodes (through one intermediate hop when
-    they do not touch it), or, when every named relation is followed, the ready-made
-    ``add_to_answer``."""
+    :func:`mentioned_relations`, each used ``uses[r]`` times, once by default;
+    ``followed``: one entry per use so far): the next named relation not used up, as a
+    ready-made call from the returned nodes; when the returned nodes do not touch it,
+    back from this call's ``centers`` ((index, type)) if this call (along ``hop``) left
+    the question's chain, or else through one intermediate hop; when every named
+    relation is used up, the ready-made ``add_to_answer``."""
     dominant = _dominant(hits, came_from)
     if dominant is None:
         return ""
     text, node_type, same = dominant
-    done = set(followed)
-    remaining = [r for r in named if r not in done]
+    done = Counter(followed)
+    wanted = uses or {}
+    remaining = [r for r in named if done[r] < wanted.get(r, 1)]
     target = f"node_index={same}" if multi and len(same) > 1 else f"node_index={same[0]}"
     if not remaining:
         if not named:
             return text + (
                 f" If they answer the question, add them: add_to_answer(node_indices={same})."
             )
-        followed_named = ", ".join(r for r in named if r in done)
         return text + (
-            f" Every relation the question names ({followed_named}) is followed, so these "
+            f" Every relation the question names ({', '.join(named)}) is followed, so these "
             f"answer it. Add them now: add_to_answer(node_indices={same}), then finish."
         )
     for relation in remaining:
         ends = _ends(schema, relation, node_type)
         if ends:
-            return text + (
-                f" The question also names {relation}, not followed yet: "
-                f'search_in_neighborhood({target}, edge_type="{relation}", '
-                f'node_type="{ends[0]}").'
+            lead = (
+                f"The question uses {relation} twice, followed once so far"
+                if done[relation]
+                else f"The question also names {relation}, not followed yet"
             )
+            return text + (
+                f" {lead}: search_in_neighborhood({target}, "
+                f'edge_type="{relation}", node_type="{ends[0]}").'
+            )
+    if not set(hop) & set(named):
+        # This call left the chain (along relations the question does not name): go
+        # on from where it started, if that touches a named relation.
+        for relation in remaining:
+            for center_type in dict.fromkeys(t for _, t in centers):
+                ends = _ends(schema, relation, center_type)
+                if ends:
+                    back = [i for i, t in centers if t == center_type][:MAX_SUGGESTED]
+                    start = back if multi and len(back) > 1 else back[0]
+                    return text + (
+                        f" The question names {relation}, which {node_type} nodes do not "
+                        f"have; the {center_type} node{'s' if len(back) > 1 else ''} you "
+                        f"came from do{'' if len(back) > 1 else 'es'}: search_in_neighborhood("
+                        f'node_index={start}, edge_type="{relation}", node_type="{ends[0]}").'
+                    )
     # No remaining relation touches these nodes: one hop first, preferring a relation
     # the question names, to a type that does.
     relation = remaining[0]

@@ -129,14 +129,16 @@ class ToolSession:
         self.question = question
         #: Centers of neighborhood calls, in the order first explored.
         self.explored: list[int] = []
-        #: Relations followed by neighborhood calls with results (kept with hints only).
+        #: Relations followed by neighborhood calls with results, one entry per use: a
+        #: relation followed again from other nodes counts again (kept with hints only).
         self.followed: list[str] = []
+        self._uses: set[tuple[str, frozenset[int]]] = set()  # (relation, centers)
         self._last_hits: list[tuple[int, str, str]] = []  # of the last search with results
         self.index = index
-        #: The relations the question names (:func:`ark.agent._hints.mentioned_relations`).
-        self._named = (
-            _hints.mentioned_relations(index.schema, question) if hints and question else []
-        )
+        #: The relations the question names (:func:`ark.agent._hints.named_relations`).
+        self._chain = _hints.named_relations(index.schema, question) if hints and question else []
+        self._named = [n.relation for n in self._chain]
+        self._wanted = {n.relation: n.uses for n in self._chain}
         self.tools = tools or GraphTools(index)
         self.config = config or ToolConfig()
         self.specs = tool_specs(index.schema, self.config, answer_tools=answer_tools)
@@ -259,40 +261,64 @@ class ToolSession:
         observation = result.render()
         if result.hits:
             self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
-        if self.hints and centers and result.hits:
-            self._follow(arguments.get("edge_type"), result.hits)
-            hits = [(h.index, h.type) for h in result.hits]
-            multi_ok = self.config.multi_neighborhood
-            hint = (
-                _hints.chain_hint(
-                    self.index.schema,
-                    self._named,
-                    hits,
-                    self.explored,
-                    self.followed,
-                    multi=multi_ok,
-                )
-                if self.question
-                else _hints.after_neighborhood(
-                    self.index.schema, hits, self.explored, multi=multi_ok
-                )
-            )
+        if self.hints and result.hits:
+            hint = self._hint(name, arguments, result, centers)
             observation += "\n" + hint if hint else ""
         return CallOutcome(observation, nodes=nodes, result=result)  # type: ignore[arg-type]
 
-    def _follow(self, edge_type: object, hits: Sequence[Any]) -> None:
-        """Record the relations a neighborhood call went along: its edge filter, or the
-        relations its results were reached by."""
+    def _hint(
+        self, name: str, arguments: Mapping[str, Any], result: Any, centers: list[int]
+    ) -> str:
+        """The hint for a search with results: the first hop after a global search, the
+        chain's next move after a neighborhood."""
+        schema = self.index.schema
+        if not centers:
+            if name != "search_in_graph" or not self._chain or self.explored:
+                return ""
+            top = result.hits[0].score
+            candidates = [
+                (h.index, h.name, h.type, self.tools.links(h.index))
+                for h in result.hits[:3]
+                if h.score >= 0.9 * top
+            ]
+            return _hints.first_hop(self._chain, self.question or "", candidates)
+        hop = self._follow(arguments.get("edge_type"), result.hits, centers)
+        hits = [(h.index, h.type) for h in result.hits]
+        multi = self.config.multi_neighborhood
+        if not self.question:
+            return _hints.after_neighborhood(schema, hits, self.explored, multi=multi)
+        return _hints.chain_hint(
+            schema,
+            self._named,
+            hits,
+            self.explored,
+            self.followed,
+            multi=multi,
+            uses=self._wanted,
+            centers=[(c, self.index.graph.type_name(c)) for c in centers],
+            hop=hop,
+        )
+
+    def _follow(self, edge_type: object, hits: Sequence[Any], centers: list[int]) -> list[str]:
+        """Record the relation a neighborhood call went along (its edge filter, or else
+        the relation its results were reached by) as one use, unless the call names
+        several: which of them the chain took is then unknown. A relation followed
+        again from the same centers is not a new use. Returns the relations recorded."""
         names = [edge_type] if isinstance(edge_type, str) else edge_type
         if isinstance(names, list) and names:
-            new = [n for n in names if isinstance(n, str)]
+            new = {n for n in names if isinstance(n, str)}
         else:
-            new = [r.type for h in hits for r in h.relations]
+            new = {r.type for h in hits for r in h.relations}
         known = {n.casefold(): n for n in self.index.schema.relation_names}
-        for name in new:
-            canonical = known.get(name.casefold())
-            if canonical and canonical not in self.followed:
-                self.followed.append(canonical)
+        canonical = {known[n.casefold()] for n in new if n.casefold() in known}
+        if len(canonical) != 1:
+            return []
+        (relation,) = canonical
+        use = (relation, frozenset(centers))
+        if use not in self._uses:
+            self._uses.add(use)
+            self.followed.append(relation)
+        return [relation]
 
     # -- the answer ----------------------------------------------------------------------
 
@@ -356,7 +382,7 @@ class ToolSession:
                 self.question,
                 [(n, g.name(n), g.type_name(n)) for n in added],
                 self.explored,
-                remaining=[r for r in self._named if r not in self.followed],
+                remaining=[r for r in self._named if self.followed.count(r) < self._wanted[r]],
             )
             if note:
                 parts.append(note)

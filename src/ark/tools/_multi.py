@@ -182,7 +182,7 @@ def neighborhood_over_set(
     if not reached and (node_type is not None or edge_type is not None):
         counts: dict[tuple[str, str, str], int] = {}
         for c in centers:
-            for t, r, d, n in tools._available(c):
+            for t, r, d, n in tools.links(c):
                 counts[(t, r, d)] = counts.get((t, r, d), 0) + n
         available = tuple(
             (t, r, d, n) for (t, r, d), n in sorted(counts.items(), key=lambda x: -x[1])

@@ -177,7 +177,7 @@ class GraphTools:
         center = self._hit(int(node_index))
         available = ()
         if total == 0 and (type_ids is not None or rel_ids is not None):
-            available = self._available(int(node_index))
+            available = self.links(int(node_index))
         return SearchResult(
             tool,
             args,
@@ -188,10 +188,10 @@ class GraphTools:
             notes=notes,
         )
 
-    def _available(self, node: int) -> tuple[tuple[str, str, str, int], ...]:
+    def links(self, node: int) -> tuple[tuple[str, str, str, int], ...]:
         """What the unfiltered neighborhood holds: (neighbor type, relation, direction,
         count), most common first — shown when filters leave nothing, so the caller
-        can correct them."""
+        can correct them, and read by hints to point at a node's relations."""
         hood = self.graph.neighborhood(node)
         if len(hood.neighbors) == 0:
             return ()
