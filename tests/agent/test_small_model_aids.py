@@ -11,6 +11,7 @@ from ark.agent._hints import (
     after_neighborhood,
     chain_hint,
     mentioned_relations,
+    named_relations,
     onward_relations,
 )
 from ark.agent._prompt import system_prompt, worked_example
@@ -222,7 +223,10 @@ def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):
         [films[2]],
         ["directed_by"],
         multi=True,
+        centers=[(films[2], "movie")],
+        hop=["directed_by"],
     )
+    # The hop followed a named relation, so the hint goes on, not back to Big.
     assert 'edge_type="directed_by", node_type="movie")' in far and "Hop to them first" in far
 
 
@@ -277,3 +281,108 @@ def test_the_guided_strategy_is_ark_with_hints_and_the_hop_over_a_set(movie_inde
     assert 'edge_type="has_genre", node_type="genre")' in observations[1]  # the chain hint
     assert "Neighbors of 3 nodes" in observations[3]  # the hop over the set ran
     assert [r.index for r in result.ranking] == films + genres
+
+
+def test_a_shared_relation_is_used_twice_and_other_word_forms_match():
+    from ark.graph import NodeTypeSummary, RelationSummary, Schema
+
+    schema = Schema(
+        (NodeTypeSummary("movie", 100), NodeTypeSummary("person", 80)),
+        (
+            RelationSummary("directed_by", "movie", "person", 900),
+            RelationSummary("starred_actors", "movie", "person", 2000),
+            RelationSummary("written_by", "movie", "person", 700),
+        ),
+    )
+
+    def uses(question):
+        return {n.relation: n.uses for n in named_relations(schema, question)}
+
+    assert uses("who co-starred with Tom Hanks") == {"starred_actors": 2}
+    assert uses("the director of Big also directed which films") == {"directed_by": 2}
+    assert uses("which films share the same actor of Big") == {"starred_actors": 2}
+    # Two words of one relation's name are one use; a word of sharing elsewhere is not.
+    assert uses("the film Big starred which actors") == {"starred_actors": 1}
+    assert uses("which films did the director of Big also write") == {
+        "directed_by": 1,
+        "written_by": 2,
+    }
+    # A compound (screenwriter) and an irregular form (wrote) name written_by.
+    assert uses("who is the screenwriter of Big") == {"written_by": 1}
+    assert uses("who wrote Big") == {"written_by": 1}
+    assert named_relations(schema, "films acted by Tom Hanks")[0].positions == (1,)
+
+
+def test_the_first_hop_after_a_global_search_is_ready_made(movie_index):
+    zemeckis = node(movie_index, "Robert Zemeckis")
+    session = ToolSession(movie_index, hints=True, question=QUESTION)
+    found = session.call("search_in_graph", {"query": "Robert Zemeckis"})
+    # The question names directed_by and has_genre; Zemeckis has only directed_by.
+    assert found.observation.endswith(
+        f"Hint: [{zemeckis}] Robert Zemeckis (person) matches the question best; the "
+        f"question names directed_by, which it has: search_in_neighborhood(node_index="
+        f'{zemeckis}, edge_type="directed_by", node_type="movie").'
+    )
+    # The relation named nearest the node's name in the question comes first.
+    hanks = node(movie_index, "Tom Hanks")
+    acted = ToolSession(
+        movie_index, hints=True, question="who directed the films starring Tom Hanks"
+    )
+    hint = acted.call("search_in_graph", {"query": "Tom Hanks"}).observation
+    assert f'(node_index={hanks}, edge_type="starred_actors", node_type="movie")' in hint
+    # Only before the first hop, and only with hints.
+    session.call("search_in_neighborhood", {"node_index": zemeckis, "edge_type": "directed_by"})
+    again = session.call("search_in_graph", {"query": "Zemeckis"})
+    assert "matches the question best" not in again.observation
+    plain = ToolSession(movie_index, question=QUESTION).call(
+        "search_in_graph", {"query": "Robert Zemeckis"}
+    )
+    assert "Hint" not in plain.observation
+
+
+def test_a_shared_relation_is_followed_twice_before_the_add(movie_index):
+    gump, zemeckis = node(movie_index, "Forrest Gump"), node(movie_index, "Robert Zemeckis")
+    others = [node(movie_index, n) for n in ("Cast Away", "Back to the Future")]
+    session = ToolSession(
+        movie_index,
+        hints=True,
+        question="Which films share the director of Forrest Gump?",
+        config=ToolConfig(multi_neighborhood=True),
+    )
+    first = session.call("search_in_neighborhood", {"node_index": gump, "edge_type": "directed_by"})
+    assert (
+        "The question uses directed_by twice, followed once so far: search_in_neighborhood("
+        f'node_index={zemeckis}, edge_type="directed_by", node_type="movie")'
+    ) in first.observation
+    # The same hop again from the same node is not a second use.
+    session.call(
+        "search_in_neighborhood",
+        {"node_index": gump, "edge_type": "directed_by", "query": "director"},
+    )
+    assert session.followed == ["directed_by"]
+    films = session.call(
+        "search_in_neighborhood", {"node_index": zemeckis, "edge_type": "directed_by"}
+    )
+    assert session.followed == ["directed_by", "directed_by"]
+    # The film the question starts from is not suggested.
+    assert films.observation.endswith(
+        f"Add them now: add_to_answer(node_indices={others}), then finish."
+    )
+
+
+def test_a_hop_off_the_chain_points_back_to_where_it_started(movie_index):
+    big, hanks = node(movie_index, "Big"), node(movie_index, "Tom Hanks")
+    session = ToolSession(movie_index, hints=True, question="What genre is Big?")
+    # Two relations at once: which one the chain took is unknown, so neither counts.
+    session.call(
+        "search_in_neighborhood",
+        {"node_index": big, "edge_type": ["starred_actors", "directed_by"], "query": "x"},
+    )
+    assert session.followed == []
+    off = session.call("search_in_neighborhood", {"node_index": big, "edge_type": "starred_actors"})
+    assert off.nodes == [hanks]
+    assert off.observation.endswith(
+        "The question names has_genre, which person nodes do not have; the movie node you "
+        f'came from does: search_in_neighborhood(node_index={big}, edge_type="has_genre", '
+        'node_type="genre").'
+    )
