@@ -311,6 +311,9 @@ def test_a_shared_relation_is_used_twice_and_other_word_forms_match():
     assert uses("who is the screenwriter of Big") == {"written_by": 1}
     assert uses("who wrote Big") == {"written_by": 1}
     assert named_relations(schema, "films acted by Tom Hanks")[0].positions == (1,)
+    # Mentions far apart are two uses: the films of the director of Big.
+    assert uses("the films directed by the director of Big") == {"directed_by": 2}
+    assert uses("the films directed by the Big director") == {"directed_by": 2}
 
 
 def test_the_first_hop_after_a_global_search_is_ready_made(movie_index):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import NamedTuple
 
 from ark.graph import Schema
@@ -223,9 +224,10 @@ class Named(NamedTuple):
 
 def named_relations(schema: Schema, question: str) -> list[Named]:
     """The schema's relations whose name shares a word with the question (``directed``
-    for ``directed_by``, ``genres`` for ``has_genre``), in schema order; a relation
-    named next to a word of sharing (``co-star``, ``same director``, ``also directed``:
-    one of the two words before it, filler skipped) is used twice."""
+    for ``directed_by``, ``genres`` for ``has_genre``), in schema order, with how many
+    times the chain uses each: once per mention more than two words from the last,
+    and at least twice when named next to a word of sharing (``co-star``, ``same
+    director``, ``also directed``: one of the two words before it, filler skipped)."""
     words = _words(question)
     content = [(i, stem(w), w) for i, w in enumerate(words) if w not in _FILLER]
     out = []
@@ -238,8 +240,12 @@ def named_relations(schema: Schema, question: str) -> list[Named]:
         ]
         if not hits:
             continue
+        positions = tuple(content[j][0] for j in hits)
+        # Mentions more than two words apart are separate uses ("the films directed by
+        # the director of X"); closer ones are one ("X starred which actors").
+        groups = 1 + sum(b - a > 2 for a, b in pairwise(positions))
         shared = any(w in _SHARED for j in hits for _, _, w in content[max(0, j - 2) : j])
-        out.append(Named(name, 2 if shared else 1, tuple(content[j][0] for j in hits)))
+        out.append(Named(name, max(groups, 2 if shared else 1), positions))
     return out
 
 
