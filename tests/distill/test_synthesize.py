@@ -180,6 +180,26 @@ def test_hop_over_a_set_is_taught_with_real_observations(movie_index):
     )
 
 
+def test_hints_are_taught_with_the_observations_the_guided_agent_sees(movie_index):
+    """With ``hints`` the oracle's session reads the synthetic question as ark-guided
+    does: every observation replays through a hinted session, hints included."""
+    cfg = SynthConfig(n=30, seed=2, hops=(1, 2), multi_neighborhood=True, hints=True)
+    tools = ToolConfig(multi_neighborhood=True)
+    hinted = 0
+    for t in synthesize(movie_index, cfg):
+        assert t.config["hints"] is True
+        replay = ToolSession(movie_index, config=tools, hints=True, question=t.query)
+        for step in t.steps:
+            (call,) = step.tool_calls
+            outcome = replay.call(call.name, call.arguments, call.raw_arguments)
+            assert call.observation.startswith(outcome.observation)
+            hinted += "Hint:" in call.observation
+        assert replay.answer == t.answer
+    assert hinted >= 20
+    plain = synthesize(movie_index, SynthConfig(n=30, seed=2, hops=(1, 2)))
+    assert not any("Hint:" in c.observation for t in plain for c in _calls(t))
+
+
 def _calls(t):
     return [c for s in t.steps for c in s.tool_calls]
 

@@ -78,6 +78,13 @@ def synthesize_cmd(
             "intermediate hop's nodes (up to 50); the adapter then runs with it."
         ),
     ] = False,
+    hints: Annotated[
+        bool,
+        typer.Option(
+            help="Observations carry ark-guided's hints (the next call the question's "
+            "relations suggest); run the adapter with --strategy ark-guided."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Teacher-free trajectories from the graph (never a question set): oracle + real tools."""
@@ -101,6 +108,7 @@ def synthesize_cmd(
             max_steps=max_steps,
             templates=load_templates(templates),
             multi_neighborhood=multi_neighborhood,
+            hints=hints,
         )
         paraphrase = None
         if paraphrase_model:

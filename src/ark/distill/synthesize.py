@@ -62,6 +62,11 @@ class SynthConfig:
     #: so paths may fan out to ``MAX_CENTERS`` nodes (6 with one call per node, which a
     #: 20-step budget bounds) — real questions' bridges are often 10–30 films.
     multi_neighborhood: bool = False
+    #: Observations carry the hints of ``AgentOptions(hints=True)`` (strategy
+    #: ``ark-guided``), computed from the synthetic question as the agent would: the
+    #: student learns to read them, and where a hint is wrong (a relation the question
+    #: does not name by its words) it sees the oracle take the path anyway.
+    hints: bool = False
     templates: dict[str, Any] = field(default_factory=dict)
 
 
@@ -79,7 +84,13 @@ class Oracle:
 
     def run(self, path: Path_, number: int) -> Trajectory | None:
         cfg, rng = self.config, self.rng
-        session = ToolSession(self.index, tools=self.tools, config=self.tool_config)
+        session = ToolSession(
+            self.index,
+            tools=self.tools,
+            config=self.tool_config,
+            hints=cfg.hints,
+            question=path.question if cfg.hints else None,
+        )
         messages = [
             Message(role="system", content=self.system),
             Message(role="user", content=path.question),
@@ -244,6 +255,7 @@ class Oracle:
                 "seed": cfg.seed,
                 "strategy": "oracle",
                 "prompt": cfg.prompt,
+                "hints": cfg.hints,
             },
             id=hashlib.sha256(key.encode()).hexdigest()[:32],
             query_id=f"synth-{cfg.seed}-{number}",
