@@ -197,6 +197,9 @@ def test_the_relations_a_question_names_are_found_by_their_words(movie_index):
     assert mentioned_relations(schema, "the films acted by Tom Hanks") == ["starred_actors"]
     assert mentioned_relations(schema, "Who is the director of Big?") == ["directed_by"]
     assert mentioned_relations(schema, "Tell me about Big") == []
+    # A node type's name (genre) is what is asked for, not a second use of has_genre.
+    (genre,) = named_relations(schema, "the genres that are the genre of the films of Big")
+    assert genre.uses == 1 and len(genre.positions) == 2
 
 
 def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):

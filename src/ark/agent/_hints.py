@@ -230,6 +230,7 @@ def named_relations(schema: Schema, question: str) -> list[Named]:
     director``, ``also directed``: one of the two words before it, filler skipped)."""
     words = _words(question)
     content = [(i, stem(w), w) for i, w in enumerate(words) if w not in _FILLER]
+    type_stems = {stem(w) for t in schema.node_type_names for w in _words(t)}
     out = []
     for name in schema.relation_names:
         own = [stem(w) for w in _words(name) if w not in _FILLER]
@@ -242,8 +243,11 @@ def named_relations(schema: Schema, question: str) -> list[Named]:
             continue
         positions = tuple(content[j][0] for j in hits)
         # Mentions more than two words apart are separate uses ("the films directed by
-        # the director of X"); closer ones are one ("X starred which actors").
-        groups = 1 + sum(b - a > 2 for a, b in pairwise(positions))
+        # the director of X"); closer ones are one ("X starred which actors"). A word
+        # that is a node type's name ("the genres that are the genre of X") names what
+        # is asked for rather than a use, so it does not add one.
+        uses_at = [content[j][0] for j in hits if content[j][1] not in type_stems]
+        groups = 1 + sum(b - a > 2 for a, b in pairwise(uses_at))
         shared = any(w in _SHARED for j in hits for _, _, w in content[max(0, j - 2) : j])
         out.append(Named(name, max(groups, 2 if shared else 1), positions))
     return out
