@@ -130,3 +130,27 @@ def test_demo_refuses_an_unknown_strategy_before_building_or_loading(tmp_path, m
     out = run("demo", "--strategy", "nope", code=1)
     assert "unknown --strategy 'nope'" in out.output and "ark-guided" in out.output
     assert not (tmp_path / "cache" / "demo").exists()  # no index built, no model loaded
+
+
+def test_demo_runs_the_guided_strategy_by_default(tmp_path, monkeypatch):
+    """The demo runs a small local model, for which ark-guided is measured best; the
+    first global search already carries its hint."""
+    pytest.importorskip("openai")
+    from ark.index import build_index
+    from fake_openai import FakeOpenAIServer, chat_reply, function_call
+
+    monkeypatch.setenv("ARK_CACHE_DIR", str(tmp_path / "cache"))
+    kb = tmp_path / "kb.txt"  # a small demo index in place, so the demo does not build one
+    kb.write_text("Forrest Gump|directed_by|Robert Zemeckis\nForrest Gump|has_genre|Drama\n")
+    build_index(kb, tmp_path / "cache" / "demo" / "metaqa.idx")
+    calls = [("search_in_graph", {"query": "Robert Zemeckis"}), ("finish", {}), ("finish", {})]
+    replies = [
+        (200, chat_reply(tool_calls=[function_call(n, json.dumps(a), f"call_{i}")]))
+        for i, (n, a) in enumerate(calls)
+    ]
+    with FakeOpenAIServer(replies) as server:
+        out = run("demo", "--base-url", server.base_url, "--model", "fake-model", "--json")
+    traj = json.loads(out.output)["trajectories"][0]
+    assert traj["config"]["strategy"] == "ark-guided"
+    first = next(m["content"] for m in traj["messages"] if m["role"] == "tool")
+    assert 'edge_type="directed_by", node_type="movie")' in first

@@ -172,6 +172,16 @@ StrategyOpt = Annotated[
 ]
 
 
+DemoStrategyOpt = Annotated[
+    str,
+    typer.Option(
+        "--strategy",
+        help="ark-guided (default here: the demo runs a small local model, which carries "
+        "a chain past the first hop with its hints) | ark (the paper's agent) | graphsearch.",
+    ),
+]
+
+
 def resolve_agents(strategy: str, agents: int | None, as_json: bool = False) -> int:
     """The agent count: as given, else the strategy's default; an unknown strategy fails."""
     if strategy not in DEFAULT_AGENTS:
@@ -274,7 +284,7 @@ def ask(
 def demo(
     question: Annotated[str, typer.Argument(help="A question about movies.")] = DEMO_QUESTION,
     agents: AgentsOpt = 1,
-    strategy: StrategyOpt = "ark",
+    strategy: DemoStrategyOpt = "ark-guided",
     max_steps: StepsOpt = 10,
     temperature: TempOpt = 0.7,
     model: ModelOpt = None,
