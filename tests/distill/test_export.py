@@ -183,3 +183,20 @@ def test_adapter_records_the_tools_the_student_was_trained_to_call(adapter_dir, 
     assert adapter_settings(None, None, ToolConfig(neighbor_query=False)).tools == ToolConfig(
         neighbor_query=False
     )
+
+
+def test_an_adapter_trained_on_hints_runs_ark_guided_by_default(adapter_dir, tmp_path):
+    from ark.cli._agent_cmds import adapter_strategy
+    from ark.distill.export import adapter_settings
+
+    hinted, plain, old = (tmp_path / f"{n}.gguf" for n in ("hinted", "plain", "old"))
+    export_gguf(adapter_dir, hinted, metadata={"prompt": "short", "hints": "true"})
+    export_gguf(adapter_dir, plain, metadata={"prompt": "short", "hints": "false"})
+    export_gguf(adapter_dir, old, metadata={"prompt": "short"})  # written before ark.hints
+    assert adapter_settings(hinted, None).hints
+    assert [adapter_strategy(a, None) for a in (hinted, plain, old, None)] == [
+        "ark-guided",
+        "ark",
+        "ark",
+        "ark",
+    ]

@@ -140,6 +140,7 @@ def test_filters_and_the_written_file(movie_index, trajectories, tmp_path):
     assert meta["counts"]["dropped_errored"] == 1 and meta["counts"]["dropped_empty"] == 1
     assert meta["prompt"] == "short"
     assert meta["tools"] == {"neighbors": True, "neighbor_query": True, "neighbor_filters": True}
+    assert meta["hints"] is False
     recs = list(read_sft(tmp_path / "sft.jsonl"))
     assert [r["id"] for r in recs] == [t.id for t in trajectories[:3]]
     assert all(len(r["input_ids"]) == len(r["mask"]) == r["n_tokens"] for r in recs)
@@ -158,3 +159,17 @@ def test_agreement_filter_keeps_the_majority(trajectories):
 
     kept = agreeing([variant(0, [1, 2]), variant(1, [1, 2, 3]), variant(2, [7])])
     assert [t.id for t in kept] == ["v0", "v1"]
+
+
+def test_trajectories_with_hints_make_a_student_for_ark_guided(movie_index, tmp_path):
+    hinted = list(synthesize(movie_index, SynthConfig(n=4, seed=2, hints=True)))
+    write_trajectories(tmp_path / "h" / "trajectories.jsonl", hinted)
+    meta = write_sft(
+        [tmp_path / "h"],
+        tmp_path / "sft.jsonl",
+        movie_index.schema,
+        ChatTemplate(CHATML),
+        CharTokenizer(),
+        SFTOptions(max_tokens=None),
+    )
+    assert meta["hints"] is True

@@ -58,7 +58,7 @@ def test_trains_upper_layers_and_records_its_prompt(sft_file, tiny_model_dir, tm
     meta = train(sft_file, tiny_model_dir, tmp_path / "a", tiny_config())
     assert meta["finished"] and meta["stop_reason"] == "epochs"
     assert meta["step"] == 4 and meta["position"] == 8
-    assert meta["prompt"] == "short"
+    assert meta["prompt"] == "short" and meta["hints"] is False
     losses = [h["loss"] for h in meta["history"]]
     assert losses[-1] < losses[0]
     weights = adapter_weights(tmp_path / "a")

@@ -163,11 +163,13 @@ OptionalAgentsOpt = Annotated[
     ),
 ]
 StrategyOpt = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--strategy",
-        help="ark (the paper's agent) | ark-guided (ark with hints and the hop over a set, "
-        "for small models) | graphsearch (six modules).",
+        help="ark (the paper's agent; the default) | ark-guided (ark with hints and the hop "
+        "over a set, for small models; the default with an --adapter trained on hinted "
+        "trajectories) | graphsearch (six modules).",
+        show_default=False,
     ),
 ]
 
@@ -180,6 +182,19 @@ DemoStrategyOpt = Annotated[
         "a chain past the first hop with its hints) | ark (the paper's agent) | graphsearch.",
     ),
 ]
+
+
+def adapter_strategy(adapter: Path | None, base_url: str | None, as_json: bool = False) -> str:
+    """The strategy a command runs when given no ``--strategy``: ark, or ark-guided for
+    an adapter that learned from observations with its hints (``ark.hints``)."""
+    from ark.distill.export import adapter_settings
+
+    if adapter is None:
+        return "ark"
+    try:
+        return adapter_settings(adapter, base_url).strategy or "ark"
+    except ArkError as exc:
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
 
 
 def resolve_agents(strategy: str, agents: int | None, as_json: bool = False) -> int:
@@ -235,7 +250,7 @@ def ask(
     index_dir: Annotated[Path, typer.Argument(help="Index directory.")],
     question: Annotated[str, typer.Argument(help="The question to retrieve evidence for.")],
     agents: OptionalAgentsOpt = None,
-    strategy: StrategyOpt = "ark",
+    strategy: StrategyOpt = None,
     max_steps: StepsOpt = 20,
     temperature: TempOpt = 0.7,
     model: ModelOpt = None,
@@ -253,6 +268,7 @@ def ask(
     parallel: ParallelOpt = None,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
+    strategy = strategy or adapter_strategy(adapter, base_url, as_json)
     n_agents = resolve_agents(strategy, agents, as_json)
     try:
         index = open_index(index_dir)

@@ -460,6 +460,7 @@ def export_cmd(
                 metadata={
                     "prompt": meta.get("prompt", "full"),
                     "tools": json.dumps(meta.get("tools") or {}, sort_keys=True),
+                    "hints": "true" if meta.get("hints") else "false",
                     "base": meta.get("base_name", ""),
                     "tokens": str(meta.get("tokens", "")),
                 },

@@ -61,7 +61,8 @@ def eval_cmd(
     strategy: Annotated[
         str | None,
         typer.Option(
-            help="With --method ark: ark (default) | ark-guided | graphsearch.",
+            help="With --method ark: ark (default) | ark-guided (the default with an "
+            "--adapter trained on hinted trajectories) | graphsearch.",
             show_default=False,
         ),
     ] = None,
@@ -136,9 +137,9 @@ def eval_cmd(
             f"--strategy {strategy} needs --method ark (a strategy is how the agents search)",
             as_json=as_json,
         )
-    from ark.cli._agent_cmds import resolve_agents
+    from ark.cli._agent_cmds import adapter_strategy, resolve_agents
 
-    strategy = strategy or "ark"
+    strategy = strategy or adapter_strategy(adapter if method == "ark" else None, base_url, as_json)
     agents = resolve_agents(strategy, agents)
     split = split or datasets.default_split(dataset)
     ray_runner = None

@@ -8,7 +8,8 @@ two tensors ``blk.N.attn_q.weight.lora_a`` (PEFT's A, rank × in) and ``.lora_b`
 out × rank); llama.cpp scales by alpha / rank. Only architectures whose GGUF weights
 are not permuted relative to Hugging Face (the Qwen2 family) are supported. The
 adapter also records ARK's own metadata (``ark.prompt``: the prompt variant the student
-was trained with), which ``--adapter`` reads back.
+was trained with; ``ark.tools``: the tool options it calls; ``ark.hints``: whether its
+observations carried ark-guided's hints), which ``--adapter`` reads back.
 """
 
 from __future__ import annotations
@@ -145,12 +146,20 @@ def merge(adapter_dir: str | Path, base: str | Path, out: str | Path) -> Path:
 @dataclasses.dataclass(frozen=True)
 class AdapterSettings:
     """What ``--adapter PATH.gguf`` changes, as recorded in the adapter: the local
-    backend's LoRA, the prompt variant the student was trained with, and the tool
-    options it was trained to call (e.g. a hop over a set of nodes)."""
+    backend's LoRA, the prompt variant the student was trained with, the tool
+    options it was trained to call (e.g. a hop over a set of nodes), and whether it
+    learned from observations with ark-guided's hints (then ``strategy`` is
+    ``"ark-guided"``, the default of a command given no ``--strategy``)."""
 
     llm_kwargs: dict[str, object]
     prompt: str
     tools: ToolConfig
+    hints: bool = False
+
+    @property
+    def strategy(self) -> str | None:
+        """The strategy the student was trained for, if it needs one other than ark's."""
+        return "ark-guided" if self.hints else None
 
 
 def adapter_settings(
@@ -174,4 +183,6 @@ def adapter_settings(
             raise ArkError(f"adapter {adapter}: ark.tools is not JSON ({exc})") from exc
         known = {f.name for f in dataclasses.fields(ToolConfig)}
         tools = dataclasses.replace(tools, **{k: v for k, v in recorded.items() if k in known})
-    return AdapterSettings({"lora_path": adapter}, meta.get("prompt", "full"), tools)
+    return AdapterSettings(
+        {"lora_path": adapter}, meta.get("prompt", "full"), tools, meta.get("hints") == "true"
+    )

@@ -271,6 +271,12 @@ def write_sft(
         json.dumps(ToolConfig(**(t.config.get("tools") or {})).to_dict(), sort_keys=True)
         for t in trajectories
     )
+    # Trajectories whose observations carried ark-guided's hints teach a student to
+    # follow them; `--adapter` then runs ark-guided by default.
+    hinted = Counter(
+        bool(t.config.get("hints")) or t.config.get("strategy") == "ark-guided"
+        for t in trajectories
+    )
     tmp = out.with_suffix(out.suffix + ".tmp")
     lengths = []
     with tmp.open("w", encoding="utf-8") as f:
@@ -286,6 +292,7 @@ def write_sft(
         # The tool options the student learns to call (e.g. a hop over a set); `--adapter`
         # runs the agents with them.
         "tools": json.loads(tool_sets.most_common(1)[0][0]) if tool_sets else {},
+        "hints": hinted.most_common(1)[0][0] if hinted else False,
         "counts": dict(options.counts),
         "tokens_p50": lengths[len(lengths) // 2] if lengths else 0,
         "tokens_max": lengths[-1] if lengths else 0,

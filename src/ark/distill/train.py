@@ -269,6 +269,7 @@ def train(
         "base_name": Path(base).name,
         "prompt": sft_meta.get("prompt", "full"),
         "tools": sft_meta.get("tools", {}),
+        "hints": bool(sft_meta.get("hints", False)),
         "template_sha256": sft_meta.get("template_sha256"),
         "sft": str(sft_path),
         "records": len(records),
