@@ -20,6 +20,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from ark.errors import GraphFormatError
+from ark.graph._described import is_described_schema_file, read_schema_file
 from ark.graph._graph import Graph
 
 SourceFormat = Literal["auto", "parquet", "csv", "triples"]
@@ -381,6 +382,17 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
 def _relation_schema(
     schema_file: str | Path | None, relation_names: list[str]
 ) -> dict[str, tuple[str, str]] | None:
+    if schema_file is not None and is_described_schema_file(schema_file):
+        # A described schema types the nodes only when it gives every relation's ends.
+        entries = read_schema_file(schema_file).get("relations") or {}
+        typed = {
+            name: (str(e["source_type"]), str(e["target_type"]))
+            for name, e in entries.items()
+            if e.get("source_type") and e.get("target_type")
+        }
+        if typed and all(r in typed for r in relation_names):
+            return typed
+        schema_file = None
     if schema_file is not None:
         path = Path(schema_file)
         schema: dict[str, tuple[str, str]] = {}

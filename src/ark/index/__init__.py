@@ -2,7 +2,7 @@
 
 from ark.index._bm25 import BM25Index, BM25Params, build_bm25
 from ark.index._dense import DenseEncoder, DenseIndex, build_dense, open_dense
-from ark.index._store import FORMAT_VERSION, Index, build_index, open_index
+from ark.index._store import FORMAT_VERSION, Index, build_index, open_index, save_described
 from ark.index._tokenize import Tokenizer, TokenizerConfig
 from ark.index._verify import verify_index
 
@@ -20,5 +20,6 @@ __all__ = [
     "build_index",
     "open_dense",
     "open_index",
+    "save_described",
     "verify_index",
 ]

@@ -5,6 +5,8 @@ Layout of ``INDEX_DIR``::
     meta.json        format version, counts, source checksum, BM25 settings, file sizes
                      and the sha256 of every file (checked by ``ark index verify``)
     schema.json      node types and relations with counts
+    described.json   relations and types with labels, descriptions, aliases, examples
+                     (from the names, ``ark index describe`` and ``--schema FILE``)
     nodes.arrow      Arrow IPC file: name, text (memory-mapped)
     node_type.npy    int16 type code per node
     indptr.npy       CSR row pointers (int64, N + 1) over both edge directions
@@ -34,16 +36,28 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from ark.errors import ArkError, IndexFormatError
-from ark.graph import Graph, Schema, descriptor_text, load_graph, read_stark_meta
+from ark.graph import (
+    DescribedSchema,
+    Graph,
+    Schema,
+    describe_from_names,
+    descriptor_text,
+    is_described_schema_file,
+    load_graph,
+    merge_described,
+    read_schema_file,
+    read_stark_meta,
+)
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
 from ark.index._tokenize import Tokenizer, TokenizerConfig
-from ark.index._verify import check_structure, file_checksums
+from ark.index._verify import check_structure, file_checksums, sha256_of
 
 FORMAT_NAME = "ark-index"
 FORMAT_VERSION = 1
 META_FILE = "meta.json"
 SCHEMA_FILE = "schema.json"
+DESCRIBED_FILE = "described.json"
 NODES_FILE = "nodes.arrow"
 ARRAY_FILES = ("node_type.npy", "indptr.npy", "adj_node.npy", "adj_code.npy")
 BM25_DIR = "bm25"
@@ -63,6 +77,20 @@ class Index:
     @property
     def schema(self) -> Schema:
         return self.graph.schema
+
+    @property
+    def described(self) -> DescribedSchema:
+        """The described schema (``described.json``; an index built before it existed
+        gets the one its names give). Read once."""
+        cached = self.__dict__.get("_described")
+        if cached is None:
+            file = self.path / DESCRIBED_FILE
+            if file.is_file():
+                cached = DescribedSchema.from_dict(json.loads(file.read_text(encoding="utf-8")))
+            else:
+                cached = describe_from_names(self.schema, self.graph)
+            self.__dict__["_described"] = cached
+        return cached
 
 
 def build_index(
@@ -91,6 +119,14 @@ def build_index(
     graph = load_graph(source, fmt, schema_file=schema_file, types_file=types_file)
     if progress:
         progress("loading graph", 1, 1)
+    described = describe_from_names(graph.schema, graph)
+    if schema_file is not None and is_described_schema_file(schema_file):
+        try:
+            described = merge_described(
+                described, read_schema_file(schema_file), f"file:{Path(schema_file).name}"
+            )
+        except ValueError as exc:
+            raise IndexFormatError(f"{schema_file}: {exc}") from None
     tok = Tokenizer(tokenizer)
     bm25 = build_bm25(_descriptors(graph), graph.n_nodes, tok, params, progress=progress)
 
@@ -100,6 +136,7 @@ def build_index(
         if progress:
             progress("writing", 0, 1)
         _write_graph(graph, tmp)
+        _write_described(described, tmp)
         bm25.save(tmp / BM25_DIR)
         meta = {
             "format": FORMAT_NAME,
@@ -197,6 +234,33 @@ def _write_graph(graph: Graph, directory: Path) -> None:
     np.save(directory / "adj_node.npy", graph.adj_node)
     np.save(directory / "adj_code.npy", graph.adj_code)
     (directory / SCHEMA_FILE).write_text(json.dumps(graph.schema.to_dict(), indent=2), "utf-8")
+
+
+def _write_described(described: DescribedSchema, directory: Path) -> None:
+    text = json.dumps(described.to_dict(), indent=1, ensure_ascii=False)
+    (directory / DESCRIBED_FILE).write_text(text, encoding="utf-8")
+
+
+def save_described(index: Index, described: DescribedSchema) -> None:
+    """Replace the index's described schema, keeping ``meta.json``'s sizes and
+    checksums true; both files are written beside and renamed into place."""
+    root = index.path
+    tmp = root / f".{DESCRIBED_FILE}.tmp"
+    tmp.write_text(json.dumps(described.to_dict(), indent=1, ensure_ascii=False), "utf-8")
+    os.replace(tmp, root / DESCRIBED_FILE)
+    meta = dict(index.meta)
+    meta["files"] = {
+        **meta.get("files", {}),
+        DESCRIBED_FILE: (root / DESCRIBED_FILE).stat().st_size,
+    }
+    sums = dict(meta.get("checksums") or {})
+    sums[DESCRIBED_FILE] = sha256_of(root / DESCRIBED_FILE)
+    meta["checksums"] = sums
+    meta_tmp = root / f".{META_FILE}.tmp"
+    meta_tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    os.replace(meta_tmp, root / META_FILE)
+    index.meta = meta
+    index.__dict__["_described"] = described
 
 
 def _file_sizes(directory: Path) -> dict[str, int]:

@@ -27,13 +27,13 @@ OPEN_CHECK_ENTRIES = 1 << 24
 def file_checksums(directory: Path) -> dict[str, str]:
     """sha256 of every file under ``directory``, by relative path."""
     return {
-        str(p.relative_to(directory)): _sha256(p)
+        str(p.relative_to(directory)): sha256_of(p)
         for p in sorted(directory.rglob("*"))
         if p.is_file()
     }
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f:
         while chunk := f.read(1 << 20):
@@ -117,7 +117,7 @@ def verify_index(path: str | Path) -> dict[str, Any]:
             continue
         checked += 1
         size += file.stat().st_size
-        if _sha256(file) != expected:
+        if sha256_of(file) != expected:
             problems.append(f"{name} does not match its checksum (damaged or replaced)")
     problems += structure_problems(index.graph, index.bm25, full=True)
     return _report(root, problems, checked, size, started)
