@@ -27,7 +27,11 @@ def index_build(
     fmt: Annotated[str, typer.Option("--format", help="auto | parquet | csv | triples")] = "auto",
     schema: Annotated[
         Path | None,
-        typer.Option(help="Triples only: relation<TAB>head_type<TAB>tail_type per line."),
+        typer.Option(
+            help="A schema file: YAML or JSON with labels, aliases and descriptions of "
+            "relations and node types (see the docs' described-schema guide); or, for "
+            "triples, relation<TAB>head_type<TAB>tail_type per line."
+        ),
     ] = None,
     types: Annotated[
         Path | None, typer.Option(help="Triples only: name<TAB>type per line.")
@@ -109,6 +113,50 @@ def index_embed(
     )
 
 
+@index_app.command("describe")
+def index_describe(
+    index_dir: IndexArg,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="0.5b, 1.5b, a GGUF path, or a served model name."),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible endpoint; default: the local model."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed (decoding is greedy).")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Have a model write each relation's and node type's description and everyday
+    words once, and store them in the index (a schema file's words still win)."""
+    from ark.linking import describe_index
+    from ark.llm import make_chat_model
+
+    index = _open(index_dir, as_json)
+    try:
+        llm = make_chat_model(model=model, base_url=base_url)
+    except ArkError as exc:
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    with stage_progress(disable=as_json) as bar:
+        task = bar.add_task("describing", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        try:
+            described = describe_index(index, llm, seed=seed, progress=progress)
+        except ArkError as exc:
+            fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    if as_json:
+        print_json(described.to_dict())
+        return
+    console.print(
+        f"Described {len(described.relations)} relations and {len(described.types)} "
+        f"node types of [bold]{esc(str(index_dir))}[/] with {esc(llm.name)}:"
+    )
+    console.print(esc(described.render()))
+
+
 def _open(path: Path, as_json: bool) -> Index:
     try:
         return open_index(path)
@@ -123,7 +171,12 @@ def info(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
     schema = index.schema
     if as_json:
         print_json(
-            {**schema.to_dict(), "counts": index.meta["counts"], "source": index.meta["source"]}
+            {
+                **schema.to_dict(),
+                "described": index.described.to_dict(),
+                "counts": index.meta["counts"],
+                "source": index.meta["source"],
+            }
         )
         return
     counts = index.meta["counts"]
@@ -139,6 +192,17 @@ def info(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
     for r in schema.relations:
         rels.add_row(esc(r.name), esc(r.source_type), esc(r.target_type), f"{r.count:,}")
     console.print(rels)
+    described = index.described
+    docs = Table(
+        "relation",
+        "label",
+        "aliases",
+        "description",
+        title=f"Described schema (from {', '.join(described.sources)})",
+    )
+    for d in described.relations:
+        docs.add_row(esc(d.name), esc(d.label), esc(", ".join(d.aliases)), esc(d.description))
+    console.print(docs)
 
 
 @app.command("search")

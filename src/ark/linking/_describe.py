@@ -1,0 +1,134 @@
+"""``ark index describe``: a model writes, once per relation and node type, a one-line
+description and the everyday words a question may use for it.
+
+One call per relation (a stored reverse shares its forward relation's words) and one
+per node type, each decoded as JSON under a schema, at temperature 0 with a fixed
+seed, so the same model and index give the same result. The model sees the name,
+what it joins and two real edges; nothing else about the graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from ark.graph import DescribedSchema, describe_from_names, with_layer
+from ark.llm import ChatModel, Message
+
+#: Most words asked for per relation or type. (The schema bounds no string length: a
+#: bounded string makes the local model's JSON grammar large and its decoding slow;
+#: ``max_tokens`` bounds the reply instead.)
+MAX_WORDS = 8
+
+SYSTEM = (
+    "You document the schema of a knowledge graph for a question-answering system. "
+    "For one relation or node type, write a one-line description and the different "
+    "words and short phrases people use for it in questions: what they call the tail "
+    "(nouns), the verbs, synonyms and informal words. Reply with JSON only.\n"
+    'Example: relation "employed_by" (person -> company) gives {"description": "the '
+    'company a person works for", "aliases": ["employer", "works for", "company", '
+    '"job at", "employed at", "boss"]}.'
+)
+
+RESPONSE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "description": {"type": "string"},
+        "aliases": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_WORDS},
+    },
+    "required": ["description", "aliases"],
+}
+
+ProgressFn = Callable[[int, int], None]
+
+
+def relation_prompt(described: DescribedSchema, name: str) -> str:
+    doc = described.relation(name)
+    assert doc is not None
+    examples = "; ".join(f"{h} -> {t}" for h, t in doc.examples) or "none shown"
+    ends = f"from {doc.source_type} nodes to {doc.target_type} nodes" if doc.source_type else ""
+    return (
+        f'Relation "{doc.name}" (read as "{doc.label}"), {ends}. Examples (head -> tail): '
+        f"{examples}.\nWrite its description (what the tail is to the head) and up to "
+        f"{MAX_WORDS} aliases a question could use for it, as JSON "
+        '{"description": "...", "aliases": ["...", ...]}.'
+    )
+
+
+def type_prompt(described: DescribedSchema, name: str) -> str:
+    doc = described.type(name)
+    assert doc is not None
+    return (
+        f'Node type "{doc.name}" (read as "{doc.label}").\nWrite its description and up to '
+        f"{MAX_WORDS} other words a question could use for such nodes (plural, synonyms), "
+        'as JSON {"description": "...", "aliases": ["...", ...]}.'
+    )
+
+
+async def _ask(llm: ChatModel, prompt: str, seed: int) -> dict[str, Any]:
+    completion = await llm.complete(
+        [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)],
+        [],
+        temperature=0.0,
+        max_tokens=200,
+        seed=seed,
+        response_schema=RESPONSE_SCHEMA,
+    )
+    data = completion.data
+    if not isinstance(data, dict):
+        return {}
+    aliases = list(
+        dict.fromkeys(
+            a.strip() for a in data.get("aliases") or [] if isinstance(a, str) and a.strip()
+        )
+    )
+    description = data.get("description")
+    return {
+        "description": description.strip() if isinstance(description, str) else "",
+        "aliases": aliases[:MAX_WORDS],
+    }
+
+
+async def ask_model(
+    described: DescribedSchema,
+    llm: ChatModel,
+    *,
+    seed: int = 0,
+    types: bool = True,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """What ``llm`` says of every forward relation (a reverse copy gets its forward
+    relation's aliases) and, with ``types``, of every node type, as a layer for
+    :func:`ark.graph.merge_described`."""
+    forward = [r.name for r in described.relations if not r.inverse_of]
+    type_names = [t.name for t in described.types] if types else []
+    total = len(forward) + len(type_names)
+    relations: dict[str, dict[str, Any]] = {}
+    type_docs: dict[str, dict[str, Any]] = {}
+    for i, name in enumerate(forward):
+        relations[name] = await _ask(llm, relation_prompt(described, name), seed)
+        if progress:
+            progress(i + 1, total)
+    for j, name in enumerate(type_names):
+        type_docs[name] = await _ask(llm, type_prompt(described, name), seed)
+        if progress:
+            progress(len(forward) + j + 1, total)
+    for r in described.relations:
+        if r.inverse_of and r.inverse_of in relations:
+            relations[r.name] = {"aliases": relations[r.inverse_of].get("aliases", [])}
+    return {"relations": relations, "types": type_docs}
+
+
+def describe_index(
+    index: Any, llm: ChatModel, *, seed: int = 0, progress: ProgressFn | None = None
+) -> DescribedSchema:
+    """Describe ``index``'s schema with ``llm`` and store it in the index, replacing an
+    earlier model's words and keeping a user's schema file's (which win)."""
+    from ark.index import save_described
+
+    base = describe_from_names(index.schema, index.graph)
+    layer = asyncio.run(ask_model(base, llm, seed=seed, progress=progress))
+    described = with_layer(index.described, f"model:{llm.name}", layer, base)
+    save_described(index, described)
+    return described

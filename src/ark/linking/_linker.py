@@ -1,0 +1,318 @@
+"""Relation linking: which of the graph's relations a question uses, where, and how
+surely.
+
+Two general signals, each scored in [0, 1], the best one kept per relation:
+
+- **lexical**: a relation's label and aliases (the described schema) against the
+  question's words, compared by lemma (``wrote``/``written``, ``directed``/``director``);
+  a phrase scores the share of its content words the question has;
+- **dense** (optional): similarity of the question's short spans to the same phrases
+  under a sentence encoder (all-MiniLM-L6-v2 from the ``[dense]`` extra), read only
+  over the words no label shares (``job`` for ``profession``), rescaled so that
+  unrelated pairs score 0.
+
+A relation and its stored reverse (``plays_in_club_inverse``) are one meaning: they
+link together, under the forward name. Besides the ranked relations, a linking says
+which node types the question names (what it asks for) and which content words
+nothing accounts for: a hint must not declare the chain complete while any remain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from ark.graph import DescribedSchema
+from ark.linking._words import STOPWORDS, content, lemma_key, tokens, word_match
+
+#: A link above this score is confident: hints act on it. (Half a two-word label, or
+#: one word shared by two relations, is not.)
+CONFIDENT = 0.5
+#: Dense similarity at or below ``low`` maps to 0, at or above ``high`` to 1.
+DENSE_RANGE = (0.38, 0.72)
+#: Longest question span (in words) compared densely.
+MAX_SPAN = 3
+
+
+class Encoder(Protocol):
+    """What the dense signal needs: L2-normalised vectors for texts."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """Where a relation is named: the question's word ``positions``, how surely, by
+    which phrase and which signal (``lexical`` or ``dense``)."""
+
+    relation: str
+    positions: tuple[int, ...]
+    score: float
+    phrase: str
+    via: str
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A relation the question uses: its best score and every place it is named."""
+
+    relation: str
+    score: float
+    mentions: tuple[Mention, ...]
+
+    @property
+    def positions(self) -> tuple[int, ...]:
+        return tuple(sorted({i for m in self.mentions for i in m.positions}))
+
+
+@dataclass(frozen=True)
+class Linking:
+    """The linker's reading of one question."""
+
+    question: str
+    words: tuple[str, ...]
+    links: tuple[Link, ...]
+    #: Node types the question names, with the word positions that name them.
+    types: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    #: Content words that no confident link, type or entity accounts for.
+    unaccounted: tuple[str, ...] = ()
+    threshold: float = CONFIDENT
+    entity_positions: frozenset[int] = field(default_factory=frozenset)
+
+    def confident(self) -> list[Link]:
+        return [link for link in self.links if link.score > self.threshold]
+
+    def score(self, relation: str) -> float:
+        return next((link.score for link in self.links if link.relation == relation), 0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "links": [
+                {
+                    "relation": link.relation,
+                    "score": round(link.score, 3),
+                    "mentions": [
+                        {
+                            "words": " ".join(self.words[i] for i in m.positions),
+                            "phrase": m.phrase,
+                            "via": m.via,
+                            "score": round(m.score, 3),
+                        }
+                        for m in link.mentions
+                    ],
+                }
+                for link in self.links
+            ],
+            "types": [t for t, _ in self.types],
+            "unaccounted": list(self.unaccounted),
+        }
+
+
+def entity_positions(words: Sequence[str], names: Sequence[str]) -> set[int]:
+    """Word positions covered by any of ``names`` (node names found in the question)."""
+    covered: set[int] = set()
+    for name in names:
+        own = tokens(name)
+        n = len(own)
+        for i in range(len(words) - n + 1):
+            if n and list(words[i : i + n]) == own:
+                covered.update(range(i, i + n))
+    return covered
+
+
+class RelationLinker:
+    """Links questions to the relations of one described schema (build once per index)."""
+
+    def __init__(
+        self,
+        described: DescribedSchema,
+        *,
+        encoder: Encoder | None = None,
+        threshold: float = CONFIDENT,
+    ) -> None:
+        self.described = described
+        self.threshold = threshold
+        self.encoder = encoder
+        #: Forward name of every relation (a reverse copy maps to what it reverses).
+        self.canonical = {r.name: (r.inverse_of or r.name) for r in described.relations}
+        phrases: dict[str, list[str]] = {}
+        for r in described.relations:
+            own = phrases.setdefault(self.canonical[r.name], [])
+            own += [p for p in (r.label, *r.aliases) if p and p not in own]
+        self.phrases = phrases
+        self._phrase_words = {
+            rel: [(p, content(tokens(p))) for p in ps] for rel, ps in phrases.items()
+        }
+        #: In how many relations' phrases each word stands: a word many share names none.
+        spread: dict[str, int] = {}
+        for pairs in self._phrase_words.values():
+            for w in {lemma_key(w) for _, own in pairs for w in own}:
+                spread[w] = spread.get(w, 0) + 1
+        self._spread = spread
+        self._type_words = [
+            (t.name, [content(tokens(p)) for p in (t.label, *t.aliases) if p])
+            for t in described.types
+        ]
+        self._phrase_vectors: np.ndarray | None = None
+        self._phrase_owner: list[tuple[str, str]] = []
+        self._type_owner = [
+            (t.name, p) for t in described.types for p in dict.fromkeys((t.label, *t.aliases)) if p
+        ]
+        self._type_vectors: np.ndarray | None = None
+        if encoder is not None:
+            self._phrase_owner = [(rel, p) for rel, ps in phrases.items() for p in ps]
+            self._phrase_vectors = encoder.encode([p for _, p in self._phrase_owner])
+            if self._type_owner:
+                self._type_vectors = encoder.encode([p for _, p in self._type_owner])
+
+    # -- the two signals --------------------------------------------------------------
+
+    def _lexical(self, words: Sequence[str], masked: set[int]) -> list[Mention]:
+        """Per relation, its best phrase: the share of the phrase's content words the
+        question has (by lemma), each word weighted by how few relations' phrases
+        share it (``plays`` is in three labels, ``club`` in one), or one word's match
+        so weighted when it carries the phrase alone. Every matching position is kept."""
+        out = []
+        open_positions = [
+            i for i in range(len(words)) if i not in masked and words[i] not in STOPWORDS
+        ]
+        for rel, phrases in self._phrase_words.items():
+            best: Mention | None = None
+            for phrase, own in phrases:
+                if not own:
+                    continue
+                total, single, where = 0.0, 0.0, set()
+                weights = {w: 1 / self._spread.get(lemma_key(w), 1) for w in own}
+                for w in own:
+                    matches = [(word_match(words[i], w), i) for i in open_positions]
+                    matches = [(m, i) for m, i in matches if m > 0]
+                    if not matches:
+                        continue
+                    score = max(m for m, _ in matches)
+                    total += score * weights[w]
+                    single = max(single, score * weights[w])
+                    where.update(i for _, i in matches)
+                score = max(total / len(own), single)
+                if where and (best is None or score > best.score):
+                    best = Mention(rel, tuple(sorted(where)), score, phrase, "lexical")
+            if best is not None:
+                out.append(best)
+        return out
+
+    def _dense(self, words: Sequence[str], masked: set[int]) -> list[Mention]:
+        if self.encoder is None or self._phrase_vectors is None or not len(self._phrase_owner):
+            return []
+        spans = [
+            (i, j)
+            for i in range(len(words))
+            for j in range(i + 1, min(len(words), i + MAX_SPAN) + 1)
+            if not masked & set(range(i, j))
+            and words[i] not in STOPWORDS
+            and words[j - 1] not in STOPWORDS
+        ]
+        if not spans:
+            return []
+        vectors = self.encoder.encode([" ".join(words[i:j]) for i, j in spans])
+        sims = vectors @ self._phrase_vectors.T  # spans x phrases
+        low, high = DENSE_RANGE
+        best: dict[str, Mention] = {}
+        for p, (rel, phrase) in enumerate(self._phrase_owner):
+            s = int(np.argmax(sims[:, p]))
+            score = float(np.clip((sims[s, p] - low) / (high - low), 0.0, 1.0))
+            if score > 0 and (rel not in best or score > best[rel].score):
+                i, j = spans[s]
+                best[rel] = Mention(rel, tuple(range(i, j)), score, phrase, "dense")
+        return list(best.values())
+
+    def _dense_types(
+        self, words: Sequence[str], covered: set[int]
+    ) -> list[tuple[str, tuple[int, ...]]]:
+        """Node types named by a word no relation or type label accounts for (``films``
+        for ``movie``), by the same rescaled similarity as relations."""
+        if self.encoder is None or self._type_vectors is None:
+            return []
+        at = [i for i, w in enumerate(words) if i not in covered and w not in STOPWORDS]
+        if not at:
+            return []
+        sims = self.encoder.encode([words[i] for i in at]) @ self._type_vectors.T
+        low, high = DENSE_RANGE
+        found: dict[str, list[int]] = {}
+        for row, i in enumerate(at):
+            p = int(np.argmax(sims[row]))
+            if (sims[row, p] - low) / (high - low) >= self.threshold:
+                found.setdefault(self._type_owner[p][0], []).append(i)
+        return [(name, tuple(pos)) for name, pos in found.items()]
+
+    # -- the reading ------------------------------------------------------------------
+
+    def link(self, question: str, *, entities: Sequence[str] = (), dense: bool = True) -> Linking:
+        """Rank the relations ``question`` uses; ``entities`` are node names it contains
+        (their words name no relation); ``dense=False`` reads labels and aliases only."""
+        words = tokens(question)
+        masked = entity_positions(words, entities)
+        lexical = self._lexical(words, masked)
+        types = self._lexical_types(words, masked)
+        if not dense:
+            return self._reading(question, words, masked, lexical, types)
+        # The dense signals read only the words no label or alias shares: where a label
+        # matched, a sentence encoder's looser similarity adds noise, not knowledge. A
+        # word naming a node type (``films``) is what is asked for, not a relation.
+        taken = masked | {i for m in lexical for i in m.positions}
+        types += self._dense_types(words, taken | {i for _, at in types for i in at})
+        taken |= {i for _, at in types for i in at}
+        return self._reading(question, words, masked, lexical + self._dense(words, taken), types)
+
+    def _lexical_types(
+        self, words: Sequence[str], masked: set[int]
+    ) -> list[tuple[str, tuple[int, ...]]]:
+        """Node types a word names by label or alias (one-word phrases)."""
+        types = []
+        for name, phrases in self._type_words:
+            at = tuple(
+                i
+                for i, w in enumerate(words)
+                if i not in masked
+                and any(len(p) == 1 and word_match(w, p[0]) == 1.0 for p in phrases)
+            )
+            if at:
+                types.append((name, at))
+        return types
+
+    def _reading(
+        self,
+        question: str,
+        words: list[str],
+        masked: set[int],
+        mentions: list[Mention],
+        types: list[tuple[str, tuple[int, ...]]],
+    ) -> Linking:
+        by_rel: dict[str, list[Mention]] = {}
+        for m in mentions:
+            by_rel.setdefault(m.relation, []).append(m)
+        links = [
+            Link(rel, max(m.score for m in ms), tuple(sorted(ms, key=lambda m: -m.score)))
+            for rel, ms in by_rel.items()
+        ]
+        links.sort(key=lambda link: -link.score)
+        covered = set(masked) | {i for _, at in types for i in at}
+        for link in links:
+            covered.update(
+                i for m in link.mentions if m.score > self.threshold for i in m.positions
+            )
+        unaccounted = tuple(
+            w
+            for i, w in enumerate(words)
+            if i not in covered and w not in STOPWORDS and not w.isdigit()
+        )
+        return Linking(
+            question,
+            tuple(words),
+            tuple(links),
+            tuple(types),
+            unaccounted,
+            self.threshold,
+            frozenset(masked),
+        )
