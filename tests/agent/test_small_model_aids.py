@@ -15,6 +15,22 @@ from ark.agent._hints import (
     onward_relations,
 )
 from ark.agent._prompt import system_prompt, worked_example
+from ark.graph import describe_from_names
+from ark.linking import RelationLinker
+
+
+def _linked(schema, question):
+    """The question read by a lexical linker over the schema's names (no model)."""
+    return RelationLinker(describe_from_names(schema)).link(question)
+
+
+def mentioned(schema, question):
+    return mentioned_relations(_linked(schema, question))
+
+
+def named(schema, question):
+    return named_relations(_linked(schema, question))
+
 
 QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
 
@@ -193,12 +209,12 @@ def test_with_hints_an_empty_answer_near_the_budget_is_pointed_out(movie_index):
 
 def test_the_relations_a_question_names_are_found_by_their_words(movie_index):
     schema = movie_index.schema
-    assert mentioned_relations(schema, QUESTION) == ["directed_by", "has_genre"]
-    assert mentioned_relations(schema, "the films acted by Tom Hanks") == ["starred_actors"]
-    assert mentioned_relations(schema, "Who is the director of Big?") == ["directed_by"]
-    assert mentioned_relations(schema, "Tell me about Big") == []
+    assert mentioned(schema, QUESTION) == ["directed_by", "has_genre"]
+    assert mentioned(schema, "the films acted by Tom Hanks") == ["starred_actors"]
+    assert mentioned(schema, "Who is the director of Big?") == ["directed_by"]
+    assert mentioned(schema, "Tell me about Big") == []
     # A node type's name (genre) is what is asked for, not a second use of has_genre.
-    (genre,) = named_relations(schema, "the genres that are the genre of the films of Big")
+    (genre,) = named(schema, "the genres that are the genre of the films of Big")
     assert genre.uses == 1 and len(genre.positions) == 2
 
 
@@ -207,7 +223,7 @@ def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):
     hanks = node(movie_index, "Tom Hanks")
     films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away", "Big")]
     hits = [(f, "movie") for f in films]
-    named = mentioned_relations(schema, "Which genres are the films starred by Tom Hanks?")
+    named = mentioned(schema, "Which genres are the films starred by Tom Hanks?")
     # After the first hop: has_genre is named and not followed.
     hint = chain_hint(schema, named, hits, [hanks], ["starred_actors"], multi=True)
     assert f'search_in_neighborhood(node_index={films}, edge_type="has_genre", ' in hint
@@ -221,7 +237,7 @@ def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):
     people = [(hanks, "person")]
     far = chain_hint(
         schema,
-        mentioned_relations(schema, "genres of films by the director of Big"),
+        mentioned(schema, "genres of films by the director of Big"),
         people,
         [films[2]],
         ["directed_by"],
@@ -263,7 +279,7 @@ def test_chain_hint_ignores_stray_typings_of_a_relation():
     )
     hint = chain_hint(
         schema,
-        mentioned_relations(schema, "films acted by X were directed by who"),
+        mentioned(schema, "films acted by X were directed by who"),
         [(1, "movie")],
         [0],
         ["starred_actors"],
@@ -299,7 +315,7 @@ def test_a_shared_relation_is_used_twice_and_other_word_forms_match():
     )
 
     def uses(question):
-        return {n.relation: n.uses for n in named_relations(schema, question)}
+        return {n.relation: n.uses for n in named(schema, question)}
 
     assert uses("who co-starred with Tom Hanks") == {"starred_actors": 2}
     assert uses("the director of Big also directed which films") == {"directed_by": 2}
@@ -313,7 +329,7 @@ def test_a_shared_relation_is_used_twice_and_other_word_forms_match():
     # A compound (screenwriter) and an irregular form (wrote) name written_by.
     assert uses("who is the screenwriter of Big") == {"written_by": 1}
     assert uses("who wrote Big") == {"written_by": 1}
-    assert named_relations(schema, "films acted by Tom Hanks")[0].positions == (1,)
+    assert named(schema, "films acted by Tom Hanks")[0].positions == (1,)
     # Mentions far apart are two uses: the films of the director of Big.
     assert uses("the films directed by the director of Big") == {"directed_by": 2}
     assert uses("the films directed by the Big director") == {"directed_by": 2}

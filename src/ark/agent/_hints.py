@@ -17,13 +17,13 @@ reliably than it composes one.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import NamedTuple
 
 from ark.graph import Schema
+from ark.linking import STOPWORDS, EntityMention, Linking, tokens
 
 #: Most node indices written into a suggested call.
 MAX_SUGGESTED = 20
@@ -120,97 +120,11 @@ def after_repeat(unexplored: Sequence[tuple[int, str, str]], limit: int = 5) -> 
     return f" Hint: not explored yet from your latest results: {shown}."
 
 
-#: Relation-name tokens that carry no meaning of their own (``has_genre``, ``in_language``).
-_FILLER = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "has",
-        "have",
-        "had",
-        "is",
-        "of",
-        "in",
-        "on",
-        "by",
-        "to",
-        "for",
-        "from",
-        "with",
-        "at",
-        "as",
-        "and",
-    ]
-)
-#: Suffixes cut from a word before comparing, longest first.
-_SUFFIXES = ("ings", "ing", "ers", "ors", "er", "or", "ed", "es", "s", "e")
-#: English irregular verb forms, mapped to the form whose stem a relation name would use
-#: (``wrote``/``written`` -> ``write``, as in ``written_by``).
-_IRREGULAR = {
-    "wrote": "write",
-    "written": "write",
-    "spoke": "speak",
-    "spoken": "speak",
-    "made": "make",
-    "sang": "sing",
-    "sung": "sing",
-    "drew": "draw",
-    "drawn": "draw",
-    "built": "build",
-    "bought": "buy",
-    "sold": "sell",
-    "held": "hold",
-    "found": "find",
-    "founded": "found",
-    "taught": "teach",
-    "led": "lead",
-    "won": "win",
-    "gave": "give",
-    "given": "give",
-    "took": "take",
-    "taken": "take",
-    "chose": "choose",
-    "chosen": "choose",
-    "began": "begin",
-    "begun": "begin",
-    "grew": "grow",
-    "grown": "grow",
-    "known": "know",
-    "knew": "know",
-}
-#: Words that make a relation's mention a shared one, used twice by the chain: X's
-#: *co-stars* are the actors of X's films, the films of the *same director* are those of
-#: the director's films, the director *also directed* other films.
+#: English words that make a relation's mention a shared one, used twice by the chain:
+#: X's *co-stars* are the actors of X's films, the films of the *same director* are
+#: those of the director's films, the director *also directed* other films. A closed
+#: class of English (sharing and repetition), not any graph's relation names.
 _SHARED = frozenset(["co", "same", "share", "shares", "shared", "sharing", "also", "fellow"])
-
-
-def stem(word: str) -> str:
-    """A crude stem (``actors``/``acted`` -> ``act``, ``genres`` -> ``genr``), enough to
-    match a question's words to a relation name's."""
-    w = word.casefold()
-    w = _IRREGULAR.get(w, w)
-    for suffix in _SUFFIXES:
-        if len(w) - len(suffix) >= 3 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
-
-
-def _stems_match(a: str, b: str) -> bool:
-    short, long = sorted((a, b), key=len)
-    return short == long or (len(short) >= 4 and long.startswith(short))
-
-
-def _word_matches(asked: str, own: str) -> bool:
-    """Whether a question word's stem matches a relation word's; a long word also by its
-    tail, for compounds (``screenwriter`` matches ``written``)."""
-    if _stems_match(asked, own):
-        return True
-    return len(asked) >= 8 and any(_stems_match(asked[i:], own) for i in range(1, len(asked) - 3))
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).casefold())
 
 
 class Named(NamedTuple):
@@ -222,46 +136,49 @@ class Named(NamedTuple):
     positions: tuple[int, ...]
 
 
-def named_relations(schema: Schema, question: str) -> list[Named]:
-    """The schema's relations whose name shares a word with the question (``directed``
-    for ``directed_by``, ``genres`` for ``has_genre``), in schema order, with how many
-    times the chain uses each: once per mention more than two words from the last,
-    and at least twice when named next to a word of sharing (``co-star``, ``same
-    director``, ``also directed``: one of the two words before it, filler skipped)."""
-    words = _words(question)
-    content = [(i, stem(w), w) for i, w in enumerate(words) if w not in _FILLER]
-    type_stems = {stem(w) for t in schema.node_type_names for w in _words(t)}
+def named_relations(linking: Linking) -> list[Named]:
+    """The relations the linker is confident the question uses, best first, with how
+    many times the chain uses each: once per mention more than two words from the
+    last, and at least twice when named next to a word of sharing (``co-star``, ``same
+    director``, ``also directed``: one of the two words before it, stopwords skipped).
+    A word that names a node type ("the genres that are the genre of X") says what is
+    asked for rather than a use, so it adds none."""
+    words = linking.words
+    type_positions = {i for _, at in linking.types for i in at}
+    content = [i for i, w in enumerate(words) if w not in STOPWORDS or w in _SHARED]
     out = []
-    for name in schema.relation_names:
-        own = [stem(w) for w in _words(name) if w not in _FILLER]
-        hits = [
-            j
-            for j, (_, asked, _) in enumerate(content)
-            if any(_word_matches(asked, o) for o in own)
-        ]
-        if not hits:
-            continue
-        positions = tuple(content[j][0] for j in hits)
-        # Mentions more than two words apart are separate uses ("the films directed by
-        # the director of X"); closer ones are one ("X starred which actors"). A word
-        # that is a node type's name ("the genres that are the genre of X") names what
-        # is asked for rather than a use, so it does not add one.
-        uses_at = [content[j][0] for j in hits if content[j][1] not in type_stems]
+    for link in linking.confident():
+        positions = tuple(
+            i for m in link.mentions if m.score > linking.threshold for i in m.positions
+        )
+        positions = tuple(sorted(set(positions)))
+        uses_at = [i for i in positions if i not in type_positions]
+        if not uses_at and link.score < 1.0:
+            continue  # only a type word, half matched ("movies" for "movie rating")
         groups = 1 + sum(b - a > 2 for a, b in pairwise(uses_at))
-        shared = any(w in _SHARED for j in hits for _, _, w in content[max(0, j - 2) : j])
-        out.append(Named(name, max(groups, 2 if shared else 1), positions))
+        shared = False
+        for i in positions:
+            before = [j for j in content if j < i][-2:]
+            shared |= any(words[j] in _SHARED for j in before)
+        out.append(Named(link.relation, max(groups, 2 if shared else 1), positions))
     return out
 
 
-def mentioned_relations(schema: Schema, question: str) -> list[str]:
-    """The names of :func:`named_relations`, in schema order."""
-    return [n.relation for n in named_relations(schema, question)]
+def unaccounted(linking: Linking) -> tuple[str, ...]:
+    """The linker's unaccounted words less those of sharing, which
+    :func:`named_relations` reads as a second use."""
+    return tuple(w for w in linking.unaccounted if w not in _SHARED)
+
+
+def mentioned_relations(linking: Linking) -> list[str]:
+    """The names of :func:`named_relations`, best first."""
+    return [n.relation for n in named_relations(linking)]
 
 
 def _position(question: str, name: str) -> int | None:
     """The word position where ``name`` (a node's name) starts in the question, or of
     the first of its words the question has; None when it has none."""
-    words, own = _words(question), [w for w in _words(name) if w not in _FILLER]
+    words, own = tokens(question), [w for w in tokens(name) if w not in STOPWORDS]
     for i in range(len(words)):
         if own and words[i : i + len(own)] == own:
             return i
@@ -328,6 +245,7 @@ def chain_hint(
     uses: Mapping[str, int] | None = None,
     centers: Sequence[tuple[int, str]] = (),
     hop: Sequence[str] = (),
+    unaccounted: Sequence[str] = (),
 ) -> str:
     """The hint after a neighborhood when the question is known (``named``: its
     :func:`mentioned_relations`, each used ``uses[r]`` times, once by default;
@@ -335,7 +253,9 @@ def chain_hint(
     ready-made call from the returned nodes; when the returned nodes do not touch it,
     back from this call's ``centers`` ((index, type)) if this call (along ``hop``) left
     the question's chain, or else through one intermediate hop; when every named
-    relation is used up, the ready-made ``add_to_answer``."""
+    relation is used up, the ready-made ``add_to_answer`` — asserted only when the
+    linker accounts for every content word of the question (``unaccounted`` empty);
+    otherwise "likely", with the onward relations beside it."""
     dominant = _dominant(hits, came_from)
     if dominant is None:
         return ""
@@ -345,6 +265,28 @@ def chain_hint(
     remaining = [r for r in named if done[r] < wanted.get(r, 1)]
     target = f"node_index={same}" if multi and len(same) > 1 else f"node_index={same[0]}"
     if not remaining:
+        if unaccounted:
+            # Part of the question is unexplained (a synonym no label has, a condition
+            # such as "after 2015"): offer the next hop beside the add, assert nothing.
+            onward = onward_relations(schema, node_type, limit=4)
+            lead = (
+                f" Every relation the question names ({', '.join(named)}) is followed, so "
+                "these are likely the answer"
+                if named
+                else " These may answer the question"
+            )
+            text += (
+                f"{lead}; but no relation followed accounts for "
+                f"{', '.join(repr(w) for w in unaccounted[:4])} in the question."
+            )
+            if onward:
+                text += (
+                    f" If that is a further step, go on: search_in_neighborhood({target}, "
+                    "edge_type=R) with R one of "
+                    + ", ".join(f"{rel} (to {other})" for rel, other in onward)
+                    + "."
+                )
+            return text + f" If not, add them: add_to_answer(node_indices={same}), then finish."
         if not named:
             return text + (
                 f" If they answer the question, add them: add_to_answer(node_indices={same})."
@@ -397,4 +339,62 @@ def chain_hint(
         f" The question also names {relation}, which {node_type} nodes do not have; "
         f"{other} nodes do. Hop to them first: "
         f'search_in_neighborhood({target}, edge_type="{rel}", node_type="{other}").'
+    )
+
+
+def intersection_call(
+    entities: Sequence[EntityMention], relations: Sequence[str], *, multi: bool
+) -> str:
+    """The hint when the question names several nodes (``name a player who plays at
+    Forward from Mexico``): what it asks for is linked to each, so the hop over all of
+    them, which ranks first the nodes every one of them reaches, answers it.
+    ``relations``: the named relations the anchors have (one filter for all of them),
+    empty when some anchor has none the question names."""
+    shown = ", ".join(f"[{e.index}] {e.name}" for e in entities)
+    ids = [e.index for e in entities]
+    if not multi:
+        return (
+            f"Hint: the question names {len(ids)} nodes ({shown}); what it asks for is "
+            "linked to each of them: explore each one's neighbors and keep the nodes "
+            "found around all of them."
+        )
+    edges = f", edge_type={list(relations)}" if relations else ""
+    return (
+        f"Hint: the question names {len(ids)} nodes ({shown}); what it asks for is linked "
+        f"to each of them: search_in_neighborhood(node_index={ids}{edges}) lists first the "
+        "nodes linked to all of them."
+    )
+
+
+def after_intersection(
+    merged: Sequence[tuple[int, int]],
+    n_centers: int,
+    unaccounted: Sequence[str],
+    centers: Sequence[int],
+    filtered: bool,
+) -> str:
+    """After the hop over the question's named nodes (``merged``: (index, how many of
+    the ``n_centers`` reach it), in rank order): the nodes all of them reach, to add;
+    when none, the same hop without the filters that may have cut them."""
+    common = [i for i, c in merged if c == n_centers][:MAX_SUGGESTED]
+    if not common:
+        if filtered:
+            return (
+                f"Hint: no node is linked to all {n_centers} of them with these filters; "
+                f"without them: search_in_neighborhood(node_index={list(centers)})."
+            )
+        return (
+            f"Hint: no node is linked to all {n_centers} of them directly; the answer may "
+            "be one more hop away from one of them."
+        )
+    lead = (
+        f"Hint: {len(common)} node{'s are' if len(common) > 1 else ' is'} linked to all {n_centers}"
+    )
+    if unaccounted:
+        return (
+            f"{lead}; they likely answer the question (it also says "
+            f"{', '.join(repr(w) for w in unaccounted[:4])}): add_to_answer(node_indices={common})."
+        )
+    return (
+        f"{lead}, so they answer the question: add_to_answer(node_indices={common}), then finish."
     )

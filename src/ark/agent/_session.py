@@ -19,6 +19,7 @@ from ark._coerce import as_int
 from ark._safe import MAX_NESTING, cut, short_repr, too_deep
 from ark.agent import _hints
 from ark.index import Index
+from ark.linking import linker_for, read_question
 from ark.llm import ToolCall
 from ark.tools import (
     MAX_ADD,
@@ -135,10 +136,18 @@ class ToolSession:
         self._uses: set[tuple[str, frozenset[int]]] = set()  # (relation, centers)
         self._last_hits: list[tuple[int, str, str]] = []  # of the last search with results
         self.index = index
-        #: The relations the question names (:func:`ark.agent._hints.named_relations`).
-        self._chain = _hints.named_relations(index.schema, question) if hints and question else []
+        #: The question read against the index (relations linked, nodes named), and
+        #: the relations its chain uses (:func:`ark.agent._hints.named_relations`).
+        self.reading = read_question(index, question) if hints and question else None
+        self._chain = _hints.named_relations(self.reading.linking) if self.reading else []
         self._named = [n.relation for n in self._chain]
         self._wanted = {n.relation: n.uses for n in self._chain}
+        self._unaccounted = _hints.unaccounted(self.reading.linking) if self.reading else ()
+        #: The nodes the question names, when it names several (an intersection).
+        self._anchors = (
+            list(self.reading.entities) if self.reading and len(self.reading.entities) > 1 else []
+        )
+        self._canonical = linker_for(index).canonical if self.reading else {}
         self.tools = tools or GraphTools(index)
         self.config = config or ToolConfig()
         self.specs = tool_specs(index.schema, self.config, answer_tools=answer_tools)
@@ -272,7 +281,12 @@ class ToolSession:
         """The hint for a search with results: the first hop after a global search, the
         chain's next move after a neighborhood."""
         schema = self.index.schema
+        anchors = [e.index for e in self._anchors]
         if not centers:
+            if name == "search_in_graph" and anchors and not self.explored:
+                return _hints.intersection_call(
+                    self._anchors, self._anchor_relations(), multi=self.config.multi_neighborhood
+                )
             if name != "search_in_graph" or not self._chain or self.explored:
                 return ""
             top = result.hits[0].score
@@ -283,6 +297,17 @@ class ToolSession:
             ]
             return _hints.first_hop(self._chain, self.question or "", candidates)
         hop = self._follow(arguments.get("edge_type"), result.hits, centers)
+        if anchors and len(centers) > 1 and set(anchors) <= set(centers):
+            merged = [(m.hit.index, len(m.centers)) for m in result.merged]
+            filtered = bool(arguments.get("edge_type") or arguments.get("node_type"))
+            if any(c == len(centers) for _, c in merged):
+                # The intersection is the chain: each anchor's relation is used once.
+                for relation in self._named:
+                    if self.followed.count(relation) < self._wanted[relation]:
+                        self.followed.append(relation)
+            return _hints.after_intersection(
+                merged, len(centers), self._unaccounted, centers, filtered
+            )
         hits = [(h.index, h.type) for h in result.hits]
         multi = self.config.multi_neighborhood
         if not self.question:
@@ -297,7 +322,22 @@ class ToolSession:
             uses=self._wanted,
             centers=[(c, self.index.graph.type_name(c)) for c in centers],
             hop=hop,
+            unaccounted=self._unaccounted,
         )
+
+    def _anchor_relations(self) -> list[str]:
+        """For the intersection's filter: per anchor, the best-linked relation it has
+        (forward names); empty when an anchor has none the question names."""
+        ranked = [n.relation for n in self._chain]
+        chosen: list[str] = []
+        for e in self._anchors:
+            present = {self._canonical.get(r, r) for _, r, _, _ in self.tools.links(e.index)}
+            best = next((r for r in ranked if r in present), None)
+            if best is None:
+                return []
+            if best not in chosen:
+                chosen.append(best)
+        return chosen
 
     def _follow(self, edge_type: object, hits: Sequence[Any], centers: list[int]) -> list[str]:
         """Record the relation a neighborhood call went along (its edge filter, or else
@@ -310,7 +350,12 @@ class ToolSession:
         else:
             new = {r.type for h in hits for r in h.relations}
         known = {n.casefold(): n for n in self.index.schema.relation_names}
-        canonical = {known[n.casefold()] for n in new if n.casefold() in known}
+        # A stored reverse (plays_in_club_inverse) is a use of its forward relation.
+        canonical = {
+            self._canonical.get(known[n.casefold()], known[n.casefold()])
+            for n in new
+            if n.casefold() in known
+        }
         if len(canonical) != 1:
             return []
         (relation,) = canonical

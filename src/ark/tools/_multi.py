@@ -27,8 +27,8 @@ from ark.tools._results import (
 
 #: Most centers one call explores (the schema bounds the list, so decoding cannot loop).
 MAX_CENTERS = 50
-#: Neighbors fetched per center before merging.
-PER_CENTER_K = 100
+#: Neighbors fetched per center before merging (all of them, below this).
+PER_CENTER_K = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +161,12 @@ def neighborhood_over_set(
     reached: dict[int, tuple[NodeHit, list[int], dict[Relation, None]]] = {}
     center_hits: list[NodeHit] = []
     for c in centers:
-        result = tools.search_in_neighborhood(c, k=PER_CENTER_K, **filters)
+        # Every neighbor (up to PER_CENTER_K), not the first k: a node reached from all
+        # centers must be counted as such even when a center has hundreds of neighbors.
+        if (err := tools._check_node(tool, c)) is not None:
+            return err
+        args_c = {"node_index": c, **filters, "k": PER_CENTER_K}
+        result = tools._neighborhood(tool, args_c, c, k=PER_CENTER_K, **filters)
         if isinstance(result, ToolError):
             return result
         assert result.center is not None

@@ -148,6 +148,20 @@ class GraphTools:
             return err
         if (err := self._check_k(tool, k)) is not None:
             return err
+        return self._neighborhood(tool, args, int(node_index), query, node_type, edge_type, k)
+
+    def _neighborhood(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        node_index: int,
+        query: str | None,
+        node_type: str | Sequence[str] | None,
+        edge_type: str | Sequence[str] | None,
+        k: int,
+    ) -> ToolResult:
+        """:meth:`search_in_neighborhood` after its node and ``k`` are checked (the hop
+        over a set asks for more than ``k`` to count every center reaching a node)."""
         if query is not None and not isinstance(query, str):
             return ToolError(tool, ErrorCode.BAD_ARGUMENT, "query must be a string or omitted.")
         type_ids = self._resolve(tool, "node_type", node_type, self.graph.node_type_names)
