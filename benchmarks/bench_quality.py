@@ -1,20 +1,28 @@
-"""Agent quality on a fixed MetaQA dev sample, with the differences to a stored baseline.
+"""Agent quality on fixed dev samples of several graphs, with the differences to a baseline.
 
-    python benchmarks/bench_quality.py [--hops 1 2 3] [--limit 30] [--label NAME]
+    python benchmarks/bench_quality.py [--sets metaqa-1 metaqa-2 metaqa-3 metaqa-ntm
+        wc-2hop wc-conj | --hops 1 2 3] [--limit 30] [--label NAME]
         [--agents 1] [--max-steps 8] [--seed 0] [--temperature 0.7] [--fusion vote]
         [--prompt full|short] [--model 0.5b|1.5b|GGUF] [--adapter LORA.gguf]
         [--[no-]example] [--[no-]hints] [--[no-]multi-neighborhood]
-        [--save-baseline]
+        [--describe] [--save-baseline]
+
+The generality table: a change is judged on MetaQA dev 1/2/3-hop, MetaQA's
+paraphrased one-hop questions (``metaqa-ntm``, split ``dev_ntm``) and WC2014's
+two-hop and conjunctive sets (a second real graph with other relation names and no
+node types), never on MetaQA alone. A set is one of :data:`SETS` or
+``NAME=KB::DATASET[::SPLIT]`` for any graph file and dataset spec ``ark eval`` takes
+(``mine=data/kb.tsv::jsonl:data/dev.jsonl``).
 
 Every run goes through the real evaluation runner (``ark.eval.run_queries``, the
 same code as ``ark eval``) with the local model and a fixed agent seed, so a change
-to the agent is judged on the same questions with the same sampling. Each hop is
-written to ``OUT/LABEL/hopN`` and is resumable: rerunning the same command continues
+to the agent is judged on the same questions with the same sampling. Each set is
+written to ``OUT/LABEL/SET`` and is resumable: rerunning the same command continues
 where an interrupted run stopped (the runner refuses to resume with other settings).
-The table printed at the end compares each hop with ``benchmarks/quality_baseline.json``
+The table printed at the end compares each set with ``benchmarks/quality_baseline.json``
 (``--save-baseline`` stores this run there). Needs the ``[local]`` extra and the
-MetaQA folder (``$ARK_METAQA_DIR`` or ``../shared/data/metaqa``). One 30-question hop
-takes 15–40 min on 2 CPU cores; do not overlap it with other CPU-heavy work.
+data folder (``$ARK_DATA_DIR`` or ``../shared/data``). One 30-question set takes
+15–60 min on 2 CPU cores; do not overlap it with other CPU-heavy work.
 """
 
 from __future__ import annotations
@@ -22,20 +30,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ark.agent import Agent, AgentOptions, Retriever, ToolConfig
 from ark.agent._prompt import PROMPT_VARIANTS
 from ark.eval import RetrieverMethod, RunStore, run_queries
-from ark.eval.datasets import default_metaqa_dir, load_metaqa, sample
+from ark.eval.datasets import load_dataset, sample
 from ark.index import build_index, open_index
 
 HERE = Path(__file__).resolve().parent
 BASELINE = HERE / "quality_baseline.json"
 MEASURES = ("hit@1", "hit@5", "recall@20", "mrr")
+
+
+def default_data_dir() -> Path:
+    """``$ARK_DATA_DIR``, else ``../shared/data`` beside the repository."""
+    return Path(os.environ.get("ARK_DATA_DIR", HERE.parents[1] / "shared" / "data"))
 
 
 def agent_factory(options: AgentOptions):  # type: ignore[no-untyped-def]
@@ -48,10 +63,65 @@ def agent_factory(options: AgentOptions):  # type: ignore[no-untyped-def]
     return factory
 
 
-def run_hop(args: argparse.Namespace, index, llm, hop: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    queries = sample(
-        load_metaqa(args.data_dir, hop, split="dev", index=index), args.limit, args.sample_seed
-    )
+@dataclass(frozen=True)
+class QuestionSet:
+    """A graph file (relative to the data folder) and a dataset spec of ``ark eval``."""
+
+    kb: str
+    dataset: str
+    split: str = "dev"
+
+
+#: The generality table's sets (relative to ``--data-dir``).
+SETS: dict[str, QuestionSet] = {
+    "metaqa-1": QuestionSet("metaqa/kb.txt", "metaqa:1-hop"),
+    "metaqa-2": QuestionSet("metaqa/kb.txt", "metaqa:2-hop"),
+    "metaqa-3": QuestionSet("metaqa/kb.txt", "metaqa:3-hop"),
+    "metaqa-ntm": QuestionSet("metaqa/kb.txt", "metaqa:1-hop", "dev_ntm"),
+    "wc-2hop": QuestionSet("wc2014/kb.tsv", "jsonl:wc2014/2-hop.jsonl"),
+    "wc-conj": QuestionSet("wc2014/kb.tsv", "jsonl:wc2014/conjunctive.jsonl"),
+}
+
+
+def parse_set(spec: str, data_dir: Path) -> tuple[str, Path, str, str]:
+    """(name, graph file, dataset spec, split) of a ``--sets`` entry: a name of
+    :data:`SETS`, or ``NAME=KB::DATASET[::SPLIT]`` with paths as given."""
+    if spec in SETS:
+        s = SETS[spec]
+        kind, _, arg = s.dataset.partition(":")
+        dataset = f"jsonl:{data_dir / arg}" if kind == "jsonl" else s.dataset
+        return spec, data_dir / s.kb, dataset, s.split
+    name, eq, rest = spec.partition("=")
+    parts = rest.split("::")
+    if not eq or len(parts) not in (2, 3) or not all(parts):
+        sys.exit(f"--sets: {spec!r} is neither one of {sorted(SETS)} nor NAME=KB::DATASET[::SPLIT]")
+    return name, Path(parts[0]), parts[1], parts[2] if len(parts) == 3 else "dev"
+
+
+def index_for(kb: Path, cache: Path, describe_with=None):  # type: ignore[no-untyped-def]
+    """The index of ``kb``, built once under ``cache`` (one directory per graph file);
+    with ``describe_with`` (a model), described once by it (``ark index describe``)."""
+    if not kb.exists():
+        sys.exit(f"{kb} not found; pass --data-dir (or set ARK_DATA_DIR)")
+    where = cache / f"{kb.parent.name}-{kb.stem}{'-described' if describe_with else ''}.idx"
+    if not (where / "meta.json").exists():
+        build_index(kb, where)
+    index = open_index(where)
+    if describe_with is not None and not any(
+        s.startswith("model:") for s in index.described.sources
+    ):
+        from ark.linking import describe_index
+
+        print(f"  describing {where} with {describe_with.name}", file=sys.stderr)
+        describe_index(index, describe_with)
+    return index, where
+
+
+def run_set(args: argparse.Namespace, llm, spec: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    name, kb, dataset, split = parse_set(spec, args.data_dir)
+    index, where = index_for(kb, args.index_cache, llm if args.describe else None)
+    queries, _ = load_dataset(dataset, index, split, kb.parent)
+    queries = sample(queries, args.limit, args.sample_seed)
     options = AgentOptions(example=args.example, hints=args.hints)
     tools = ToolConfig(multi_neighborhood=args.multi_neighborhood)
     retriever = Retriever(
@@ -68,9 +138,9 @@ def run_hop(args: argparse.Namespace, index, llm, hop: int) -> dict[str, Any]:  
         on_event=_print_event if args.verbose else None,
     )
     config = {
-        "dataset": f"metaqa:{hop}-hop",
-        "index": str(args.index),
-        "split": "dev",
+        "dataset": dataset,
+        "index": str(where),
+        "split": split,
         "limit": args.limit,
         "sample_seed": args.sample_seed,
         "method": "ark",
@@ -82,16 +152,17 @@ def run_hop(args: argparse.Namespace, index, llm, hop: int) -> dict[str, Any]:  
         "seed": args.seed,
         "tools": tools.to_dict(),
         "agent_options": options.to_dict(),
+        **({"described": index.described.sources} if args.describe else {}),
         "model": llm.name,
         "concurrency": 1,
         **({"prompt": args.prompt} if args.prompt != "full" else {}),
         **({"adapter": str(args.adapter)} if args.adapter else {}),
     }
-    store = RunStore(args.out / args.label / f"hop{hop}")
+    store = RunStore(args.out / args.label / name)
     resume = store.results.exists()
 
     def progress(done: int, total: int) -> None:
-        print(f"\r  {hop}-hop: {done}/{total}", end="", file=sys.stderr, flush=True)
+        print(f"\r  {name}: {done}/{total}", end="", file=sys.stderr, flush=True)
 
     summary = asyncio.run(
         run_queries(
@@ -118,14 +189,24 @@ def _print_event(event) -> None:  # type: ignore[no-untyped-def]
     )
 
 
-def table(results: dict[int, dict[str, Any]], baseline: dict[str, Any] | None) -> str:
+def _baseline_of(baseline: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    """The baseline's entry for a set (older baselines keyed MetaQA by hop number)."""
+    if not baseline:
+        return None
+    found = baseline.get("sets", {}).get(name)
+    if found is None and name.startswith("metaqa-") and name[7:].isdigit():
+        found = baseline.get("hops", {}).get(name[7:])
+    return found
+
+
+def table(results: dict[str, dict[str, Any]], baseline: dict[str, Any] | None) -> str:
     lines = [
-        "| hop | n | Hit@1 | Hit@5 | R@20 | MRR | s/query (p50) |",
+        "| set | n | Hit@1 | Hit@5 | R@20 | MRR | s/query (p50) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for hop, summary in sorted(results.items()):
+    for name, summary in results.items():
         m = summary["metrics"]
-        base = (baseline or {}).get("hops", {}).get(str(hop))
+        base = _baseline_of(baseline, name)
         cells = []
         for key in MEASURES:
             cell = f"{m.get(key, 0.0):.1f}"
@@ -134,7 +215,7 @@ def table(results: dict[int, dict[str, Any]], baseline: dict[str, Any] | None) -
             cells.append(cell)
         wall = summary["wall_s_per_query"]
         lines.append(
-            f"| {hop} | {summary['queries']} | {' | '.join(cells)} | "
+            f"| {name} | {summary['queries']} | {' | '.join(cells)} | "
             f"{wall['mean']:.1f} ({wall['p50']:.1f}) |"
         )
     return "\n".join(lines)
@@ -142,13 +223,20 @@ def table(results: dict[int, dict[str, Any]], baseline: dict[str, Any] | None) -
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--hops", type=int, nargs="+", default=[1, 2, 3])
+    p.add_argument(
+        "--sets", nargs="+", default=None, help=f"from {sorted(SETS)} or NAME=KB::DATASET"
+    )
+    p.add_argument(
+        "--hops", type=int, nargs="+", default=None, help="MetaQA hops (--sets metaqa-N)"
+    )
     p.add_argument("--limit", type=int, default=30)
     p.add_argument("--sample-seed", type=int, default=0)
     p.add_argument("--label", default="current", help="run name under --out")
     p.add_argument("--out", type=Path, default=Path(".bench/quality"))
-    p.add_argument("--index", type=Path, default=Path(".bench/metaqa.idx"))
-    p.add_argument("--data-dir", type=Path, default=default_metaqa_dir())
+    p.add_argument(
+        "--index-cache", type=Path, default=Path(".bench"), help="where indexes are built"
+    )
+    p.add_argument("--data-dir", type=Path, default=default_data_dir())
     p.add_argument("--agents", type=int, default=1)
     p.add_argument("--max-steps", type=int, default=8)
     p.add_argument("--seed", type=int, default=0, help="agent sampling seed")
@@ -182,14 +270,16 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="llama.cpp threads (default: all cores; 1 is faster on an oversubscribed machine)",
     )
+    p.add_argument(
+        "--describe",
+        action="store_true",
+        help="describe each index once with the model (ark index describe) before the run",
+    )
     p.add_argument("--verbose", action="store_true", help="print every tool call")
     p.add_argument("--save-baseline", action="store_true")
     args = p.parse_args(argv)
-    if not (args.data_dir / "kb.txt").exists():
-        sys.exit(f"MetaQA not found in {args.data_dir}; pass --data-dir")
-    if not (args.index / "meta.json").exists():
-        build_index(args.data_dir / "kb.txt", args.index)
-    index = open_index(args.index)
+    sets = list(args.sets or []) + [f"metaqa-{h}" for h in args.hops or []]
+    sets = sets or [f"metaqa-{h}" for h in (1, 2, 3)]
     from ark.llm import make_chat_model
 
     extra: dict[str, Any] = {"n_threads": args.threads} if args.threads else {}
@@ -202,19 +292,19 @@ def main(argv: list[str] | None = None) -> None:
         extra.update(student.llm_kwargs)
     llm = make_chat_model(model=args.model, **extra)
     started = time.perf_counter()
-    results = {hop: run_hop(args, index, llm, hop) for hop in args.hops}
+    results = {name: run_set(args, llm, spec) for spec in sets for name in [spec.split("=")[0]]}
     baseline = json.loads(BASELINE.read_text()) if BASELINE.exists() else None
-    title = f"MetaQA dev, {args.limit}/hop (sample seed {args.sample_seed}), run {args.label!r}"
+    title = f"Dev samples, {args.limit}/set (sample seed {args.sample_seed}), run {args.label!r}"
     if baseline:
         title += f"; in brackets: difference to baseline {baseline.get('label')!r}"
     print(f"\n{title}\n")
     print(table(results, baseline))
     print(f"\n({time.perf_counter() - started:.0f} s)")
     if args.save_baseline:
-        old = baseline if baseline and baseline.get("label") == args.label else {"hops": {}}
+        old = baseline if baseline and baseline.get("label") == args.label else {}
         old["label"] = args.label
-        for hop, summary in results.items():
-            old["hops"][str(hop)] = {
+        for name, summary in results.items():
+            old.setdefault("sets", {})[name] = {
                 "metrics": summary["metrics"],
                 "queries": summary["queries"],
                 "wall_s_per_query": summary["wall_s_per_query"],
