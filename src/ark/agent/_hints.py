@@ -372,16 +372,19 @@ def after_intersection(
     unaccounted: Sequence[str],
     centers: Sequence[int],
     filtered: bool,
+    relations: Sequence[str] = (),
 ) -> str:
     """After the hop over the question's named nodes (``merged``: (index, how many of
     the ``n_centers`` reach it), in rank order): the nodes all of them reach, to add;
-    when none, the same hop without the filters that may have cut them."""
+    when none, the same hop with ``relations`` (each center's own) as its filter."""
     common = [i for i, c in merged if c == n_centers][:MAX_SUGGESTED]
     if not common:
         if filtered:
+            edges = f", edge_type={list(relations)}" if relations else ""
             return (
-                f"Hint: no node is linked to all {n_centers} of them with these filters; "
-                f"without them: search_in_neighborhood(node_index={list(centers)})."
+                f"Hint: no node is linked to all {n_centers} of them with these filters; one "
+                "filter must keep every node's own relation: search_in_neighborhood("
+                f"node_index={list(centers)}{edges})."
             )
         return (
             f"Hint: no node is linked to all {n_centers} of them directly; the answer may "

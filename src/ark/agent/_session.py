@@ -306,7 +306,7 @@ class ToolSession:
                     if self.followed.count(relation) < self._wanted[relation]:
                         self.followed.append(relation)
             return _hints.after_intersection(
-                merged, len(centers), self._unaccounted, centers, filtered
+                merged, len(centers), self._unaccounted, centers, filtered, self._anchor_relations()
             )
         hits = [(h.index, h.type) for h in result.hits]
         multi = self.config.multi_neighborhood
@@ -326,15 +326,19 @@ class ToolSession:
         )
 
     def _anchor_relations(self) -> list[str]:
-        """For the intersection's filter: per anchor, the best-linked relation it has
-        (forward names); empty when an anchor has none the question names."""
-        ranked = [n.relation for n in self._chain]
+        """For the intersection's filter: per anchor, the relation it has that the
+        linker scores highest, however low (forward names; an anchor's relation is
+        rarely named outright: "a player from Mexico"); empty when some anchor has no
+        scored relation, so that no filter cuts its neighbors."""
+        assert self.reading is not None
+        linking = self.reading.linking
         chosen: list[str] = []
         for e in self._anchors:
             present = {self._canonical.get(r, r) for _, r, _, _ in self.tools.links(e.index)}
-            best = next((r for r in ranked if r in present), None)
-            if best is None:
+            scored = [(linking.score(r), r) for r in present if linking.score(r) > 0]
+            if not scored:
                 return []
+            best = max(scored)[1]
             if best not in chosen:
                 chosen.append(best)
         return chosen
