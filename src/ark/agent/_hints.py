@@ -138,14 +138,15 @@ class Named(NamedTuple):
 
 def named_relations(linking: Linking) -> list[Named]:
     """The relations the linker is confident the question uses, best first, with how
-    many times the chain uses each: once per mention more than two words from the
-    last, and at least twice when named next to a word of sharing (``co-star``, ``same
+    many times the chain uses each: once per mention more than two words (not counting
+    node names) from the last, and at least twice when named next to a word of sharing (``co-star``, ``same
     director``, ``also directed``: one of the two words before it, stopwords skipped).
     A word that names a node type ("the genres that are the genre of X") says what is
     asked for rather than a use, so it adds none."""
     words = linking.words
     type_positions = {i for _, at in linking.types for i in at}
     content = [i for i, w in enumerate(words) if w not in STOPWORDS or w in _SHARED]
+    entities = linking.entity_positions
     out = []
     for link in linking.confident():
         positions = tuple(
@@ -155,7 +156,12 @@ def named_relations(linking: Linking) -> list[Named]:
         uses_at = [i for i in positions if i not in type_positions]
         if not uses_at and link.score < 1.0:
             continue  # only a type word, half matched ("movies" for "movie rating")
-        groups = 1 + sum(b - a > 2 for a, b in pairwise(uses_at))
+        # Mentions more than two words apart are separate uses; the words of the
+        # question's node names do not count ("club does Ann_A play" is one use).
+        groups = 1 + sum(
+            b - a - sum(1 for j in range(a + 1, b) if j in entities) > 2
+            for a, b in pairwise(uses_at)
+        )
         shared = False
         for i in positions:
             before = [j for j in content if j < i][-2:]

@@ -301,10 +301,10 @@ class ToolSession:
             merged = [(m.hit.index, len(m.centers)) for m in result.merged]
             filtered = bool(arguments.get("edge_type") or arguments.get("node_type"))
             if any(c == len(centers) for _, c in merged):
-                # The intersection is the chain: each anchor's relation is used once.
+                # The intersection is the whole chain: every named relation is used up.
                 for relation in self._named:
-                    if self.followed.count(relation) < self._wanted[relation]:
-                        self.followed.append(relation)
+                    missing = self._wanted[relation] - self.followed.count(relation)
+                    self.followed += [relation] * max(0, missing)
             return _hints.after_intersection(
                 merged, len(centers), self._unaccounted, centers, filtered, self._anchor_relations()
             )

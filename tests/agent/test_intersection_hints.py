@@ -1,0 +1,101 @@
+"""A question that names several nodes is an intersection: the hints give the hop over
+all of them and then the nodes every one of them reaches; a question with words the
+linker cannot account for never gets "Add them now"."""
+
+import pytest
+
+from ark.agent import ToolConfig, ToolSession
+from ark.index import build_index
+
+# Players, clubs, countries and positions: one node type, relations with reverse copies.
+PLAYERS = {
+    "Ann_A": ("Rovers_FC", "Mexico", "Forward"),
+    "Bo_B": ("Rovers_FC", "Mexico", "Defender"),
+    "Cy_C": ("Rovers_FC", "Spain", "Forward"),
+    "Di_D": ("United_FC", "Mexico", "Forward"),
+}
+
+
+@pytest.fixture(scope="module")
+def football(tmp_path_factory):
+    lines = []
+    for player, (club, country, position) in PLAYERS.items():
+        lines += [
+            f"{player}\tplays_in_club\t{club}",
+            f"{club}\tplays_in_club_inverse\t{player}",
+            f"{player}\tplays_for_country\t{country}",
+            f"{player}\tplays_position\t{position}",
+        ]
+    lines += ["Rovers_FC\tis_in_country\tMexico", "United_FC\tis_in_country\tSpain"]
+    root = tmp_path_factory.mktemp("football")
+    (root / "kb.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return build_index(root / "kb.tsv", root / "idx")
+
+
+def _node(index, name):
+    return index.graph.names.to_pylist().index(name)
+
+
+def test_two_named_nodes_get_the_hop_over_both_then_the_common_nodes(football):
+    question = "name a player who plays at Forward position at the club Rovers_FC ?"
+    session = ToolSession(
+        football, hints=True, question=question, config=ToolConfig(multi_neighborhood=True)
+    )
+    forward, rovers = _node(football, "Forward"), _node(football, "Rovers_FC")
+    found = session.call("search_in_graph", {"query": "Forward Rovers_FC"})
+    ids = sorted([forward, rovers], key=lambda i: question.index(football.graph.name(i)))
+    assert (
+        f"search_in_neighborhood(node_index={ids}, edge_type=['plays_position', "
+        "'plays_in_club']) lists first the nodes linked to all of them"
+    ) in found.observation
+    hop = session.call(
+        "search_in_neighborhood",
+        {"node_index": ids, "edge_type": ["plays_position", "plays_in_club"]},
+    )
+    both = sorted(_node(football, n) for n in ("Ann_A", "Cy_C"))
+    assert f"add_to_answer(node_indices={both})" in hop.observation.replace(
+        str([both[1], both[0]]), str(both)
+    )
+    assert "2 nodes are linked to all 2" in hop.observation
+    # The intersection used each named relation: adding its nodes is not nagged.
+    added = session.call("add_to_answer", {"node_indices": both})
+    assert "not followed yet" not in added.observation
+
+
+def test_a_filter_that_cuts_every_common_node_is_given_back(football):
+    question = "which player in Rovers_FC is from Mexico ?"
+    session = ToolSession(
+        football, hints=True, question=question, config=ToolConfig(multi_neighborhood=True)
+    )
+    ids = [_node(football, "Rovers_FC"), _node(football, "Mexico")]
+    hop = session.call(
+        "search_in_neighborhood", {"node_index": ids, "edge_type": "plays_in_club"}
+    )
+    assert "no node is linked to all 2 of them with these filters" in hop.observation
+    assert "edge_type=['plays_in_club', 'plays_for_country']" in hop.observation
+
+
+def test_one_named_node_is_a_chain_not_an_intersection(football):
+    session = ToolSession(
+        football,
+        hints=True,
+        question="which club does Ann_A play for ?",
+        config=ToolConfig(multi_neighborhood=True),
+    )
+    found = session.call("search_in_graph", {"query": "Ann_A"})
+    assert "linked to all of them" not in found.observation
+    assert 'edge_type="plays_in_club"' in found.observation
+
+
+def test_an_unaccounted_word_turns_the_add_into_likely(football):
+    # "professional" is in no label: the chain is not asserted complete.
+    question = "which club does Ann_A play professional football for ?"
+    session = ToolSession(football, hints=True, question=question)
+    ann = _node(football, "Ann_A")
+    hop = session.call("search_in_neighborhood", {"node_index": ann, "edge_type": "plays_in_club"})
+    assert "Add them now" not in hop.observation
+    assert "likely the answer" in hop.observation and "'professional'" in hop.observation
+    plain = ToolSession(football, hints=True, question="which club does Ann_A play for ?")
+    assert "Add them now" in plain.call(
+        "search_in_neighborhood", {"node_index": ann, "edge_type": "plays_in_club"}
+    ).observation

@@ -1,0 +1,75 @@
+"""``ark index describe``: a model's words per relation, stored in the index."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from _doubles import ScriptedChatModel, json_reply
+from ark.cli import app
+from ark.index import build_index, open_index
+from ark.linking import describe_index
+
+KB = "Ann|plays_in_club|Rovers\nRovers|plays_in_club_inverse|Ann\nAnn|is_aged|27\n"
+
+
+@pytest.fixture
+def index(tmp_path):
+    (tmp_path / "kb.txt").write_text(KB, encoding="utf-8")
+    return build_index(tmp_path / "kb.txt", tmp_path / "idx")
+
+
+def _replies():
+    return [
+        json_reply({"description": "the club a player plays for", "aliases": ["club", "team"]}),
+        json_reply({"description": "how old someone is", "aliases": ["age", "age"]}),
+        json_reply({"description": "a thing", "aliases": ["player"]}),
+    ]
+
+
+def test_describe_asks_once_per_forward_relation_and_type_and_stores_it(index):
+    model = ScriptedChatModel(_replies(), per_call=True)
+    described = describe_index(index, model)
+    assert len(model.schemas) == 3 and all(s is not None for s in model.schemas)
+    club = described.relation("plays_in_club")
+    assert club.aliases == ("club", "team") and club.description.startswith("the club")
+    # The stored reverse shares its forward relation's words; duplicates are dropped.
+    assert described.relation("plays_in_club_inverse").aliases == ("club", "team")
+    assert described.relation("is_aged").aliases == ("age",)
+    assert described.type("entity").aliases == ("player",)
+    reopened = open_index(index.path)
+    assert reopened.described.sources == ("name", "model:scripted-test-model")
+    # Described again: the earlier model's words are replaced, not piled up.
+    again = describe_index(reopened, ScriptedChatModel(_replies(), per_call=True))
+    assert again.sources == ("name", "model:scripted-test-model")
+
+
+def test_a_reply_that_is_not_json_leaves_the_names(index):
+    described = describe_index(index, ScriptedChatModel([json_reply("no")] * 3, per_call=True))
+    assert described.relation("plays_in_club").aliases == ()
+    assert described.relation("plays_in_club").label == "plays in club"
+
+
+def test_the_cli_describes_through_an_openai_compatible_server(index, monkeypatch):
+    pytest.importorskip("openai", reason="the [openai] extra is not installed")
+    from fake_openai import FakeOpenAIServer, chat_reply
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    bodies = [
+        {"description": "the club a player plays for", "aliases": ["club", "team"]},
+        {"description": "how old someone is", "aliases": ["age"]},
+        {"description": "a thing", "aliases": []},
+    ]
+    replies = [(200, chat_reply(content=json.dumps(b))) for b in bodies]
+    with FakeOpenAIServer(replies) as server:
+        result = CliRunner().invoke(
+            app,
+            ["index", "describe", str(index.path), "--base-url", server.base_url,
+             "--model", "fake-model", "--json"],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    club = next(r for r in data["relations"] if r["name"] == "plays_in_club")
+    assert club["aliases"] == ["club", "team"]
+    info = CliRunner().invoke(app, ["info", str(index.path), "--json"])
+    assert "the club a player plays for" in info.output
