@@ -68,9 +68,7 @@ def test_a_filter_that_cuts_every_common_node_is_given_back(football):
         football, hints=True, question=question, config=ToolConfig(multi_neighborhood=True)
     )
     ids = [_node(football, "Rovers_FC"), _node(football, "Mexico")]
-    hop = session.call(
-        "search_in_neighborhood", {"node_index": ids, "edge_type": "plays_in_club"}
-    )
+    hop = session.call("search_in_neighborhood", {"node_index": ids, "edge_type": "plays_in_club"})
     assert "no node is linked to all 2 of them with these filters" in hop.observation
     assert "edge_type=['plays_in_club', 'plays_for_country']" in hop.observation
 
@@ -96,6 +94,9 @@ def test_an_unaccounted_word_turns_the_add_into_likely(football):
     assert "Add them now" not in hop.observation
     assert "likely the answer" in hop.observation and "'professional'" in hop.observation
     plain = ToolSession(football, hints=True, question="which club does Ann_A play for ?")
-    assert "Add them now" in plain.call(
-        "search_in_neighborhood", {"node_index": ann, "edge_type": "plays_in_club"}
-    ).observation
+    assert (
+        "Add them now"
+        in plain.call(
+            "search_in_neighborhood", {"node_index": ann, "edge_type": "plays_in_club"}
+        ).observation
+    )

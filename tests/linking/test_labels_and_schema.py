@@ -8,18 +8,6 @@ from ark.errors import ArkError
 from ark.graph import describe_from_names, read_schema_file, relation_label
 from ark.index import build_index, open_index, save_described, verify_index
 
-FREEBASE = "\n".join(
-    [
-        "Anna_E_Roosevelt|__people__person__parents|Franklin_D_Roosevelt",
-        "Franklin_D_Roosevelt|__people__person__profession|Politician",
-        "Franklin_D_Roosevelt|__people__person__spouse|Eleanor_Roosevelt",
-        "Eleanor_Roosevelt|__people__person__gender|Female",
-        "Franklin_D_Roosevelt|__people__person__children|Anna_E_Roosevelt",
-        "Hyde_Park|located_in|United_States",
-        "United_States|located_in_inverse|Hyde_Park",
-    ]
-)
-
 
 @pytest.mark.parametrize(
     ("name", "words", "inverse"),
@@ -42,13 +30,6 @@ def test_relation_labels_read_every_naming_shape(name, words, inverse):
 def test_a_stark_name_carries_its_types():
     label = relation_label("author___writes___paper")
     assert (label.source_hint, label.target_hint) == ("author", "paper")
-
-
-@pytest.fixture
-def freebase(tmp_path):
-    kb = tmp_path / "kb.txt"
-    kb.write_text(FREEBASE, encoding="utf-8")
-    return kb
 
 
 def test_described_from_names_has_labels_examples_and_reverse_pairs(freebase, tmp_path):

@@ -4,27 +4,7 @@ movies (nothing here is MetaQA's own naming but the fixture's)."""
 import pytest
 
 from ark.graph import describe_from_names, merge_described
-from ark.index import build_index
 from ark.linking import RelationLinker, linker_for, read_question, spot_entities, word_match
-
-FREEBASE = "\n".join(
-    [
-        "Anna_E_Roosevelt|__people__person__parents|Franklin_D_Roosevelt",
-        "Franklin_D_Roosevelt|__people__person__profession|Politician",
-        "Franklin_D_Roosevelt|__people__person__spouse|Eleanor_Roosevelt",
-        "Eleanor_Roosevelt|__people__person__gender|Female",
-        "Franklin_D_Roosevelt|__people__person__children|Anna_E_Roosevelt",
-        "Franklin_D_Roosevelt|__people__person__place_of_birth|Hyde_Park",
-        "Hyde_Park|__location__location__containedby|United_States",
-    ]
-)
-
-
-@pytest.fixture(scope="module")
-def people(tmp_path_factory):
-    root = tmp_path_factory.mktemp("people")
-    (root / "kb.txt").write_text(FREEBASE, encoding="utf-8")
-    return build_index(root / "kb.txt", root / "idx")
 
 
 def test_word_forms_match_by_lemma_derivation_and_compound_head():

@@ -139,8 +139,9 @@ class Named(NamedTuple):
 def named_relations(linking: Linking) -> list[Named]:
     """The relations the linker is confident the question uses, best first, with how
     many times the chain uses each: once per mention more than two words (not counting
-    node names) from the last, and at least twice when named next to a word of sharing (``co-star``, ``same
-    director``, ``also directed``: one of the two words before it, stopwords skipped).
+    node names) from the last, and at least twice when named next to a word of sharing
+    (``co-star``, ``same director``, ``also directed``: one of the two words before it,
+    stopwords skipped).
     A word that names a node type ("the genres that are the genre of X") says what is
     asked for rather than a use, so it adds none."""
     words = linking.words

@@ -49,11 +49,7 @@ class RelationDoc:
     target_type: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "label": self.label}
-        if self.description:
-            out["description"] = self.description
-        if self.aliases:
-            out["aliases"] = list(self.aliases)
+        out = _words_dict(self)
         if self.examples:
             out["examples"] = [list(e) for e in self.examples]
         if self.inverse:
@@ -66,10 +62,7 @@ class RelationDoc:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RelationDoc:
         return cls(
-            name=str(d["name"]),
-            label=str(d.get("label") or d["name"]),
-            description=str(d.get("description") or ""),
-            aliases=tuple(str(a) for a in d.get("aliases") or ()),
+            **_words_fields(d),
             examples=tuple((str(h), str(t)) for h, t in d.get("examples") or ()),
             inverse=bool(d.get("inverse", False)),
             inverse_of=d.get("inverse_of"),
@@ -88,21 +81,30 @@ class TypeDoc:
     aliases: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "label": self.label}
-        if self.description:
-            out["description"] = self.description
-        if self.aliases:
-            out["aliases"] = list(self.aliases)
-        return out
+        return _words_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TypeDoc:
-        return cls(
-            name=str(d["name"]),
-            label=str(d.get("label") or d["name"]),
-            description=str(d.get("description") or ""),
-            aliases=tuple(str(a) for a in d.get("aliases") or ()),
-        )
+        return cls(**_words_fields(d))
+
+
+def _words_dict(doc: RelationDoc | TypeDoc) -> dict[str, Any]:
+    """The fields relations and types share, as stored (empty ones left out)."""
+    out: dict[str, Any] = {"name": doc.name, "label": doc.label}
+    if doc.description:
+        out["description"] = doc.description
+    if doc.aliases:
+        out["aliases"] = list(doc.aliases)
+    return out
+
+
+def _words_fields(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "name": str(d["name"]),
+        "label": str(d.get("label") or d["name"]),
+        "description": str(d.get("description") or ""),
+        "aliases": tuple(str(a) for a in d.get("aliases") or ()),
+    }
 
 
 @dataclass(frozen=True)
