@@ -1,8 +1,10 @@
-"""Questions from relation paths: general templates over the schema's names.
+"""Questions from relation paths: general templates over the described schema.
 
-Nothing here is written for one dataset: a hop is phrased from its relation and
-target type names (several phrasings each), and ``--templates FILE`` replaces or
-extends the phrasings for a graph whose names read badly.
+Nothing here is written for one dataset: a hop is phrased from its relation's label
+and, half the time, one of its noun aliases (``spouse`` for
+``__people__person__spouse``, ``club`` for ``plays_in_club``), a stored reverse as
+its forward relation read the other way, and the target type's label made plural by
+``inflect``. ``--templates FILE`` replaces or extends the phrasings.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.errors import ArkError
+from ark.graph import DescribedSchema
 
 
 @dataclass(frozen=True)
@@ -38,12 +41,57 @@ def _noun(name: str) -> str:
     return " ".join(words)
 
 
-def _plural(word: str) -> str:
-    if word.endswith(("s", "x", "ch", "sh")):
-        return word + "es"
-    if word.endswith("y") and word[-2:-1] not in "aeiou":
-        return word[:-1] + "ies"
-    return word + "s"
+def _plural(phrase: str) -> str:
+    """The phrase with its last word made plural (``person`` -> ``people``); a word
+    already plural (``votes``) is kept."""
+    import inflect
+
+    engine = inflect.engine()
+    head, _, last = phrase.rpartition(" ")
+    if not last or engine.singular_noun(last):
+        return phrase
+    return f"{head} {engine.plural_noun(last)}".strip()
+
+
+def _is_noun_phrase(phrase: str) -> bool:
+    """A phrase that reads as a noun (``club``, ``national team``): its last word can be
+    a noun and is no function word (``plays in`` and ``years old`` are not)."""
+    from lemminflect import getAllLemmas
+
+    from ark.linking import STOPWORDS, tokens
+
+    words = tokens(phrase)
+    if not words or words[-1] in STOPWORDS:
+        return False
+    parts = getAllLemmas(words[-1])
+    return "NOUN" in parts and "ADJ" not in parts
+
+
+def hop_words(
+    hop: Hop, described: DescribedSchema | None, rng: random.Random
+) -> tuple[str, str, str, str]:
+    """(relation words, relation as a noun, direction, target type words) for phrasing
+    a hop: the label (a reverse copy reads as its forward relation, the other way) and a
+    noun alias in place of the noun (always when the label is a phrase such as ``plays
+    in club``, else half the time)."""
+    words, direction = _words(hop.relation), hop.direction
+    noun, target = _noun(hop.relation), hop.target_type
+    doc = described.relation(hop.relation) if described else None
+    if doc is not None:
+        if doc.inverse_of and (forward := described.relation(doc.inverse_of)) is not None:
+            doc, direction = forward, ("in" if direction == "out" else "out")
+        words = noun = doc.label
+        if relation_shape(words) != "noun":
+            noun = _noun(words)
+        nouns = [a for a in doc.aliases if _is_noun_phrase(a)]
+        # A label of several words that is no passive ("plays in club") reads badly as
+        # a noun: a noun alias ("club") then always; otherwise half the time.
+        wordy = len(doc.label.split()) > 1 and relation_shape(doc.label) != "passive"
+        if nouns and (wordy or rng.random() < 0.5):
+            noun = rng.choice(nouns)
+        kind = described.type(hop.target_type)
+        target = kind.label if kind is not None else target
+    return words, noun, direction, target
 
 
 #: General phrasings of one hop applied to a phrase ``{x}``; ``{T}`` is the plural of
@@ -101,24 +149,36 @@ def load_templates(path: str | Path | None) -> dict[str, Any]:
     return data
 
 
-def hop_phrase(hop: Hop, x: str, rng: random.Random, templates: dict[str, Any]) -> str:
+def hop_phrase(
+    hop: Hop,
+    x: str,
+    rng: random.Random,
+    templates: dict[str, Any],
+    described: DescribedSchema | None = None,
+) -> str:
+    words, noun, direction, target = hop_words(hop, described, rng)
     per_rel = (templates.get("relations") or {}).get(hop.relation) or {}
     options = (
         per_rel.get(hop.direction)
-        or templates.get(hop.direction)
-        or SHAPED_TEMPLATES[relation_shape(hop.relation)][hop.direction]
+        or templates.get(direction)
+        or SHAPED_TEMPLATES[relation_shape(words)][direction]
     )
-    return rng.choice(options).format(
-        x=x, T=_plural(hop.target_type), r=_words(hop.relation), n=_noun(hop.relation)
-    )
+    return rng.choice(options).format(x=x, T=_plural(target), r=words, n=noun)
 
 
 def chain_question(
-    anchor: str, anchor_type: str, hops: Sequence[Hop], rng: random.Random, templates: dict
+    anchor: str,
+    anchor_type: str,
+    hops: Sequence[Hop],
+    rng: random.Random,
+    templates: dict,
+    described: DescribedSchema | None = None,
 ) -> str:
-    phrase = f"{anchor_type} {anchor}" if rng.random() < 0.3 else anchor
+    kind = described.type(anchor_type) if described else None
+    label = kind.label if kind is not None else anchor_type
+    phrase = f"{label} {anchor}" if rng.random() < 0.3 and label != "entity" else anchor
     for hop in hops:
-        phrase = hop_phrase(hop, phrase, rng, templates)
+        phrase = hop_phrase(hop, phrase, rng, templates, described)
     frame = rng.choice(templates.get("frames") or FRAMES)
     text = frame.format(p=phrase)
     return text[0].upper() + text[1:]

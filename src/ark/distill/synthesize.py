@@ -27,6 +27,7 @@ from ark.distill._questions import (
     _plural,
     _words,
     chain_question,
+    hop_words,
     load_templates,
 )
 from ark.errors import ArkError
@@ -329,15 +330,18 @@ def synthesize(
                 path.hops[0],
                 rng,
                 config.templates,
+                index.described,
             )
         else:
-            h1, h2 = path.hops[0][0], path.hops[1][0]
+            (r1, _, _, target), (r2, _, _, _) = (
+                hop_words(h[0], index.described, rng) for h in path.hops[:2]
+            )
             path.question = "Which are {}?".format(
                 rng.choice(INTERSECTION).format(
-                    T=_plural(h1.target_type),
-                    r1=_words(h1.relation),
+                    T=_plural(target),
+                    r1=r1,
                     x1=g.name(path.anchors[0]),
-                    r2=_words(h2.relation),
+                    r2=r2,
                     x2=g.name(path.anchors[1]),
                 )
             )
