@@ -74,16 +74,19 @@ def linker_for(index: Index, dense: DenseChoice = "auto") -> RelationLinker:
     """The index's linker, built once per opened index and dense setting: ``auto`` uses
     the sentence encoder when the ``[dense]`` extra is installed."""
     use_dense = dense == "on" or (dense == "auto" and dense_available())
-    key = f"_linker_{'dense' if use_dense else 'lexical'}"
-    cached = index.__dict__.get(key)
-    if cached is None:
+    described = index.described
+    linkers = index.__dict__.setdefault("_linkers", {})
+    # Keyed by the described schema too: `ark index describe` in this process (which
+    # replaces it) must not leave a linker reading the old words.
+    key = (use_dense, id(described))
+    cached = linkers.get(key)
+    if cached is None or cached.described is not described:
         encoder = None
         if use_dense:
             from ark.index import DenseEncoder
 
             encoder = _shared_encoder(DenseEncoder)
-        cached = RelationLinker(index.described, encoder=encoder)
-        index.__dict__[key] = cached
+        cached = linkers[key] = RelationLinker(described, encoder=encoder)
     return cached
 
 
