@@ -274,7 +274,9 @@ def chain_hint(
     if not remaining:
         if unaccounted:
             # Part of the question is unexplained (a synonym no label has, a condition
-            # such as "after 2015"): offer the next hop beside the add, assert nothing.
+            # such as "after 2015"): the add comes first and is not asserted; the
+            # relations leading on are named, with no ready-made call (a small model
+            # copies the first call it is shown).
             onward = onward_relations(schema, node_type, limit=4)
             lead = (
                 f" Every relation the question names ({', '.join(named)}) is followed, so "
@@ -282,18 +284,14 @@ def chain_hint(
                 if named
                 else " These may answer the question"
             )
-            text += (
-                f"{lead}; but no relation followed accounts for "
-                f"{', '.join(repr(w) for w in unaccounted[:4])} in the question."
-            )
+            text += f"{lead}: add_to_answer(node_indices={same}), then finish."
+            words = ", ".join(repr(w) for w in unaccounted[:4])
+            text += f" (No relation followed accounts for {words} in the question"
             if onward:
-                text += (
-                    f" If that is a further step, go on: search_in_neighborhood({target}, "
-                    "edge_type=R) with R one of "
-                    + ", ".join(f"{rel} (to {other})" for rel, other in onward)
-                    + "."
+                text += "; only if it asks for one more step, go on along " + ", ".join(
+                    f"{rel} (to {other})" for rel, other in onward
                 )
-            return text + f" If not, add them: add_to_answer(node_indices={same}), then finish."
+            return text + ".)"
         if not named:
             return text + (
                 f" If they answer the question, add them: add_to_answer(node_indices={same})."
