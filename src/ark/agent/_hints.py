@@ -47,6 +47,11 @@ def onward_relations(
     return [pair for pair, _ in counts.most_common(limit)]
 
 
+def _listed(onward: Sequence[tuple[str, str]]) -> str:
+    """Relations leading on, as hints name them: ``has_genre (to genre), ...``."""
+    return ", ".join(f"{rel} (to {other})" for rel, other in onward)
+
+
 def _dominant(
     hits: Sequence[tuple[int, str]], came_from: Sequence[int]
 ) -> tuple[str, str, list[int]] | None:
@@ -79,7 +84,7 @@ def after_neighborhood(
         text += (
             f" If the question asks for what these {node_type} nodes link to, go one more "
             f"hop: search_in_neighborhood({target}, edge_type=R) with R one of "
-            + ", ".join(f"{rel} (to {other})" for rel, other in onward)
+            + _listed(onward)
             + "."
         )
     return text + f" If these {node_type} nodes are what the question asks for, add them."
@@ -288,9 +293,7 @@ def chain_hint(
             words = ", ".join(repr(w) for w in unaccounted[:4])
             text += f" (No relation followed accounts for {words} in the question"
             if onward:
-                text += "; only if it asks for one more step, go on along " + ", ".join(
-                    f"{rel} (to {other})" for rel, other in onward
-                )
+                text += "; only if it asks for one more step, go on along " + _listed(onward)
             return text + ".)"
         if not named:
             return text + (
