@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import pairwise
 from typing import NamedTuple
 
 from ark.graph import Schema
-from ark.linking import STOPWORDS, EntityMention, Linking, tokens
+from ark.linking import STOPWORDS, Chain, EntityMention, Linking, tokens
 
 #: Most node indices written into a suggested call.
 MAX_SUGGESTED = 20
@@ -125,13 +124,6 @@ def after_repeat(unexplored: Sequence[tuple[int, str, str]], limit: int = 5) -> 
     return f" Hint: not explored yet from your latest results: {shown}."
 
 
-#: English words that make a relation's mention a shared one, used twice by the chain:
-#: X's *co-stars* are the actors of X's films, the films of the *same director* are
-#: those of the director's films, the director *also directed* other films. A closed
-#: class of English (sharing and repetition), not any graph's relation names.
-_SHARED = frozenset(["co", "same", "share", "shares", "shared", "sharing", "also", "fellow"])
-
-
 class Named(NamedTuple):
     """A relation the question names: how many times its chain uses the relation (two
     for a shared mention, ``co-star``) and the word positions that name it."""
@@ -143,43 +135,20 @@ class Named(NamedTuple):
 
 def named_relations(linking: Linking) -> list[Named]:
     """The relations the linker is confident the question uses, best first, with how
-    many times the chain uses each: once per mention more than two words (not counting
-    node names) from the last, and at least twice when named next to a word of sharing
-    (``co-star``, ``same director``, ``also directed``: one of the two words before it,
-    stopwords skipped).
-    A word that names a node type ("the genres that are the genre of X") says what is
-    asked for rather than a use, so it adds none."""
-    words = linking.words
-    type_positions = {i for _, at in linking.types for i in at}
-    content = [i for i, w in enumerate(words) if w not in STOPWORDS or w in _SHARED]
-    entities = linking.entity_positions
-    out = []
-    for link in linking.confident():
-        positions = tuple(
-            i for m in link.mentions if m.score > linking.threshold for i in m.positions
-        )
-        positions = tuple(sorted(set(positions)))
-        uses_at = [i for i in positions if i not in type_positions]
-        if not uses_at and link.score < 1.0:
-            continue  # only a type word, half matched ("movies" for "movie rating")
-        # Mentions more than two words apart are separate uses; the words of the
-        # question's node names do not count ("club does Ann_A play" is one use).
-        groups = 1 + sum(
-            b - a - sum(1 for j in range(a + 1, b) if j in entities) > 2
-            for a, b in pairwise(uses_at)
-        )
-        shared = False
-        for i in positions:
-            before = [j for j in content if j < i][-2:]
-            shared |= any(words[j] in _SHARED for j in before)
-        out.append(Named(link.relation, max(groups, 2 if shared else 1), positions))
-    return out
+    many times the chain uses each (:meth:`ark.linking.Linking.uses`: once per separate
+    mention). The reading when the question names no node or several; a question
+    naming one node is read by :func:`ark.linking.read_chain` instead, which also knows
+    when one mention is two uses (the films that *share* X's director)."""
+    return [Named(r, n, at) for r, (n, at) in linking.uses().items()]
 
 
-def unaccounted(linking: Linking) -> tuple[str, ...]:
-    """The linker's unaccounted words less those of sharing, which
-    :func:`named_relations` reads as a second use."""
-    return tuple(w for w in linking.unaccounted if w not in _SHARED)
+def chain_relations(chain: Chain) -> list[Named]:
+    """A chain read from the graph (:func:`ark.linking.read_chain`) as the hints use
+    it: its relations in the order followed, each with its number of uses and the
+    words that name it."""
+    explains = dict(chain.explains)
+    uses = chain.uses
+    return [Named(r, uses[r], tuple(explains.get(r, ()))) for r in chain.relations]
 
 
 def mentioned_relations(linking: Linking) -> list[str]:
@@ -201,19 +170,22 @@ def first_hop(
     named: Sequence[Named],
     question: str,
     candidates: Sequence[tuple[int, str, str, Sequence[tuple[str, str, str, int]]]],
+    *,
+    ordered: bool = False,
 ) -> str:
     """The hint after a global search: the first of the ``candidates`` ((index, name,
     type, what its neighborhood holds as (neighbor type, relation, direction, count)),
     best match first) that has a relation the question names, with the ready-made call
     along the named relation mentioned nearest to the node's name in the question
-    (``films acted by X``: the relation of ``acted``)."""
+    (``films acted by X``: the relation of ``acted``), or, when ``named`` is
+    ``ordered`` (a chain read from the graph), the first of them the node has."""
     for index, name, node_type, links in candidates:
         present = {rel for _, rel, _, _ in links}
         options = [n for n in named if n.relation in present]
         if not options:
             continue
         at = _position(question, name)
-        if at is not None:
+        if at is not None and not ordered:
             options.sort(key=lambda n: min(abs(p - at) for p in n.positions))
         relation = options[0].relation
         other = next(t for t, rel, _, _ in links if rel == relation)

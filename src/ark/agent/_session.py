@@ -19,7 +19,7 @@ from ark._coerce import as_int
 from ark._safe import MAX_NESTING, cut, short_repr, too_deep
 from ark.agent import _hints
 from ark.index import Index
-from ark.linking import linker_for, read_question
+from ark.linking import linker_for, read_chain, read_question
 from ark.llm import ToolCall
 from ark.tools import (
     MAX_ADD,
@@ -137,12 +137,21 @@ class ToolSession:
         self._last_hits: list[tuple[int, str, str]] = []  # of the last search with results
         self.index = index
         #: The question read against the index (relations linked, nodes named), and
-        #: the relations its chain uses (:func:`ark.agent._hints.named_relations`).
+        #: its chain: the graph's path from the node it names that best accounts for
+        #: its words (:func:`ark.linking.read_chain`), or, when it names no node or
+        #: several, the relations the linker is sure of.
         self.reading = read_question(index, question) if hints and question else None
-        self._chain = _hints.named_relations(self.reading.linking) if self.reading else []
+        self.chain = read_chain(index, self.reading, question or "") if self.reading else None
+        if self.chain is not None:
+            self._chain = _hints.chain_relations(self.chain)
+            self._unaccounted: tuple[str, ...] = self.chain.unexplained
+        elif self.reading is not None:
+            self._chain = _hints.named_relations(self.reading.linking)
+            self._unaccounted = self.reading.linking.unaccounted
+        else:
+            self._chain, self._unaccounted = [], ()
         self._named = [n.relation for n in self._chain]
         self._wanted = {n.relation: n.uses for n in self._chain}
-        self._unaccounted = _hints.unaccounted(self.reading.linking) if self.reading else ()
         #: The nodes the question names, when it names several (an intersection).
         self._anchors = (
             list(self.reading.entities) if self.reading and len(self.reading.entities) > 1 else []
@@ -295,7 +304,9 @@ class ToolSession:
                 for h in result.hits[:3]
                 if h.score >= 0.9 * top
             ]
-            return _hints.first_hop(self._chain, self.question or "", candidates)
+            return _hints.first_hop(
+                self._chain, self.question or "", candidates, ordered=self.chain is not None
+            )
         hop = self._follow(arguments.get("edge_type"), result.hits, centers)
         if anchors and len(centers) > 1 and set(anchors) <= set(centers):
             merged = [(m.hit.index, len(m.centers)) for m in result.merged]

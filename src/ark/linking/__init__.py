@@ -3,7 +3,8 @@
 :class:`RelationLinker` ranks the relations a question uses, with a confidence, from
 the index's described schema (labels, aliases, descriptions) and, when the ``[dense]``
 extra is installed, a sentence encoder; :func:`spot_entities` finds the node names
-a question contains. The hints of ``ark-guided``, GraphSearch's grounding and
+a question contains; :func:`read_chain` reads the question's relation chain among the
+paths the graph has from the node it names. The hints of ``ark-guided``, GraphSearch's grounding and
 synthetic questions read the same linking.
 """
 
@@ -13,6 +14,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ark.linking._chains import Chain, read_chains
 from ark.linking._describe import ask_model, describe_index
 from ark.linking._entities import EntityMention, spot_entities
 from ark.linking._linker import (
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIDENT",
     "STOPWORDS",
+    "Chain",
     "Encoder",
     "EntityMention",
     "Link",
@@ -44,6 +47,8 @@ __all__ = [
     "entity_positions",
     "lemmas",
     "linker_for",
+    "read_chain",
+    "read_chains",
     "read_question",
     "spot_entities",
     "tokens",
@@ -114,3 +119,22 @@ def read_question(index: Index, question: str, dense: DenseChoice = "auto") -> R
     ]
     linking = linker.link(question, entities=[e.name for e in entities])
     return Reading(linking, tuple(entities))
+
+
+def read_chain(index: Index, reading: Reading, question: str) -> Chain | None:
+    """The best chain for a question naming exactly one node (several: an
+    intersection, read by the hints from each node's own relation; none: nothing to
+    start from), or None."""
+    if len(reading.entities) != 1:
+        return None
+    chains = read_chains(
+        index,
+        linker_for(index),
+        tokens(question),
+        reading.entities[0].index,
+        set(reading.linking.entity_positions),
+        reading.linking.types,
+        anchor_span=(reading.entities[0].start, reading.entities[0].end),
+        limit=1,
+    )
+    return chains[0] if chains else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Protocol
 
 import numpy as np
@@ -84,6 +85,28 @@ class Linking:
 
     def confident(self) -> list[Link]:
         return [link for link in self.links if link.score > self.threshold]
+
+    def uses(self) -> dict[str, tuple[int, tuple[int, ...]]]:
+        """Per confident relation, best first: how many separate times the question
+        names it (mentions more than two words apart, node names not counted) and the
+        word positions naming it. A relation named only by a word that names a node
+        type ("the genres that are the genre of X") is left out unless fully matched:
+        such a word says what is asked for."""
+        type_positions = {i for _, at in self.types for i in at}
+        out: dict[str, tuple[int, tuple[int, ...]]] = {}
+        for link in self.confident():
+            positions = tuple(
+                sorted({i for m in link.mentions if m.score > self.threshold for i in m.positions})
+            )
+            at = [i for i in positions if i not in type_positions]
+            if not at and link.score < 1.0:
+                continue
+            groups = 1 + sum(
+                b - a - sum(1 for j in range(a + 1, b) if j in self.entity_positions) > 2
+                for a, b in pairwise(at)
+            )
+            out[link.relation] = (groups, positions)
+        return out
 
     def score(self, relation: str) -> float:
         return next((link.score for link in self.links if link.relation == relation), 0.0)

@@ -1,0 +1,233 @@
+"""How often the hints read a question's relation chain right, without running a model.
+
+    python benchmarks/bench_linking.py [--sets metaqa-1 ... wc-conj] [--limit 30]
+        [--sample-seed 0] [--reader linker|paths] [--show wrong|all|none]
+
+The agent's quality on the generality sets costs 15–60 min of CPU a set; most of what
+the hints of ``ark-guided`` add is decided before the model acts, by reading the
+question: which relations its chain uses (and how many times) and which nodes it
+starts from. This benchmark scores that reading alone, in seconds, on the same fixed
+samples as ``bench_quality.py``:
+
+- **gold chain**, from the graph and the gold answers only: the relation paths of one
+  to three hops (a relation and its stored reverse count as one, in a direction) from a
+  node the question names whose end set is closest to the gold answers (F1; ties are
+  all gold), and for a question naming two nodes, the pair of one-hop relations whose
+  intersection is closest;
+- **read**: the relations the hints act on, each with its number of uses;
+- **chain right**: the read relations, with their uses, equal a gold chain's;
+  **anchor found**: a gold chain starts from a node the spotter found.
+
+A gold chain's F1 is shown too (below 1: no path of the graph gives exactly the
+answer set from the spotted nodes). This is a proxy: the model may still take a right
+reading the wrong way, or recover from a wrong one; ``bench_quality.py`` is the judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ark.agent._hints import named_relations
+from ark.eval.datasets import load_dataset, sample
+from ark.graph import OUT
+from ark.linking import linker_for, read_question
+from bench_quality import SETS, default_data_dir, index_for, parse_set
+
+Step = tuple[str, str]  # (forward relation, "out" | "in")
+
+
+class Hopper:
+    """One-hop expansion of node sets by forward relation and direction (a stored
+    reverse copy ``r_inverse`` read as ``r`` the other way)."""
+
+    def __init__(self, index) -> None:  # type: ignore[no-untyped-def]
+        g = index.graph
+        self.g = g
+        canonical = linker_for(index, "off").canonical
+        self.steps: list[Step] = []
+        for code in range(2 * len(g.relation_names)):
+            name, direction = g.relation_names[code // 2], code % 2
+            forward = canonical.get(name, name)
+            flipped = forward != name
+            out = (direction == OUT) != flipped
+            self.steps.append((forward, "out" if out else "in"))
+
+    def expand(self, nodes: np.ndarray) -> dict[Step, np.ndarray]:
+        g = self.g
+        starts, ends = g.indptr[nodes], g.indptr[nodes + 1]
+        if not len(nodes):
+            return {}
+        idx = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends, strict=True)])
+        if not len(idx):
+            return {}
+        others, codes = np.asarray(g.adj_node[idx]), np.asarray(g.adj_code[idx])
+        out: dict[Step, list[np.ndarray]] = {}
+        for code in np.unique(codes).tolist():
+            out.setdefault(self.steps[code], []).append(others[codes == code])
+        return {s: np.unique(np.concatenate(parts)) for s, parts in out.items()}
+
+
+def f1(found: Iterable[int], gold: frozenset[int]) -> float:
+    found = set(found)
+    hit = len(found & gold)
+    return 0.0 if not hit else 2 * hit / (len(found) + len(gold))
+
+
+def gold_chains(
+    hopper: Hopper, anchors: Sequence[int], gold: frozenset[int], max_hops: int, cap: int = 20000
+) -> tuple[float, list[tuple[int, tuple[Step, ...]]]]:
+    """The best F1 over relation paths from each anchor, and the paths reaching it."""
+    best, paths = 0.0, []
+    for a in anchors:
+        frontier = [((), np.array([a], dtype=np.int64))]
+        for _ in range(max_hops):
+            nxt = []
+            for path, nodes in frontier:
+                for step, reached in hopper.expand(nodes).items():
+                    if len(reached) > cap:
+                        continue
+                    p = (*path, step)
+                    score = f1(set(reached.tolist()) - {a}, gold)
+                    if score > best + 1e-9:
+                        best, paths = score, [(a, p)]
+                    elif score > 0 and abs(score - best) < 1e-9:
+                        paths.append((a, p))
+                    nxt.append((p, reached))
+            frontier = nxt
+    return best, paths
+
+
+def gold_pairs(
+    hopper: Hopper, anchors: Sequence[int], gold: frozenset[int]
+) -> tuple[float, list[tuple[int, tuple[Step, ...]]]]:
+    """For two or more anchors: one-hop relations of two of them whose intersection
+    is closest to the gold set."""
+    best, paths = 0.0, []
+    sets = {a: hopper.expand(np.array([a], dtype=np.int64)) for a in anchors}
+    for i, a in enumerate(anchors):
+        for b in anchors[i + 1 :]:
+            for sa, na in sets[a].items():
+                for sb, nb in sets[b].items():
+                    score = f1(np.intersect1d(na, nb).tolist(), gold)
+                    if score > best + 1e-9:
+                        best, paths = score, [(a, (sa, sb))]
+                    elif score > 0 and abs(score - best) < 1e-9:
+                        paths.append((a, (sa, sb)))
+    return best, paths
+
+
+def read_chain(index, hopper: Hopper, question: str, reader: str):  # type: ignore[no-untyped-def]
+    """What the hints act on: each relation of the chain with its uses (for a question
+    naming several nodes, each node's best-scored relation, as the intersection's
+    filter), and the spotted nodes. ``reader``: ``paths`` reads as the session does
+    now (:func:`ark.linking.read_chain` for a question naming one node); ``linker``
+    counts the linker's confident relations by their mentions, as hints v5 did (run it
+    with an older checkout's ``src`` on ``PYTHONPATH`` for that code's reading)."""
+    reading = read_question(index, question)
+    anchors = [e.index for e in reading.entities]
+    if len(anchors) > 1:
+        chosen: Counter[str] = Counter()
+        for a in anchors:
+            present = {s[0] for s in hopper.expand(np.array([a]))}
+            linking = reading.linking
+            scored = [(linking.score(r), r) for r in present if linking.score(r) > 0]
+            if scored:
+                chosen[max(scored)[1]] = 1
+        return chosen, anchors, reading
+    if reader == "paths":
+        from ark.linking import read_chain as chain_of
+
+        chain = chain_of(index, reading, question)
+        if chain is not None:
+            return chain.uses, anchors, (reading, chain)
+    named = named_relations(reading.linking)
+    return Counter({n.relation: n.uses for n in named}), anchors, reading
+
+
+def extra(reading) -> str:  # type: ignore[no-untyped-def]
+    if isinstance(reading, tuple):
+        chain = reading[1]
+        steps = " ".join(f"{r}({d})" for r, d in chain.steps)
+        return f"chain: {steps} [{chain.score:.2f}] unexplained: {list(chain.unexplained)}"
+    return f"unaccounted: {list(reading.linking.unaccounted)}"
+
+
+def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-arg]
+    name, kb, dataset, split = parse_set(spec, args.data_dir)
+    described = args.index_cache / f"{kb.parent.name}-{kb.stem}-described.idx"
+    if (described / "meta.json").exists():  # bench_quality.py --describe made it
+        from ark.index import open_index
+
+        index = open_index(described)
+    else:
+        index, _ = index_for(kb, args.index_cache)
+    if not any(s.startswith("model:") for s in index.described.sources):
+        print(f"  note: {name}'s index is not described by a model", file=sys.stderr)
+    queries = sample(
+        load_dataset(dataset, index, split, kb.parent)[0], args.limit, args.sample_seed
+    )
+    hopper = Hopper(index)
+    hops = {"metaqa-1": 1, "metaqa-ntm": 1, "metaqa-2": 2, "metaqa-3": 3, "wc-2hop": 2}
+    right = anchored = exact = 0
+    for q in queries:
+        read, anchors, reading = read_chain(index, hopper, q.text, args.reader)
+        gold = frozenset(q.gold)
+        if name == "wc-conj" and len(anchors) > 1:
+            score, paths = gold_pairs(hopper, anchors, gold)
+        else:
+            score, paths = gold_chains(hopper, anchors, gold, hops.get(name, 3))
+        wanted = {frozenset(Counter(r for r, _ in p).items()) for _, p in paths}
+        ok = frozenset(read.items()) in wanted
+        right += ok
+        anchored += bool(paths)
+        exact += score == 1.0
+        if args.show == "all" or (args.show == "wrong" and not ok):
+            gold_text = " | ".join(
+                " ".join(f"{r}({d})" for r, d in p) for p in {p for _, p in paths[:4]}
+            )
+            print(
+                f"  {'ok ' if ok else 'NO '} {q.text}\n      read: {dict(read)}  "
+                f"nodes: {[index.graph.name(a) for a in anchors]}\n      gold (F1 {score:.2f}): "
+                f"{gold_text}  {extra(reading)}"
+            )
+    n = len(queries)
+    return {"set": name, "n": n, "right": right, "anchored": anchored, "exact": exact}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--sets", nargs="+", default=list(SETS))
+    p.add_argument("--limit", type=int, default=30)
+    p.add_argument("--sample-seed", type=int, default=0)
+    p.add_argument("--data-dir", type=Path, default=default_data_dir())
+    p.add_argument("--index-cache", type=Path, default=Path(".bench"))
+    p.add_argument("--reader", choices=["linker", "paths"], default="linker")
+    p.add_argument("--show", choices=["wrong", "all", "none"], default="none")
+    args = p.parse_args(argv)
+    started = time.perf_counter()
+    rows = []
+    for spec in args.sets:
+        print(f"{spec} ...", file=sys.stderr)
+        rows.append(run_set(args, spec))
+    print("\n| set | n | chain right | anchor found | a gold chain with F1 = 1 |")
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        n = r["n"]
+        print(
+            f"| {r['set']} | {n} | {r['right']} ({100 * r['right'] / n:.1f}) | "
+            f"{r['anchored']} | {r['exact']} |"
+        )
+    print(f"\n({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,360 @@
+"""A question's relation chain read against the paths the graph really has.
+
+The relation linker says which relations a question's words name, one word at a time.
+What the hints need is a chain: from the node the question names, which relations in
+which order, how many times each. Counting mentions by their distance in the sentence
+(and reading "co-", "same", "also" as a second use) is a guess that fits one set of
+templates. Here the chain is chosen among the paths the graph offers from the named
+node instead, each scored by how well its relations account for the question's words:
+
+- **candidates**: relation paths of one to :data:`MAX_HOPS` hops from the anchor; the
+  first step among the anchor's own relations, each later one among the relations
+  that the nodes reached by the step before have (a step-to-step table computed once
+  per graph);
+- **coverage**: every word the question uses (its node names aside) is explained by
+  the path relation that matches it best, lexically (labels and aliases by lemma) or
+  densely (all-MiniLM-L6-v2 over the single words no label or alias shares, function
+  words included when the encoder ties them strongly to a relation: *where* to a
+  country);
+- **cost**: each hop costs a little (of two paths that explain the same words the
+  shorter wins), a relation no word names costs more, and a node type the question
+  names (*which movies*) that the path never reaches costs most.
+
+The best path gives the relations in order with their number of uses; the words no
+relation of it explains are what the hints must not pretend are answered.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+from ark.linking._linker import DENSE_RANGE, RelationLinker
+from ark.linking._words import STOPWORDS, content, lemma_key, tokens, word_match
+
+#: Longest chain considered.
+MAX_HOPS = 3
+#: What a hop costs (two paths that explain the same words: the shorter wins).
+HOP_COST = 0.15
+#: What a relation no word of the question names costs.
+SILENT_COST = 0.6
+#: A word counts as naming a relation at this score (below: as explaining nothing).
+NAMES = 0.3
+#: What a node type the question names (*which movies*) costs when the path never
+#: reaches it (the node it starts from aside).
+TYPE_COST = 1.0
+#: What ending at a type the question does not name costs, when it names some: less
+#: than a hop, as the type named may be a step on the way (*who directed the films
+#: starring X*).
+END_COST = 0.1
+#: What each mention of a relation the path does not use costs (*films directed by
+#: the director of X* names directed_by twice).
+MISSING_USE_COST = 0.5
+#: What a path costs whose first relation is not the one named nearest the node
+#: (*the films starred by X were directed by whom* starts with starred_actors).
+ORDER_COST = 0.2
+#: A function word counts when the encoder ties it to a relation at least this
+#: strongly (rescaled as the linker rescales): *where* -> country, not *of* -> anything.
+FUNCTION_WORD = 0.5
+
+Step = tuple[str, str]  # (forward relation, "out" | "in")
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A path read as the question's chain: from ``anchor`` along ``steps``."""
+
+    anchor: int
+    steps: tuple[Step, ...]
+    score: float
+    #: Per relation of the path, the word positions it explains.
+    explains: tuple[tuple[str, tuple[int, ...]], ...]
+    #: Words of the question that no relation of the path explains.
+    unexplained: tuple[str, ...]
+
+    @property
+    def relations(self) -> list[str]:
+        """The path's relations, each once, in the order first followed."""
+        return list(dict.fromkeys(r for r, _ in self.steps))
+
+    @property
+    def uses(self) -> Counter[str]:
+        return Counter(r for r, _ in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "anchor": self.anchor,
+            "steps": [list(s) for s in self.steps],
+            "score": round(self.score, 3),
+            "unexplained": list(self.unexplained),
+        }
+
+
+class StepTable:
+    """Per graph: the canonical step of every adjacency code, which steps can follow
+    which, and the node types each step reaches."""
+
+    def __init__(self, graph: Any, canonical: dict[str, str]) -> None:
+        self.graph = graph
+        n_codes = 2 * len(graph.relation_names)
+        steps: list[Step] = []
+        for code in range(n_codes):
+            name, direction = graph.relation_names[code // 2], code % 2
+            forward = canonical.get(name, name)
+            out = (direction == 0) != (forward != name)  # a stored reverse flips it
+            steps.append((forward, "out" if out else "in"))
+        self.code_step = steps
+        self.steps = list(dict.fromkeys(steps))
+        index_of = {s: i for i, s in enumerate(self.steps)}
+        self.code_index = np.array([index_of[s] for s in steps], dtype=np.int64)
+        n_steps = len(self.steps)
+        codes = np.asarray(graph.adj_code, dtype=np.int64)
+        others = np.asarray(graph.adj_node, dtype=np.int64)
+        centers = np.repeat(np.arange(graph.n_nodes), np.diff(np.asarray(graph.indptr)))
+        step_of = self.code_index[codes]
+        # has[node, step]: the node has an edge along the step.
+        has = np.zeros((graph.n_nodes, n_steps), dtype=bool)
+        has[centers, step_of] = True
+        # follows[a, b]: some node reached along step a has an edge along step b.
+        follows = np.zeros((n_steps, n_steps), dtype=bool)
+        for a in range(n_steps):
+            reached = np.unique(others[step_of == a])
+            if len(reached):
+                follows[a] = has[reached].any(axis=0)
+        self.follows = follows
+        # The node type most reached along each step.
+        types = np.asarray(graph.node_type, dtype=np.int64)
+        self.end_type = []
+        for a in range(n_steps):
+            reached = types[others[step_of == a]]
+            top = int(np.bincount(reached).argmax()) if len(reached) else 0
+            self.end_type.append(graph.node_type_names[top])
+
+    def first_steps(self, node: int) -> list[int]:
+        g = self.graph
+        codes = np.asarray(g.adj_code[g.indptr[node] : g.indptr[node + 1]], dtype=np.int64)
+        return sorted(set(self.code_index[codes].tolist()))
+
+
+def step_table(index: Any, linker: RelationLinker) -> StepTable:
+    """The index's step table, built once per opened index."""
+    cache = index.__dict__.setdefault("_step_tables", {})
+    key = id(linker.canonical)
+    if key not in cache:
+        cache[key] = StepTable(index.graph, linker.canonical)
+    return cache[key]
+
+
+def _content_vectors(linker: RelationLinker) -> np.ndarray:
+    """The linker's phrases without their function words, encoded once per linker."""
+    cached = linker.__dict__.get("_content_vectors")
+    if cached is None:
+        texts = [" ".join(content(tokens(p))) for _, p in linker._phrase_owner]
+        cached = linker.__dict__["_content_vectors"] = linker.encoder.encode(texts)  # type: ignore[union-attr]
+    return cached
+
+
+def word_scores(
+    linker: RelationLinker, words: Sequence[str], masked: set[int], typed: set[int] = frozenset()
+) -> tuple[list[str], np.ndarray, np.ndarray, list[int]]:
+    """(relations, scores[position, relation], lexical[position, relation], positions
+    that count): how surely each word of the question names each (forward) relation,
+    lexically or densely, and whether a label or alias has the word at all. Words in
+    ``typed`` name a node type: only a label may also read them as a relation
+    (*genre*), never the encoder's looser similarity."""
+    relations = list(linker.phrases)
+    col = {r: j for j, r in enumerate(relations)}
+    scores = np.zeros((len(words), len(relations)))
+    content = [i for i, w in enumerate(words) if i not in masked and w not in STOPWORDS]
+    for rel, pairs in linker._phrase_words.items():
+        j = col[rel]
+        for _, own in pairs:
+            if not own:
+                continue
+            for w in own:
+                weight = 1 / linker._spread.get(lemma_key(w), 1)
+                # A word carrying the whole phrase alone counts fully; one of several
+                # words of a phrase counts by its share of it.
+                share = weight if len(own) == 1 else max(weight / len(own), weight * 0.5)
+                for i in content:
+                    m = word_match(words[i], w)
+                    if m:
+                        scores[i, j] = max(scores[i, j], m * share)
+    lexical = scores > 0
+    counted = list(content)
+    encoder = linker.encoder
+    if encoder is not None and linker._phrase_vectors is not None and len(words):
+        # As in the linker, the encoder reads only the words no label or alias shares:
+        # a word a label names (``play`` in three labels) keeps its lexical weight,
+        # which already says how little it tells the relations apart.
+        at = [
+            i
+            for i in range(len(words))
+            if i not in masked and i not in typed and not words[i].isdigit() and not scores[i].any()
+        ]
+        if at:
+            vectors = encoder.encode([words[i] for i in at])
+            sims = vectors @ linker._phrase_vectors.T
+            # A function word is compared with what the phrases say besides their own
+            # function words: *in* must not name ``in language`` for sharing *in*.
+            bare = vectors @ _content_vectors(linker).T
+            low, high = DENSE_RANGE
+            for row, i in enumerate(at):
+                chosen = bare[row] if words[i] in STOPWORDS else sims[row]
+                rescaled = np.clip((chosen - low) / (high - low), 0.0, 1.0)
+                per_rel: dict[str, float] = {}
+                for p, (rel, _) in enumerate(linker._phrase_owner):
+                    per_rel[rel] = max(per_rel.get(rel, 0.0), float(rescaled[p]))
+                function = words[i] in STOPWORDS
+                if function and max(per_rel.values(), default=0.0) < FUNCTION_WORD:
+                    continue
+                if function:
+                    counted.append(i)
+                for rel, s in per_rel.items():
+                    scores[i, col[rel]] = max(scores[i, col[rel]], s)
+    return relations, scores, lexical, sorted(set(counted))
+
+
+def label_mentions(
+    linker: RelationLinker, words: Sequence[str], masked: set[int]
+) -> dict[str, int]:
+    """How many separate times the question names each relation by its own label: a
+    word of one relation's label only (*directed*, *director* for ``directed by``; not
+    *plays*, in three labels, nor an alias) found again more than two words (node
+    names not counted) from where it was last found. Two words of one label (*release*
+    ... *year*) are one mention."""
+    owners: dict[str, set[str]] = {}
+    for r in linker.described.relations:
+        for w in content(tokens(r.label)):
+            owners.setdefault(w, set()).add(linker.canonical[r.name])
+    at: dict[tuple[str, str], list[int]] = {}
+    for i, word in enumerate(words):
+        if i in masked or word in STOPWORDS:
+            continue
+        named = {(rel, w) for w, rels in owners.items() if word_match(word, w) for rel in rels}
+        if len({rel for rel, _ in named}) == 1:
+            for key in named:
+                at.setdefault(key, []).append(i)
+    out: dict[str, int] = {}
+    for (rel, _), ps in at.items():
+        apart = sum(
+            b - a - sum(1 for j in range(a + 1, b) if j in masked) > 2 for a, b in pairwise(ps)
+        )
+        out[rel] = max(out.get(rel, 0), 1 + apart)
+    return out
+
+
+def read_chains(
+    index: Any,
+    linker: RelationLinker,
+    words: Sequence[str],
+    anchor: int,
+    masked: set[int],
+    types: Sequence[tuple[str, Sequence[int]]] = (),
+    *,
+    anchor_span: tuple[int, int] | None = None,
+    mentions: Mapping[str, int] | None = None,
+    max_hops: int = MAX_HOPS,
+    limit: int = 5,
+) -> list[Chain]:
+    """The best ``limit`` chains from ``anchor`` for a question of ``words`` (positions
+    in ``masked`` are node names), best first. ``types``: node types it names, with the
+    word positions naming them (a type word need not be explained by a relation);
+    ``anchor_span``: the word positions ``start:end`` of the anchor's name;
+    ``mentions``: how many separate times the question names each relation (by
+    default :func:`label_mentions`)."""
+    table = step_table(index, linker)
+    type_words = {i for _, at in types for i in at}
+    relations, scores, lexical, counted = word_scores(linker, words, masked, type_words)
+    col = {r: j for j, r in enumerate(relations)}
+    start, end = anchor_span or (-1, -1)
+    if mentions is None:
+        mentions = label_mentions(linker, words, masked)
+
+    def between(i: int) -> list[int]:
+        return list(range(i + 1, start)) if i < start else list(range(end, i))
+
+    def own_type(i: int) -> bool:
+        """A type word with only function words between it and the node's name is
+        the node's own (*the film Big*, *what type of film is Big*)."""
+        return anchor_span is not None and all(words[j] in STOPWORDS for j in between(i))
+
+    def distance(i: int) -> int:
+        """Content words between position ``i`` and the node's name."""
+        return sum(words[j] not in STOPWORDS for j in between(i))
+
+    wanted_types = {t for t, at in types if not all(own_type(i) for i in at)}
+    typed = len(index.graph.node_type_names) > 1 and bool(wanted_types)
+
+    def score(path: tuple[int, ...]) -> tuple[float, dict[str, list[int]], list[int]]:
+        rels = list(dict.fromkeys(table.steps[s][0] for s in path))
+        cols = [col[r] for r in rels if r in col]
+        total, explains, loose = 0.0, {r: [] for r in rels}, []
+        for i in counted:
+            if not cols:
+                loose.append(i)
+                continue
+            row = scores[i, cols]
+            best = int(np.argmax(row))
+            if row[best] >= NAMES:
+                total += float(row[best])
+                explains[relations[cols[best]]].append(i)
+            elif not lexical[i, cols].any():
+                # A word some label of the path has (``play``, in three labels) is
+                # accounted for, though too common to name a relation by itself.
+                loose.append(i)
+        cost = HOP_COST * len(path)
+        uses = Counter(table.steps[s][0] for s in path)
+        cost += MISSING_USE_COST * sum(max(0, m - uses[r]) for r, m in mentions.items())
+        if anchor_span is not None:
+            near = {r: min(distance(i) for i in at) for r, at in explains.items() if at}
+            first = table.steps[path[0]][0]
+            if near and first in near and near[first] > min(near.values()):
+                cost += ORDER_COST
+        # A relation that explains no word better than the path's others do is silent:
+        # the question does not name it (a detour, or a relation added for one word
+        # another relation of the path explains as well).
+        cost += SILENT_COST * sum(1 for r in rels if not explains[r])
+        if typed:
+            reached = {table.end_type[s] for s in path}
+            cost += TYPE_COST * len(wanted_types - reached)
+            cost += END_COST * (table.end_type[path[-1]] not in wanted_types)
+        return total - cost, explains, loose
+
+    found: list[tuple[float, tuple[int, ...], dict[str, list[int]], list[int]]] = []
+    frontier: list[tuple[int, ...]] = [(s,) for s in table.first_steps(anchor)]
+    for depth in range(1, max_hops + 1):
+        for path in frontier:
+            total, explains, loose = score(path)
+            found.append((total, path, explains, loose))
+        if depth == max_hops:
+            break
+        frontier = [
+            (*path, b) for path in frontier for b in np.flatnonzero(table.follows[path[-1]])
+        ]
+    found.sort(key=lambda f: (-f[0], len(f[1])))
+    out = []
+    for total, path, explains, loose in found[:limit]:
+        # A relation the path takes twice says something the question must say too
+        # (the films that *share* X's director, who *co*-starred): the word just before
+        # its mention is that, not a part of the question left unexplained.
+        twice = Counter(table.steps[s][0] for s in path)
+        for r, at in explains.items():
+            if twice[r] > 1:
+                said = {j for i in at for j in (i - 1, i - 2)}
+                loose = [i for i in loose if i not in said]
+        out.append(
+            Chain(
+                anchor,
+                tuple(table.steps[s] for s in path),
+                total,
+                tuple((r, tuple(at)) for r, at in explains.items()),
+                tuple(words[i] for i in loose if words[i] not in STOPWORDS and i not in type_words),
+            )
+        )
+    return out

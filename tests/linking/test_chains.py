@@ -1,0 +1,144 @@
+"""The chain a question names, read among the paths the graph has from its node."""
+
+import pytest
+
+from ark.index import build_index
+from ark.linking import linker_for, read_chain, read_question, tokens
+from ark.linking._chains import read_chains
+
+# A graph shaped like WC2014: no node types, stored reverses named ``_inverse``, and a
+# player's national team in the same country as another club.
+CLUBS = "\n".join(
+    [
+        "Joel_CAMPBELL\tplays_in_club\tOlympiacos_FC",
+        "Olympiacos_FC\tplays_in_club_inverse\tJoel_CAMPBELL",
+        "Joel_CAMPBELL\tplays_for_country\tCosta_Rica",
+        "Costa_Rica\tplays_for_country_inverse\tJoel_CAMPBELL",
+        "Joel_CAMPBELL\tplays_position\tForward",
+        "Forward\tplays_position_inverse\tJoel_CAMPBELL",
+        "Olympiacos_FC\tis_in_country\tGreece",
+        "Greece\tis_in_country_inverse\tOlympiacos_FC",
+        "Kostas_MITROGLOU\tplays_in_club\tFulham_FC",
+        "Fulham_FC\tplays_in_club_inverse\tKostas_MITROGLOU",
+        "Kostas_MITROGLOU\tplays_for_country\tGreece",
+        "Greece\tplays_for_country_inverse\tKostas_MITROGLOU",
+        "Fulham_FC\tis_in_country\tEngland",
+        "England\tis_in_country_inverse\tFulham_FC",
+    ]
+)
+
+
+# A few films in MetaQA's triple format (typed by the built-in schema).
+FILMS = """\
+Forrest Gump|directed_by|Robert Zemeckis
+Forrest Gump|starred_actors|Tom Hanks
+Forrest Gump|has_genre|Drama
+Cast Away|directed_by|Robert Zemeckis
+Cast Away|starred_actors|Tom Hanks
+Back to the Future|directed_by|Robert Zemeckis
+Big|starred_actors|Tom Hanks
+Big|directed_by|Penny Marshall
+Big|has_genre|Comedy
+"""
+
+
+@pytest.fixture(scope="module")
+def movie_index(tmp_path_factory):
+    root = tmp_path_factory.mktemp("films")
+    (root / "kb.txt").write_text(FILMS, encoding="utf-8")
+    return build_index(root / "kb.txt", root / "idx")
+
+
+# The words a user (or `ark index describe`) gives the relations.
+CLUB_WORDS = """\
+relations:
+  plays_in_club: {aliases: [club, team, football team]}
+  plays_for_country: {aliases: [national team, nationality]}
+  is_in_country: {aliases: [country, location]}
+  plays_position: {aliases: [position, role]}
+"""
+
+
+@pytest.fixture(scope="module")
+def clubs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("clubs")
+    (root / "kb.tsv").write_text(CLUBS + "\n", encoding="utf-8")
+    (root / "schema.yaml").write_text(CLUB_WORDS, encoding="utf-8")
+    return build_index(root / "kb.tsv", root / "idx", schema_file=root / "schema.yaml")
+
+
+def chain(index, question):
+    reading = read_question(index, question)
+    found = read_chain(index, reading, question)
+    return found.steps if found else None
+
+
+def test_where_a_club_is_takes_the_club_then_its_country(clubs):
+    # "where" is a function word, but the encoder ties it to the country relation; the
+    # club is named by a word of its own: two hops, though one relation (the country
+    # played for) would also reach a country.
+    assert chain(clubs, "where is the football club that Joel_CAMPBELL plays for ?") == (
+        ("plays_in_club", "out"),
+        ("is_in_country", "out"),
+    )
+    assert chain(clubs, "which club does Joel_CAMPBELL play in ?") == (("plays_in_club", "out"),)
+
+
+def test_the_first_step_leaves_the_named_node_the_way_the_graph_does(clubs):
+    # From a country, the players of that national team are reached backwards, and
+    # their clubs forwards: a stored reverse (plays_for_country_inverse) is the same
+    # relation read the other way.
+    assert chain(clubs, "name a soccer club that has a player from Greece ?") == (
+        ("plays_for_country", "in"),
+        ("plays_in_club", "out"),
+    )
+
+
+def test_the_chain_keeps_only_relations_some_word_names(clubs):
+    reading = read_question(clubs, "which club does Joel_CAMPBELL play in ?")
+    words = tokens("which club does Joel_CAMPBELL play in ?")
+    ranked = read_chains(
+        clubs,
+        linker_for(clubs),
+        words,
+        reading.entities[0].index,
+        set(reading.linking.entity_positions),
+        limit=50,
+    )
+    best = ranked[0]
+    assert best.unexplained == ()
+    # A longer path through a relation no word names ranks below it.
+    detour = next(c for c in ranked if len(c.steps) == 2)
+    assert detour.score < best.score
+
+
+def test_a_named_type_the_path_must_reach_makes_one_relation_two_uses(movie_index):
+    # "films" names what is asked for: from a film, the films of its director are
+    # directed_by out to the director and back; "the film Big" is Big's own type.
+    assert chain(movie_index, "Which films share the director of Forrest Gump?") == (
+        ("directed_by", "out"),
+        ("directed_by", "in"),
+    )
+    assert chain(movie_index, "the director of Big also directed which films") == (
+        ("directed_by", "out"),
+        ("directed_by", "in"),
+    )
+    # A type named on the way is reached on the way: the path need not end there.
+    assert chain(movie_index, "who directed the films starring Tom Hanks") == (
+        ("starred_actors", "in"),
+        ("directed_by", "out"),
+    )
+    assert chain(movie_index, "What genre is the film Big?") == (("has_genre", "out"),)
+
+
+def test_no_chain_without_exactly_one_named_node(clubs, movie_index):
+    assert chain(clubs, "which club is in which country ?") is None
+    assert chain(movie_index, "which films did Tom Hanks and Robert Zemeckis make") is None
+
+
+def test_the_job_of_the_dad_is_read_through_synonyms(people):
+    # Neither word is in a label: the encoder links dad to parents, job to profession.
+    assert chain(people, "what is the job of the dad of Anna_E_Roosevelt ?") == (
+        ("__people__person__parents", "out"),
+        ("__people__person__profession", "out"),
+    )
