@@ -146,3 +146,107 @@ def test_index_directories_follow_the_umask(src, tmp_path, umask, mode):
         os.umask(old)
     assert (tmp_path / "idx").stat().st_mode & 0o777 == mode
     assert (tmp_path / "idx" / "bm25").stat().st_mode & 0o777 == mode
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "problem"),
+    [
+        ({"token_pattern": "(?u)\\b\\w\\w+\\b["}, "token_pattern .* is not a valid regular"),
+        ({"token_pattern": 42}, "token_pattern must be a string"),
+        ({"stopwords": "klingon"}, "unknown stop word list"),
+        ({"stemmer": "klingon"}, "PyStemmer has no stemmer|stemming needs PyStemmer"),
+        ("not a dict", "tokenizer settings are missing or malformed"),
+    ],
+)
+def test_bad_tokenizer_settings_are_an_error_naming_meta_json(index_dir, tokenizer, problem):
+    meta_file = index_dir / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    if isinstance(tokenizer, dict):
+        tokenizer = {**meta["tokenizer"], **tokenizer}
+    meta["tokenizer"] = tokenizer
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(ArkError, match=problem) as err:
+        open_index(index_dir)
+    assert str(meta_file) in str(err.value)
+
+
+def test_a_bad_token_pattern_is_a_clean_cli_error(index_dir):
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    meta_file = index_dir / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    meta["tokenizer"]["token_pattern"] = "(unclosed"
+    meta_file.write_text(json.dumps(meta))
+    result = CliRunner().invoke(app, ["search", str(index_dir), "Zemeckis"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert "meta.json" in result.output and "token_pattern" in result.output
+
+
+def _age(path, seconds=3600):
+    import os
+    import time
+
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_a_killed_builds_temporary_directories_are_removed_by_the_next_build(src, tmp_path):
+    out = tmp_path / "idx"
+    build_index(src, out)
+    stale = tmp_path / ".idx.k1ll3d_1"  # as mkdtemp names a build's copy
+    (stale / "bm25").mkdir(parents=True)
+    (stale / "adj_node.npy").write_bytes(b"x" * 1000)
+    stale_old = tmp_path / ".idx.old.abcd1234"
+    (stale_old / "index").mkdir(parents=True)
+    for p in (stale, stale_old):
+        _age(p)
+    build_index(src, out)
+    assert not stale.exists() and not stale_old.exists()
+    assert open_index(out).graph.n_nodes == 3
+
+
+def test_stale_build_cleanup_leaves_everything_else_alone(src, tmp_path):
+    import fcntl
+    import os
+
+    out = tmp_path / "idx"
+    build_index(src, out)
+    keep = {
+        "live": tmp_path / ".idx.l1vebld0",  # a concurrent build holds its lock
+        "young": tmp_path / ".idx.y0ungbld",  # just created, not yet locked
+        "other index": tmp_path / ".idx2.abcd1234",
+        "not a build name": tmp_path / ".idx.notes",
+        "a file": tmp_path / ".idx.f1lef1le",
+    }
+    for name, p in keep.items():
+        if name == "a file":
+            p.write_text("mine")
+        else:
+            p.mkdir()
+            (p / "data").write_text("mine")
+        if name != "young":
+            _age(p)
+    fd = os.open(keep["live"], os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        build_index(src, out)
+    finally:
+        os.close(fd)
+    assert [n for n, p in keep.items() if not p.exists()] == []
+
+
+def test_a_parked_old_index_is_kept_while_no_index_is_in_place(src, tmp_path):
+    from ark.index._store import remove_stale_builds
+
+    out = tmp_path / "idx"
+    build_index(src, out)
+    parked = tmp_path / ".idx.old.p4rked00"
+    parked.mkdir()
+    out.rename(parked / "index")  # killed between the two renames: the only copy
+    _age(parked)
+    assert remove_stale_builds(out) == []
+    assert (parked / "index" / "meta.json").is_file()
+    build_index(src, out)  # the new index is in place: the parked copy may go
+    assert not parked.exists()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -30,6 +31,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: stale build directories are told apart by age only
+    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
 import pyarrow as pa
@@ -50,7 +56,7 @@ from ark.graph import (
 )
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
-from ark.index._tokenize import Tokenizer, TokenizerConfig
+from ark.index._tokenize import Tokenizer, TokenizerConfig, TokenizerSettingsError
 from ark.index._verify import check_structure, file_checksums, sha256_of
 
 FORMAT_NAME = "ark-index"
@@ -131,7 +137,9 @@ def build_index(
     bm25 = build_bm25(_descriptors(graph), graph.n_nodes, tok, params, progress=progress)
 
     out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_builds(out)  # a killed build's temporary copy can be gigabytes
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    held = [_hold(tmp)]  # live: a concurrent build's cleanup leaves it alone
     try:
         if progress:
             progress("writing", 0, 1)
@@ -169,6 +177,7 @@ def build_index(
         old = None
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            held.append(_hold(old))
             os.replace(out, old / "index")
         os.replace(tmp, out)
         if old is not None:
@@ -176,9 +185,77 @@ def build_index(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        for fd in held:
+            if fd is not None:
+                os.close(fd)  # releases the lock
+    remove_stale_builds(out)  # now that an index is in place, a stale old copy may go
     if progress:
         progress("writing", 1, 1)
     return Index(out, graph, bm25, meta)
+
+
+#: A build's temporary directory younger than this is never removed by another build
+#: (it covers the instant between creating the directory and locking it).
+STALE_AFTER_S = 30.0
+
+
+def _hold(directory: Path) -> int | None:
+    """Lock ``directory`` for as long as the returned descriptor is open, so that other
+    builds can tell a live temporary directory from one a killed build left behind.
+    ``None`` where directories cannot be locked (then only age tells them apart)."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_stale_builds(out: Path) -> list[Path]:
+    """Remove the temporary directories (``.NAME.XXXXXXXX``, ``.NAME.old.XXXXXXXX``) that
+    builds of ``out`` killed before their end left beside it; returns what was removed.
+
+    Only directories named as a build names them, older than :data:`STALE_AFTER_S` and
+    not locked by a live build are removed; a previous index parked in an ``old``
+    directory is kept while ``out`` itself holds no index (the kill came between the
+    two renames, so it is the only copy).
+    """
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(old\.)?[a-z0-9_]{{8}}")
+    try:
+        candidates = sorted(out.parent.iterdir())
+    except OSError:
+        return []
+    removed = []
+    now = time.time()
+    for path in candidates:
+        match = pattern.fullmatch(path.name)
+        if match is None or path.is_symlink() or not path.is_dir():
+            continue
+        try:
+            young = now - path.lstat().st_mtime < (STALE_AFTER_S if fcntl else 86_400.0)
+        except OSError:
+            continue
+        if young or (match.group(1) and not is_ark_index_dir(out)):
+            continue
+        fd = None
+        if fcntl is not None:
+            fd = _hold(path)
+            if fd is None:  # a live build holds it (or it cannot be opened)
+                continue
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
 
 
 def _chmod_as_umask(directory: Path) -> None:
@@ -325,11 +402,12 @@ def open_index(path: str | Path) -> Index:
                 f"{root} is corrupted: {name} has {file.stat().st_size} bytes, "
                 f"expected {size}; {hint}"
             )
+    tokenizer = _open_tokenizer(meta_path, meta, hint)
     try:
         graph = _open_graph(root, meta)
         bm25 = BM25Index.load(
             root / BM25_DIR,
-            Tokenizer(TokenizerConfig.from_dict(meta["tokenizer"])),
+            tokenizer,
             BM25Params(**meta["bm25"]),
             n_docs=meta["counts"]["nodes"],
         )
@@ -340,6 +418,22 @@ def open_index(path: str | Path) -> Index:
         raise IndexFormatError(f"{root}: BM25 arrays do not match the vocabulary; {hint}")
     check_structure(root, graph, bm25, hint)  # ranges and row pointers; `verify` does all
     return Index(root, graph, bm25, meta)
+
+
+def _open_tokenizer(meta_path: Path, meta: dict[str, Any], hint: str) -> Tokenizer:
+    """The tokenizer ``meta.json`` records; unusable settings (a pattern that does not
+    compile, say) are an error naming the file, not a traceback from ``re``."""
+    try:
+        return Tokenizer(TokenizerConfig.from_dict(meta["tokenizer"]))
+    except TokenizerSettingsError as exc:
+        raise IndexFormatError(f"{meta_path}: bad tokenizer setting: {exc}; {hint}") from None
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise IndexFormatError(
+            f"{meta_path}: the tokenizer settings are missing or malformed "
+            f"({type(exc).__name__}: {exc}); {hint}"
+        ) from None
+    except ArkError as exc:  # e.g. stemming needs a package that is not installed
+        raise ArkError(f"{meta_path}: {exc}") from None
 
 
 def _open_graph(root: Path, meta: dict[str, Any]) -> Graph:
