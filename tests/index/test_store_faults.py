@@ -250,3 +250,25 @@ def test_a_parked_old_index_is_kept_while_no_index_is_in_place(src, tmp_path):
     assert (parked / "index" / "meta.json").is_file()
     build_index(src, out)  # the new index is in place: the parked copy may go
     assert not parked.exists()
+
+
+def test_an_index_with_more_relations_than_int16_codes_round_trips(tmp_path):
+    """16,385 relations: relation 16384 * 2 no longer fits int16; the adjacency codes are
+    stored as int32 and read back exactly by the tools."""
+    import numpy as np
+
+    from ark.tools import GraphTools
+
+    n = 16_385
+    kb = tmp_path / "kb.txt"
+    kb.write_text("".join(f"Hub|rel{i}|Leaf {i}\n" for i in range(n)))
+    build_index(kb, tmp_path / "idx")
+    index = open_index(tmp_path / "idx")
+    assert len(index.graph.relation_names) == n
+    assert np.load(tmp_path / "idx" / "adj_code.npy", mmap_mode="r").dtype == np.int32
+    tools = GraphTools(index)
+    hub = index.graph.names.to_pylist().index("Hub")
+    last = tools.search_in_neighborhood(hub, edge_type=f"rel{n - 1}")
+    assert [h.name for h in last.hits] == [f"Leaf {n - 1}"]
+    assert [(r.type, r.direction) for r in last.hits[0].relations] == [(f"rel{n - 1}", "out")]
+    assert verify_index(tmp_path / "idx")["ok"] is True

@@ -8,10 +8,11 @@ Layout of ``INDEX_DIR``::
     described.json   relations and types with labels, descriptions, aliases, examples
                      (from the names, ``ark index describe`` and ``--schema FILE``)
     nodes.arrow      Arrow IPC file: name, text (memory-mapped)
-    node_type.npy    int16 type code per node
+    node_type.npy    type code per node (int16; int32 past 32,768 types)
     indptr.npy       CSR row pointers (int64, N + 1) over both edge directions
     adj_node.npy     neighbor of each adjacency entry (int32)
-    adj_code.npy     relation code * 2 + direction (0 out, 1 in) (int16)
+    adj_code.npy     relation code * 2 + direction (0 out, 1 in) (int16; int32 past
+                     16,384 relations)
     bm25/            a bm25s index (``bm25s.BM25.load`` opens it too)
 
 Opening reads only ``meta.json``, ``schema.json`` and the vocabulary; every array is
