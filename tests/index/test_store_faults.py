@@ -98,14 +98,94 @@ def test_same_size_damage_out_of_range_is_refused_on_open(index_dir, file, chang
 
 
 def test_same_size_damage_in_range_is_found_by_verify(index_dir):
-    def swap(a):  # another valid node: opening cannot tell, the checksum can
+    def swap(a):  # another valid node: the structure cannot tell, the checksums can
         a[0] = (int(a[0]) + 1) % 3
 
     damage_array(index_dir / "adj_node.npy", swap)
-    open_index(index_dir)
+    with pytest.raises(IndexFormatError, match=r"adj_node\.npy does not match its sampled"):
+        open_index(index_dir)  # a small file is sampled whole
     report = verify_index(index_dir)
     assert not report["ok"]
     assert report["problems"] == ["adj_node.npy does not match its checksum (damaged or replaced)"]
+
+
+def test_an_array_rolled_by_one_is_refused_on_open(index_dir):
+    """The audit's case: every value valid, the size unchanged, every neighbor wrong."""
+    import numpy as np
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    before = CliRunner().invoke(app, ["neighbors", str(index_dir), "0"])
+    assert before.exit_code == 0
+    damage_array(index_dir / "adj_node.npy", lambda a: a.__setitem__(slice(None), np.roll(a, 1)))
+    with pytest.raises(IndexFormatError, match=r"adj_node\.npy does not match its sampled"):
+        open_index(index_dir)
+    after = CliRunner().invoke(app, ["neighbors", str(index_dir), "0"])
+    assert after.exit_code == 1 and "adj_node.npy does not match" in after.output
+    assert "ark index build" in after.output  # says what to do
+
+
+@pytest.fixture()
+def sampled_index(tmp_path, monkeypatch):
+    """An index whose large files are sampled (64-byte blocks, 4 per file), not whole."""
+    from ark.index import _verify
+
+    monkeypatch.setattr(_verify, "SAMPLE_BLOCK", 64)
+    monkeypatch.setattr(_verify, "SAMPLE_BLOCKS", 4)
+    monkeypatch.setattr(_verify, "SAMPLE_WHOLE_UPTO", 0)
+    kb = tmp_path / "kb.txt"
+    kb.write_text("".join(f"Film {i}|directed_by|Director {i % 7}\n" for i in range(400)))
+    build_index(kb, tmp_path / "idx")
+    monkeypatch.undo()  # opening reads the parameters meta.json recorded, not these
+    meta = json.loads((tmp_path / "idx" / "meta.json").read_text())
+    assert meta["samples"]["params"] == {"block": 64, "blocks": 4, "whole_upto": 0}
+    return tmp_path / "idx"
+
+
+def test_sampled_blocks_catch_a_roll_and_verify_catches_what_falls_between(sampled_index):
+    import numpy as np
+
+    path = sampled_index / "adj_node.npy"
+    size = path.stat().st_size
+    assert size > 4 * 64  # really sampled, not read whole
+    open_index(sampled_index)
+    original = path.read_bytes()
+    damage_array(path, lambda a: a.__setitem__(slice(None), np.roll(a, 1)))
+    with pytest.raises(IndexFormatError, match=r"adj_node\.npy does not match its sampled"):
+        open_index(sampled_index)
+    path.write_bytes(original)
+    # One value changed between two sampled blocks: opening cannot see it, verify does.
+    between = (size - 64) // 3 // 2  # halfway between the first two samples
+    damage_array(path, lambda a: a.__setitem__(between // 4, (int(a[between // 4]) + 1) % 400))
+    assert path.read_bytes() != original
+    open_index(sampled_index)
+    assert verify_index(sampled_index)["problems"] == [
+        "adj_node.npy does not match its checksum (damaged or replaced)"
+    ]
+
+
+def test_an_index_without_sampled_digests_still_opens(index_dir):
+    meta_file = index_dir / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    del meta["samples"]  # built by an ARK that did not record them
+    meta_file.write_text(json.dumps(meta))
+    assert open_index(index_dir).graph.n_nodes == 3
+    meta["samples"] = ["junk"]
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(IndexFormatError, match="malformed 'samples'"):
+        open_index(index_dir)
+
+
+def test_rewriting_the_described_schema_keeps_the_sampled_digests_true(index_dir):
+    from ark.index._store import save_described
+
+    index = open_index(index_dir)
+    data = index.described.to_dict()
+    data["relations"][0]["label"] = "was directed by"
+    save_described(index, index.described.from_dict(data))
+    assert open_index(index_dir).described.to_dict()["relations"][0]["label"] == "was directed by"
+    assert verify_index(index_dir)["ok"] is True
 
 
 def test_verify_reads_every_file_whatever_its_kind(index_dir):

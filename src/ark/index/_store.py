@@ -2,8 +2,9 @@
 
 Layout of ``INDEX_DIR``::
 
-    meta.json        format version, counts, source checksum, BM25 settings, file sizes
-                     and the sha256 of every file (checked by ``ark index verify``)
+    meta.json        format version, counts, source checksum, BM25 settings, file sizes,
+                     the sha256 of every file (checked by ``ark index verify``) and its
+                     sampled digest (checked on every open)
     schema.json      node types and relations with counts
     described.json   relations and types with labels, descriptions, aliases, examples
                      (from the names, ``ark index describe`` and ``--schema FILE``)
@@ -15,8 +16,9 @@ Layout of ``INDEX_DIR``::
                      16,384 relations)
     bm25/            a bm25s index (``bm25s.BM25.load`` opens it too)
 
-Opening reads only ``meta.json``, ``schema.json`` and the vocabulary; every array is
-memory-mapped, so opening a multi-GB index takes a fraction of a second.
+Opening reads only ``meta.json``, ``schema.json``, the vocabulary and a sample of each
+file's blocks (its sampled digest); every array is memory-mapped, so opening a
+multi-GB index takes a fraction of a second. See ``docs/index-integrity.md``.
 """
 
 from __future__ import annotations
@@ -58,7 +60,15 @@ from ark.graph import (
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
 from ark.index._tokenize import Tokenizer, TokenizerConfig, TokenizerSettingsError
-from ark.index._verify import check_structure, file_checksums, sha256_of
+from ark.index._verify import (
+    check_structure,
+    file_checksums,
+    sample_params,
+    sample_problems,
+    sampled_digest,
+    sampled_digests,
+    sha256_of,
+)
 
 FORMAT_NAME = "ark-index"
 FORMAT_VERSION = 1
@@ -167,6 +177,11 @@ def build_index(
             "bm25": {"method": params.method, "k1": params.k1, "b": params.b},
             "files": _file_sizes(tmp),
             "checksums": file_checksums(tmp),  # every file, whatever the layout
+            # checked on every open: cheap, and catches damage that keeps the size
+            "samples": {
+                "params": sample_params(),
+                "digests": sampled_digests(tmp, sample_params()),
+            },
             "build_seconds": round(time.perf_counter() - started, 2),
         }
         stark = read_stark_meta(source) if Path(source).is_dir() else None
@@ -334,6 +349,10 @@ def save_described(index: Index, described: DescribedSchema) -> None:
     sums = dict(meta.get("checksums") or {})
     sums[DESCRIBED_FILE] = sha256_of(root / DESCRIBED_FILE)
     meta["checksums"] = sums
+    samples = meta.get("samples")
+    if isinstance(samples, dict) and isinstance(samples.get("digests"), dict):
+        digest = sampled_digest(root / DESCRIBED_FILE, samples["params"])
+        meta["samples"] = {**samples, "digests": {**samples["digests"], DESCRIBED_FILE: digest}}
     meta_tmp = root / f".{META_FILE}.tmp"
     meta_tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
     os.replace(meta_tmp, root / META_FILE)
@@ -367,11 +386,14 @@ def _source_info(source: Path, fmt: str) -> dict[str, Any]:
     }
 
 
-def open_index(path: str | Path) -> Index:
+def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
     """Open an index directory without reading or re-tokenising the source.
 
     Refuses, with what to do, an index that is missing, of another format version,
-    or whose files do not match what ``meta.json`` recorded (truncated, replaced).
+    or whose files do not match what ``meta.json`` recorded: sizes, structure (arrays
+    in range, row pointers monotone) and, unless ``check_samples`` is false, each
+    file's sampled digest (256 KiB per large file, whatever the index's size). Reading
+    every byte is ``ark index verify``'s job (:func:`verify_index`).
     """
     root = Path(path)
     hint = REBUILD_HINT.format(path=root)
@@ -418,6 +440,12 @@ def open_index(path: str | Path) -> Index:
     if len(bm25.indptr) != len(bm25.vocab) + 1 or len(bm25.indices) != counts["postings"]:
         raise IndexFormatError(f"{root}: BM25 arrays do not match the vocabulary; {hint}")
     check_structure(root, graph, bm25, hint)  # ranges and row pointers; `verify` does all
+    samples = meta.get("samples")  # absent in an index built before they were recorded
+    if check_samples and samples is not None:
+        problems = sample_problems(root, samples) if isinstance(samples, dict) else []
+        if problems or not isinstance(samples, dict):
+            found = "; ".join(problems) or f"{meta_path} has a malformed 'samples' entry"
+            raise IndexFormatError(f"{root} is corrupted: {found}; {hint}")
     return Index(root, graph, bm25, meta)
 
 
