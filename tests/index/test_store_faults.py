@@ -352,3 +352,35 @@ def test_an_index_with_more_relations_than_int16_codes_round_trips(tmp_path):
     assert [h.name for h in last.hits] == [f"Leaf {n - 1}"]
     assert [(r.type, r.direction) for r in last.hits[0].relations] == [(f"rel{n - 1}", "out")]
     assert verify_index(tmp_path / "idx")["ok"] is True
+
+
+def test_a_build_killed_while_writing_is_cleaned_up_by_the_next(src, tmp_path):
+    """kill -9 in the middle of writing: the temporary copy stays; its lock died with
+    the process, so the next build (once the copy is no longer fresh) removes it."""
+    import os
+    import subprocess
+    import sys
+
+    from _helpers import REPO
+
+    out = tmp_path / "idx"
+    build_index(src, out)
+    script = (
+        "import os, signal\n"
+        "from ark.index import _store\n"
+        "def die(*a, **k):\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "_store._write_described = die\n"
+        f"_store.build_index({str(src)!r}, {str(out)!r})\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, timeout=120)
+    assert proc.returncode == -9
+    left = [p for p in tmp_path.iterdir() if p.name.startswith(".idx.")]
+    assert len(left) == 1 and (left[0] / "adj_node.npy").is_file()  # half written
+    build_index(src, out)
+    assert left[0].exists()  # too fresh to be told from a build that just started
+    _age(left[0])
+    build_index(src, out)
+    assert not left[0].exists()
+    assert open_index(out).graph.n_nodes == 3
