@@ -174,7 +174,13 @@ def neighborhood_over_set(
     # Every neighbor of every center, however many (a hub's included): the count of
     # centers reaching a node and the total are exact, and only the k shown are built.
     hoods = [graph.neighborhood(c, type_ids, rel_ids) for c in centers]
-    reached, counts = np.unique(np.concatenate([h.neighbors for h in hoods]), return_counts=True)
+    every = np.concatenate([h.neighbors for h in hoods])
+    if len(every) * 8 > graph.n_nodes:  # hubs: counting beats sorting millions
+        per_node = np.bincount(every)
+        reached = np.flatnonzero(per_node)
+        counts = per_node[reached]
+    else:
+        reached, counts = np.unique(every, return_counts=True)
     if query is not None:
         query = cap_query(query)
     terms = tools.bm25.query_terms(query) if query and query.strip() else None
