@@ -284,7 +284,7 @@ def slow_search(monkeypatch, seconds: float):  # type: ignore[no-untyped-def]
 
 
 def test_a_heavy_tool_call_does_not_block_the_event_loop(metaqa_index, monkeypatch):
-    slow_search(monkeypatch, 0.6)
+    slow_search(monkeypatch, 1.2)
 
     async def go():  # type: ignore[no-untyped-def]
         gaps: list[float] = []
@@ -308,7 +308,7 @@ def test_a_heavy_tool_call_does_not_block_the_event_loop(metaqa_index, monkeypat
 
     result, worst_gap = run(go())
     assert result.structured_content["results"][0]["name"] == "Forrest Gump"
-    assert worst_gap < 0.3  # the loop kept running (on it, one gap was the whole 0.6 s)
+    assert worst_gap < 0.6  # the loop kept running (on it, one gap was the whole 1.2 s)
 
 
 def test_tool_calls_run_in_a_bounded_pool(metaqa_index, monkeypatch):

@@ -442,10 +442,13 @@ def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
     check_structure(root, graph, bm25, hint)  # ranges and row pointers; `verify` does all
     samples = meta.get("samples")  # absent in an index built before they were recorded
     if check_samples and samples is not None:
-        problems = sample_problems(root, samples) if isinstance(samples, dict) else []
-        if problems or not isinstance(samples, dict):
-            found = "; ".join(problems) or f"{meta_path} has a malformed 'samples' entry"
-            raise IndexFormatError(f"{root} is corrupted: {found}; {hint}")
+        problems = (
+            sample_problems(root, samples)
+            if isinstance(samples, dict)
+            else [f"{meta_path} has a malformed 'samples' entry"]
+        )
+        if problems:
+            raise IndexFormatError(f"{root} is corrupted: {'; '.join(problems)}; {hint}")
     return Index(root, graph, bm25, meta)
 
 
