@@ -55,3 +55,13 @@ def test_empty_lists():
     assert fuse_vote([[], []]) == []
     assert fuse_ordering([[]]) == []
     assert fuse_random([[]]) == []
+
+
+def test_late_vote_refuses_batches_of_other_agents():
+    import pytest
+
+    from ark.agent._fusion import fuse_vote_late
+
+    assert fuse_vote_late([[1, 2], [2]], batches=[[[1], [2]], [[2]]]) == [(2, 2), (1, 1)]
+    with pytest.raises(ValueError, match="2 lists but 3 agents' batches"):
+        fuse_vote_late([[1], [2]], batches=[[[1]], [], [[2]]])

@@ -129,3 +129,22 @@ def test_sync_retrieve_twice_with_a_keep_alive_server(movie_index):
         for _ in range(2):  # each retrieve() runs its own event loop
             result = retriever.retrieve("q")
             assert [t.stop_reason for t in result.trajectories] == ["max_steps"] * 2, result.errors
+
+
+def test_late_fusion_with_an_agent_that_errors(movie_index):
+    """The failed agent neither votes nor brings its add calls (the lists and the
+    batches are of the same agents); before, zip(strict=True) raised ValueError."""
+    answers = [["Drama", "Comedy"], None, ["Comedy"]]
+    agent_of_call = {}
+
+    def script(messages):
+        who = agent_of_call.setdefault(id(messages[0]), len(agent_of_call))
+        if answers[who % 3] is None:
+            return LLMError("endpoint unreachable")
+        return zemeckis_script(movie_index, answers[who % 3])(messages)
+
+    retriever = Retriever(movie_index, ScriptedChatModel(script), n_agents=3, fusion="late")
+    result = retriever.retrieve("genres of Zemeckis films")
+    assert [t.stop_reason for t in result.trajectories].count("error") == 1
+    assert [(r.name, r.votes) for r in result.ranking] == [("Comedy", 2), ("Drama", 1)]
+    assert result.errors == ["endpoint unreachable"] and not result.failed

@@ -109,3 +109,107 @@ def test_out_of_range_endpoints_are_refused():
             rel=np.array([0]),
             relation_names=["r"],
         )
+
+
+# -- the limits of the stored codes ----------------------------------------------------
+
+
+def star(n_types: int, n_relations: int) -> Graph:
+    """A hub (node 0) linked to one node per relation; node ``i`` has type ``i`` mod
+    ``n_types``, so the last relation and the last type are both used."""
+    n = max(n_types, n_relations + 1)
+    leaves = np.arange(1, n_relations + 1)
+    return Graph.from_edges(
+        names=[f"n{i}" for i in range(n)],
+        node_type=np.arange(n) % n_types,
+        node_type_names=[f"t{i}" for i in range(n_types)],
+        texts=[""] * n,
+        src=np.zeros(n_relations, dtype=np.int64),
+        dst=leaves,
+        rel=np.arange(n_relations),
+        relation_names=[f"r{i}" for i in range(n_relations)],
+    )
+
+
+@pytest.mark.parametrize(
+    ("n_types", "n_relations", "type_dtype", "code_dtype"),
+    [
+        (32_768, 2, np.int16, np.int16),  # the last type code int16 holds
+        (32_769, 2, np.int32, np.int16),  # one more: widened, not wrapped to -32768
+        (2, 16_384, np.int16, np.int16),  # relation 16383 * 2 + 1 = 32767
+        (2, 16_385, np.int16, np.int32),  # relation 16384 would wrap
+    ],
+)
+def test_codes_past_int16_are_widened_not_wrapped(n_types, n_relations, type_dtype, code_dtype):
+    g = star(n_types, n_relations)
+    assert g.node_type.dtype == type_dtype and g.adj_code.dtype == code_dtype
+    last = len(g.node_type) - 1
+    assert g.type_name(last) == f"t{last % n_types}"
+    # The hub's last neighbor is reached by the last relation, read back exactly.
+    hood = g.neighborhood(0)
+    assert hood.neighbors[-1] == n_relations
+    assert hood.entry_relations[-1] == n_relations - 1 and hood.entry_directions[-1] == OUT
+    only_last = g.neighborhood(0, relations=[n_relations - 1], node_types=[n_relations % n_types])
+    assert only_last.neighbors.tolist() == [n_relations]
+    assert {(r.name, r.count) for r in g.schema.relations} == {
+        (f"r{i}", 1) for i in range(n_relations)
+    }
+
+
+def test_limits_past_int32_are_refused_at_build():
+    from ark.errors import ArkError
+    from ark.graph._graph import MAX_NODES, MAX_RELATIONS, check_limits
+
+    check_limits(MAX_NODES, 10, MAX_RELATIONS)
+    with pytest.raises(ArkError, match="2,147,483,648 nodes; ARK indexes at most"):
+        check_limits(MAX_NODES + 1, 10, 10)
+    with pytest.raises(ArkError, match="relations; ARK indexes at most 1,073,741,823"):
+        check_limits(10, 10, MAX_RELATIONS + 1)
+
+
+def test_codes_outside_their_names_are_refused():
+    with pytest.raises(ValueError, match="node type code 3 out of range"):
+        Graph.from_edges(
+            names=["a"],
+            node_type=np.array([3]),
+            node_type_names=["t"],
+            texts=[""],
+            src=np.array([0]),
+            dst=np.array([0]),
+            rel=np.array([0]),
+            relation_names=["r"],
+        )
+
+
+@pytest.mark.parametrize(
+    ("n", "n_codes"),
+    [
+        (3_037_000_499, 1),  # n * n just under 2**63
+        (3_037_000_500, 2),  # past it: the packed key would overflow
+        (2**31 - 1, 32_768),  # int32 node indices with the most int16 relation codes
+        (10, 4),
+    ],
+)
+def test_the_adjacency_order_is_exact_at_the_key_limits(n, n_codes):
+    from ark.graph._graph import adjacency_order
+
+    rng = np.random.default_rng(0)
+    values = np.array([0, 1, n // 2, n - 2, n - 1], dtype=np.int64)
+    center = rng.choice(values, 200)
+    other = rng.choice(values, 200)
+    code = rng.integers(0, n_codes, 200)
+    order = adjacency_order(center, other, code, n, n_codes)
+    expected = np.lexsort((code, other, center))
+    assert order.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("bases", [(5, 7, 3), (2**31, 2**31, 2**31), (2**40, 2**30)])
+def test_unique_rows_counts_exactly_whatever_the_bases(bases):
+    from ark.graph._graph import unique_rows
+
+    rng = np.random.default_rng(1)
+    cols = [rng.choice([0, 1, b - 1], 300) for b in bases]
+    *got, counts = unique_rows(cols, bases)
+    expected, expected_counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)
+    assert np.stack(got, axis=1).tolist() == expected.tolist()
+    assert counts.tolist() == expected_counts.tolist()

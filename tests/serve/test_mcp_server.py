@@ -255,3 +255,146 @@ def test_streamable_http_on_localhost_with_dns_rebinding_protection(metaqa_index
         proc.terminate()
         proc.wait(timeout=10)
         log.close()
+
+
+# -- tools off the event loop, in a bounded pool -----------------------------------------
+
+
+def slow_search(monkeypatch, seconds: float):  # type: ignore[no-untyped-def]
+    """Make search_in_graph a heavy synchronous call; returns the peak concurrency seen."""
+    import threading
+
+    from ark.tools import GraphTools
+
+    original = GraphTools.search_in_graph
+    state = {"now": 0, "peak": 0}
+    lock = threading.Lock()
+
+    def slow(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(seconds)  # synchronous work, as a hub's neighborhood is
+        with lock:
+            state["now"] -= 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(GraphTools, "search_in_graph", slow)
+    return state
+
+
+def test_a_heavy_tool_call_does_not_block_the_event_loop(metaqa_index, monkeypatch):
+    slow_search(monkeypatch, 1.2)
+
+    async def go():  # type: ignore[no-untyped-def]
+        gaps: list[float] = []
+        async with Client(make_server(metaqa_index)) as client:
+            done = asyncio.Event()
+
+            async def tick() -> None:
+                last = time.perf_counter()
+                while not done.is_set():
+                    await asyncio.sleep(0.01)
+                    now = time.perf_counter()
+                    gaps.append(now - last)
+                    last = now
+
+            ticker = asyncio.create_task(tick())
+            await asyncio.sleep(0.05)
+            result = await client.call_tool("search_in_graph", {"query": "Forrest Gump"})
+            done.set()
+            await ticker
+        return result, max(gaps)
+
+    result, worst_gap = run(go())
+    assert result.structured_content["results"][0]["name"] == "Forrest Gump"
+    assert worst_gap < 0.6  # the loop kept running (on it, one gap was the whole 1.2 s)
+
+
+def test_tool_calls_run_in_a_bounded_pool(metaqa_index, monkeypatch):
+    state = slow_search(monkeypatch, 0.3)
+
+    async def go():  # type: ignore[no-untyped-def]
+        async with Client(make_server(metaqa_index, max_workers=2)) as client:
+            started = time.perf_counter()
+            results = await asyncio.gather(
+                *(client.call_tool("search_in_graph", {"query": "Forrest Gump"}) for _ in range(5))
+            )
+            return results, time.perf_counter() - started
+
+    results, elapsed = run(go())
+    assert all(not r.is_error for r in results)
+    assert state["peak"] == 2  # concurrent, but never more than the pool
+    assert elapsed >= 0.3 * 3 - 0.05  # five calls, two at a time: three rounds
+    with pytest.raises(ValueError, match="max_workers"):
+        make_server(metaqa_index, max_workers=0)
+
+
+# -- which Host names the HTTP server accepts ------------------------------------------
+
+
+def test_allowed_hosts_by_bind_address(monkeypatch):
+    from ark.serve import mcp_server
+
+    monkeypatch.setattr(mcp_server, "machine_names", lambda: ["box", "box.lan", "10.1.2.3"])
+    local = mcp_server.allowed_hosts("127.0.0.1")
+    assert "localhost:*" in local and "box:*" not in local  # DNS-rebinding protection
+    wild = mcp_server.allowed_hosts("0.0.0.0")
+    assert {"box:*", "box.lan:*", "10.1.2.3:*", "127.0.0.1:*", "[::1]:*"} <= set(wild)
+    assert "0.0.0.0:*" not in wild  # no client names the wildcard
+    assert "[fe80::1]:*" in mcp_server.allowed_hosts("::", ["fe80::1", "mcp.example.org"])
+    assert "mcp.example.org:*" in mcp_server.allowed_hosts("::", ["mcp.example.org"])
+    assert mcp_server.allowed_hosts("10.1.2.3") == ["10.1.2.3:*", "10.1.2.3"]
+    assert mcp_server.allowed_hosts("0.0.0.0", ["*"]) is None
+
+
+def test_machine_names_include_the_host_name():
+    from ark.serve.mcp_server import machine_names
+
+    assert socket.gethostname() in machine_names()
+
+
+def test_streamable_http_on_all_interfaces_accepts_the_machines_names(metaqa_index, tmp_path):
+    """--host 0.0.0.0: a client naming the machine (as a remote one does) is served,
+    not refused with 421; a rebinding page's name still is."""
+    port = _free_port()
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen(
+        [*ARK, "mcp", str(metaqa_index.path), "--http", "--host", "0.0.0.0", "--port",
+         str(port), "--allow-host", "mcp.example.org"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=ENV,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None, Path(log.name).read_text()
+                time.sleep(0.2)
+
+        def ping(host: str) -> int:
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}/mcp",
+                data=body,
+                headers={"Host": host, "Content-Type": "application/json",
+                         "Accept": "application/json, text/event-stream"},
+            )  # fmt: skip
+            try:
+                with urllib.request.urlopen(req, timeout=10) as resp:
+                    return resp.status
+            except urllib.error.HTTPError as err:
+                return err.code
+
+        for name in (socket.gethostname(), "mcp.example.org", "127.0.0.1"):
+            assert ping(f"{name}:{port}") != 421, name
+        assert ping(f"evil.example:{port}") == 421
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+    assert "Clients may name this server as:" in Path(log.name).read_text()

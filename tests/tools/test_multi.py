@@ -101,3 +101,31 @@ def test_session_routes_lists_and_spots_a_reordered_repeat(metaqa_index):
     # Without the option a list is a bad node index, as before.
     plain = ToolSession(metaqa_index)
     assert not plain.call("search_in_neighborhood", {"node_index": films}).ok
+
+
+@pytest.fixture(scope="module")
+def hubs(tmp_path_factory):
+    """Two hubs: Alpha tags 6,000 items, Beta the last 100 of them (the highest
+    indices), more than any per-center cut would keep."""
+    from ark.index import build_index
+
+    root = tmp_path_factory.mktemp("hubs")
+    lines = [f"Item {i}|tagged|Alpha\n" for i in range(6000)]
+    lines += [f"Item {i}|tagged|Beta\n" for i in range(5900, 6000)]
+    (root / "kb.txt").write_text("".join(lines))
+    return build_index(root / "kb.txt", root / "idx")
+
+
+@pytest.mark.parametrize("query", [None, "Item"])
+def test_hubs_are_merged_whole_so_counts_and_totals_are_exact(hubs, query):
+    tools = GraphTools(hubs)
+    alpha, beta = node(hubs, "Alpha"), node(hubs, "Beta")
+    shared = {node(hubs, f"Item {i}") for i in range(5900, 6000)}
+    assert len(tools.graph.neighborhood(alpha).neighbors) == 6000
+    result = neighborhood_over_set(tools, [alpha, beta], query=query, k=100)
+    assert isinstance(result, MultiNeighborhoodResult)
+    assert result.total == 6000  # the union, not what survived a cut per center
+    assert {m.hit.index for m in result.merged} == shared  # reached by both: first
+    assert all(m.centers == (alpha, beta) for m in result.merged)
+    assert all(r.type == "tagged" for m in result.merged for r in m.hit.relations)
+    assert "from [" in result.render() and "of 6,000 distinct neighbor" in result.render()

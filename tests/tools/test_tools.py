@@ -121,11 +121,24 @@ def test_global_search_errors(tools, args, code):
         ("search_in_neighborhood", {"query": "x"}, "bad_argument"),
         ("search_in_graph", ["x"], "bad_argument"),
         ("search_in_neighborhood", {"node_index": "abc"}, "bad_argument"),
+        (["search_in_graph"], {"query": "x"}, "unknown_tool"),  # unhashable: no TypeError
+        ({"name": "search_in_graph"}, {"query": "x"}, "unknown_tool"),
+        (None, {"query": "x"}, "unknown_tool"),
+        (7, {"query": "x"}, "unknown_tool"),
     ],
 )
 def test_call_errors(tools, name, args, code):
     result = tools.call(name, args)
     assert isinstance(result, ToolError) and result.code == code
+    assert result.render()  # the observation renders, whatever the name was
+
+
+@pytest.mark.parametrize("name", [["search_in_graph"], {"a": 1}, None, 3.5])
+def test_a_session_turns_a_non_string_tool_name_into_an_observation(metaqa_index, name):
+    from ark.agent import ToolSession
+
+    outcome = ToolSession(metaqa_index).call(name, {"query": "x"})
+    assert not outcome.ok and outcome.code == "unknown_tool"
 
 
 def test_call_accepts_stringified_integers(tools):

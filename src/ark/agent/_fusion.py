@@ -77,6 +77,11 @@ def fuse_vote_late(
     ``batches[i]`` are agent ``i``'s add calls (without them: plain vote)."""
     if batches is None:
         return fuse_vote(lists, top_k)
+    if len(batches) != len(lists):
+        raise ValueError(
+            f"fuse_vote_late got {len(lists)} lists but {len(batches)} agents' batches; "
+            "pass the batches of the same agents as the lists"
+        )
     reordered = [latest_first(b) if b else list(a) for a, b in zip(lists, batches, strict=True)]
     return fuse_vote(reordered, top_k)
 

@@ -144,11 +144,12 @@ class Retriever:
             t.config.setdefault("strategy", self.strategy_name)
         # Only the agents that ended normally vote: a failed agent's partial list is
         # kept in its trajectory but is not an answer (the query fails when all failed).
-        lists = [t.answer for t in trajectories if t.stop_reason != "error"]
+        voters = [t for t in trajectories if t.stop_reason != "error"]
+        lists = [t.answer for t in voters]
         if self.fusion == "random":
             fused = fuse_random(lists, self.top_k, random.Random(self.seed or 0))
-        elif self.fusion == "late":
-            fused = fuse_vote_late(lists, self.top_k, [add_batches(t) for t in trajectories])
+        elif self.fusion == "late":  # the batches of the same agents as the lists
+            fused = fuse_vote_late(lists, self.top_k, [add_batches(t) for t in voters])
         else:
             fused = FUSIONS[self.fusion](lists, self.top_k)
         g = self.index.graph

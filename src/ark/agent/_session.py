@@ -206,7 +206,7 @@ class ToolSession:
     def _call(
         self, name: str, arguments: Mapping[str, Any] | None, raw_arguments: str
     ) -> CallOutcome:
-        if name not in self.allowed:
+        if not isinstance(name, str) or name not in self.allowed:  # a list is unhashable
             offered = ", ".join(self.allowed)
             return _error(
                 f"Error: there is no tool {short_repr(name, 60)}. Tools: {offered}.",

@@ -314,8 +314,9 @@ def convert_stark_cmd(
 
 @index_app.command("verify")
 def index_verify(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
-    """Check every file of an index against the checksums recorded at build time, and
-    its whole structure (opening checks only sizes and cheap structure)."""
+    """Check every byte of an index against the sha256 recorded at build time, and its
+    whole structure (opening checks sizes, cheap structure and sampled blocks only;
+    see docs/index-integrity.md)."""
     from ark.index import verify_index
 
     report = verify_index(index_dir)

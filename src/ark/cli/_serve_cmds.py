@@ -32,11 +32,26 @@ def mcp_cmd(
     ] = False,
     host: Annotated[str, typer.Option(help="Address to bind with --http.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port with --http.")] = 8765,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="Another name clients may use for this server with --http (a DNS alias, "
+            "a proxy; repeatable). '*' turns the Host check off.",
+        ),
+    ] = None,
 ) -> None:
     """Serve search_in_graph, search_in_neighborhood and get_node over MCP (read-only)."""
     _need("mcp", "ark mcp")
     from ark.index import open_index
-    from ark.serve.mcp_server import LOCAL_HOSTS, make_server, run_http, run_stdio, unique_names
+    from ark.serve.mcp_server import (
+        LOCAL_HOSTS,
+        allowed_hosts,
+        make_server,
+        run_http,
+        run_stdio,
+        unique_names,
+    )
 
     # stdout is the protocol channel: anything a library prints goes to stderr.
     with contextlib.redirect_stdout(sys.stderr):
@@ -48,16 +63,26 @@ def mcp_cmd(
     server = make_server(indexes)
     try:
         if http:
+            allow = allow_host or []
+            hosts = allowed_hosts(host, allow)
             if host not in LOCAL_HOSTS:
                 err_console.print(
                     f"[yellow]warning:[/] binding {esc(host)}: reachable from other machines; "
                     "the server has no authentication."
                 )
+                if hosts is None:
+                    err_console.print("Host header not checked (--allow-host '*').")
+                else:
+                    names = [h for h in hosts if not h.endswith(":*")]
+                    err_console.print(
+                        f"Clients may name this server as: {esc(', '.join(names))} "
+                        "(others: --allow-host NAME)."
+                    )
             shown = f"[{host}]" if ":" in host else host
             err_console.print(
                 f"MCP server ({', '.join(map(esc, indexes))}) at http://{shown}:{port}/mcp"
             )
-            asyncio.run(run_http(server, host, port))
+            asyncio.run(run_http(server, host, port, allow))
         else:
             asyncio.run(run_stdio(server))
     except KeyboardInterrupt:

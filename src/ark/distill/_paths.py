@@ -13,6 +13,7 @@ import numpy as np
 
 from ark.distill._questions import Hop
 from ark.graph import DIRECTION_NAMES
+from ark.graph._graph import unique_rows
 from ark.index import Index
 
 MAX_ANSWERS = 50  # paths with more target nodes are skipped (the bound)
@@ -60,10 +61,13 @@ class PathSampler:
         g = self.g
         source = g.type_name(node)
         start, end = int(g.indptr[node]), int(g.indptr[node + 1])
-        codes = np.asarray(g.adj_code[start:end]).astype(np.int64)
-        types = np.asarray(g.node_type)[np.asarray(g.adj_node[start:end])].astype(np.int64)
-        pairs = np.unique(codes * 4096 + types)
-        steps = [(int(p) // 4096, int(p) % 4096) for p in pairs]
+        codes = np.asarray(g.adj_code[start:end])
+        types = np.asarray(g.node_type)[np.asarray(g.adj_node[start:end])]
+        # Packed by the real counts (a fixed 4096 mixed up graphs with more types).
+        code_col, type_col, _ = unique_rows(
+            (codes, types), (2 * len(g.relation_names), len(g.node_type_names))
+        )
+        steps = list(zip(code_col.tolist(), type_col.tolist(), strict=True))
         return [
             (c, t)
             for c, t in steps

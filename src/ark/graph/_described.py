@@ -220,11 +220,15 @@ def describe_from_names(schema: Schema, graph: Any = None) -> DescribedSchema:
             graph.indptr,
             _NameReader(graph),
         )
+    main: dict[str, Any] = {}  # each relation's most common type pair (first on ties)
+    for r in schema.relations:  # one pass: a scan per relation was quadratic
+        if r.name not in main or r.count > main[r.name].count:
+            main[r.name] = r
     relations = []
     for n in names:
         lab = labels[n]
-        pairs = sorted((r for r in schema.relations if r.name == n), key=lambda r: -r.count)
-        src, dst = (pairs[0].source_type, pairs[0].target_type) if pairs else ("", "")
+        top = main.get(n)
+        src, dst = (top.source_type, top.target_type) if top is not None else ("", "")
         relations.append(
             RelationDoc(
                 name=n,

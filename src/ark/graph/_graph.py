@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ark.errors import ArkError
 from ark.graph._schema import Schema, summarize
 from ark.graph._strings import StringColumn
 
@@ -23,6 +24,73 @@ from ark.graph._strings import StringColumn
 OUT = 0  # the row's node is the edge's source
 IN = 1  # the row's node is the edge's target
 DIRECTION_NAMES = ("out", "in")
+
+
+#: Node indices are int32 in the adjacency and the BM25 postings.
+MAX_NODES = 2**31 - 1
+#: Relation codes are stored as ``relation * 2 + direction`` in (at most) int32.
+MAX_RELATIONS = 2**30 - 1
+#: Node type codes are (at most) int32.
+MAX_NODE_TYPES = 2**31 - 1
+INT64_LIMIT = 2**63
+
+
+def check_limits(n_nodes: int, n_types: int, n_relations: int) -> None:
+    """Refuse, at build, a graph whose indices or codes the stored arrays cannot hold
+    (rather than wrapping them silently when cast)."""
+    for what, count, limit, why in (
+        ("nodes", n_nodes, MAX_NODES, "node indices are int32"),
+        ("node types", n_types, MAX_NODE_TYPES, "type codes are at most int32"),
+        ("relations", n_relations, MAX_RELATIONS, "relation * 2 + direction is int32"),
+    ):
+        if count > limit:
+            raise ArkError(f"the graph has {count:,} {what}; ARK indexes at most {limit:,} ({why})")
+
+
+def code_dtype(n_codes: int) -> type[np.signedinteger[Any]]:
+    """int16 while every code 0..n_codes-1 fits (half the bytes), int32 past it: a graph
+    with more than 32,768 node types or 16,384 relations is widened, not wrapped."""
+    return np.int16 if n_codes <= np.iinfo(np.int16).max + 1 else np.int32
+
+
+def _check_codes(what: str, codes: np.ndarray, n_names: int) -> None:
+    if len(codes) and (int(codes.min()) < 0 or int(codes.max()) >= n_names):
+        bad = int(codes.min()) if int(codes.min()) < 0 else int(codes.max())
+        raise ValueError(f"{what} code {bad} out of range [0, {n_names})")
+
+
+def adjacency_order(
+    center: np.ndarray, other: np.ndarray, code: np.ndarray, n: int, n_codes: int
+) -> np.ndarray:
+    """The stable order by (center, neighbor, code). One packed int64 key (a single
+    argsort) while ``n * n * n_codes`` fits in int64, else a three-key lexsort: the key
+    would overflow past ~3 billion nodes, or fewer with many relations."""
+    if n * n * n_codes <= INT64_LIMIT:  # Python ints: the check itself cannot overflow
+        key = (center * n + other) * n_codes + code
+        return np.argsort(key, kind="stable")
+    return np.lexsort((code, other, center))
+
+
+def unique_rows(columns: Sequence[np.ndarray], bases: Sequence[int]) -> tuple[np.ndarray, ...]:
+    """The distinct rows of integer ``columns`` (column ``i`` in ``0..bases[i]-1``), sorted,
+    and how often each occurs: ``(*columns, counts)``. Packed into one int64 key when the
+    product of the bases fits, else ``np.unique(axis=0)`` (slower, never overflows)."""
+    total = 1
+    for b in bases:
+        total *= max(int(b), 1)
+    if total <= INT64_LIMIT:
+        key = np.zeros(len(columns[0]), dtype=np.int64)
+        for col, b in zip(columns, bases, strict=True):
+            key = key * max(int(b), 1) + np.asarray(col, dtype=np.int64)
+        keys, counts = np.unique(key, return_counts=True)
+        out = []
+        for b in reversed(bases):
+            keys, rest = np.divmod(keys, max(int(b), 1))
+            out.append(rest)
+        return (*reversed(out), counts)
+    stacked = np.stack([np.asarray(c, dtype=np.int64) for c in columns], axis=1)
+    rows, counts = np.unique(stacked, axis=0, return_counts=True)
+    return (*(rows[:, i] for i in range(len(columns))), counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +161,14 @@ class Graph:
         ``node_type``/``rel`` are integer codes into ``node_type_names``/``relation_names``.
         """
         n = len(node_type)
-        node_type = np.ascontiguousarray(node_type, dtype=np.int16)
+        check_limits(n, len(node_type_names), len(relation_names))
+        node_type = np.asarray(node_type)
+        _check_codes("node type", node_type, len(node_type_names))
+        node_type = np.ascontiguousarray(node_type, dtype=code_dtype(len(node_type_names)))
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         rel = np.asarray(rel, dtype=np.int64)
+        _check_codes("relation", rel, len(relation_names))
         if len(src):
             lo = min(int(src.min()), int(dst.min()))
             hi = max(int(src.max()), int(dst.max()))
@@ -105,16 +177,13 @@ class Graph:
         center = np.concatenate([src, dst])
         other = np.concatenate([dst, src])
         code = np.concatenate([rel * 2 + OUT, rel * 2 + IN])
-        # Sort by (center, neighbor, code): one int64 key keeps this a single argsort.
         n_codes = max(2 * len(relation_names), 1)
-        key = (center * n + other) * n_codes + code
-        order = np.argsort(key, kind="stable")
-        del key
+        order = adjacency_order(center, other, code, n, n_codes)
         counts = np.bincount(center, minlength=n)
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
         adj_node = other[order].astype(np.int32)
-        adj_code = code[order].astype(np.int16)
+        adj_code = code[order].astype(code_dtype(n_codes))
         schema = summarize(node_type, node_type_names, src, dst, rel, relation_names)
         return cls(
             node_type=node_type,

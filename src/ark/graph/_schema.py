@@ -107,11 +107,15 @@ def summarize(
     )
     relations: list[RelationSummary] = []
     if len(rel):
-        key = (rel.astype(np.int64) * n_types + node_type[src]) * n_types + node_type[dst]
-        keys, counts = np.unique(key, return_counts=True)
-        for k, c in zip(keys.tolist(), counts.tolist(), strict=True):
-            r, rest = divmod(k, n_types * n_types)
-            s, t = divmod(rest, n_types)
+        from ark.graph._graph import unique_rows
+
+        n_rel = len(relation_names)
+        rels, sources, targets, counts = unique_rows(
+            (rel, node_type[src], node_type[dst]), (n_rel, n_types, n_types)
+        )
+        for r, s, t, c in zip(
+            rels.tolist(), sources.tolist(), targets.tolist(), counts.tolist(), strict=True
+        ):
             relations.append(
                 RelationSummary(relation_names[r], node_type_names[s], node_type_names[t], int(c))
             )

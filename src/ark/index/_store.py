@@ -2,20 +2,23 @@
 
 Layout of ``INDEX_DIR``::
 
-    meta.json        format version, counts, source checksum, BM25 settings, file sizes
-                     and the sha256 of every file (checked by ``ark index verify``)
+    meta.json        format version, counts, source checksum, BM25 settings, file sizes,
+                     the sha256 of every file (checked by ``ark index verify``) and its
+                     sampled digest (checked on every open)
     schema.json      node types and relations with counts
     described.json   relations and types with labels, descriptions, aliases, examples
                      (from the names, ``ark index describe`` and ``--schema FILE``)
     nodes.arrow      Arrow IPC file: name, text (memory-mapped)
-    node_type.npy    int16 type code per node
+    node_type.npy    type code per node (int16; int32 past 32,768 types)
     indptr.npy       CSR row pointers (int64, N + 1) over both edge directions
     adj_node.npy     neighbor of each adjacency entry (int32)
-    adj_code.npy     relation code * 2 + direction (0 out, 1 in) (int16)
+    adj_code.npy     relation code * 2 + direction (0 out, 1 in) (int16; int32 past
+                     16,384 relations)
     bm25/            a bm25s index (``bm25s.BM25.load`` opens it too)
 
-Opening reads only ``meta.json``, ``schema.json`` and the vocabulary; every array is
-memory-mapped, so opening a multi-GB index takes a fraction of a second.
+Opening reads only ``meta.json``, ``schema.json``, the vocabulary and a sample of each
+file's blocks (its sampled digest); every array is memory-mapped, so opening a
+multi-GB index takes a fraction of a second. See ``docs/index-integrity.md``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -30,6 +34,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: stale build directories are told apart by age only
+    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
 import pyarrow as pa
@@ -50,8 +59,16 @@ from ark.graph import (
 )
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
-from ark.index._tokenize import Tokenizer, TokenizerConfig
-from ark.index._verify import check_structure, file_checksums, sha256_of
+from ark.index._tokenize import Tokenizer, TokenizerConfig, TokenizerSettingsError
+from ark.index._verify import (
+    check_structure,
+    file_checksums,
+    sample_params,
+    sample_problems,
+    sampled_digest,
+    sampled_digests,
+    sha256_of,
+)
 
 FORMAT_NAME = "ark-index"
 FORMAT_VERSION = 1
@@ -131,7 +148,9 @@ def build_index(
     bm25 = build_bm25(_descriptors(graph), graph.n_nodes, tok, params, progress=progress)
 
     out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_builds(out)  # a killed build's temporary copy can be gigabytes
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    held = [_hold(tmp)]  # live: a concurrent build's cleanup leaves it alone
     try:
         if progress:
             progress("writing", 0, 1)
@@ -158,6 +177,11 @@ def build_index(
             "bm25": {"method": params.method, "k1": params.k1, "b": params.b},
             "files": _file_sizes(tmp),
             "checksums": file_checksums(tmp),  # every file, whatever the layout
+            # checked on every open: cheap, and catches damage that keeps the size
+            "samples": {
+                "params": sample_params(),
+                "digests": sampled_digests(tmp, sample_params()),
+            },
             "build_seconds": round(time.perf_counter() - started, 2),
         }
         stark = read_stark_meta(source) if Path(source).is_dir() else None
@@ -169,6 +193,7 @@ def build_index(
         old = None
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            held.append(_hold(old))
             os.replace(out, old / "index")
         os.replace(tmp, out)
         if old is not None:
@@ -176,9 +201,77 @@ def build_index(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        for fd in held:
+            if fd is not None:
+                os.close(fd)  # releases the lock
+    remove_stale_builds(out)  # now that an index is in place, a stale old copy may go
     if progress:
         progress("writing", 1, 1)
     return Index(out, graph, bm25, meta)
+
+
+#: A build's temporary directory younger than this is never removed by another build
+#: (it covers the instant between creating the directory and locking it).
+STALE_AFTER_S = 30.0
+
+
+def _hold(directory: Path) -> int | None:
+    """Lock ``directory`` for as long as the returned descriptor is open, so that other
+    builds can tell a live temporary directory from one a killed build left behind.
+    ``None`` where directories cannot be locked (then only age tells them apart)."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_stale_builds(out: Path) -> list[Path]:
+    """Remove the temporary directories (``.NAME.XXXXXXXX``, ``.NAME.old.XXXXXXXX``) that
+    builds of ``out`` killed before their end left beside it; returns what was removed.
+
+    Only directories named as a build names them, older than :data:`STALE_AFTER_S` and
+    not locked by a live build are removed; a previous index parked in an ``old``
+    directory is kept while ``out`` itself holds no index (the kill came between the
+    two renames, so it is the only copy).
+    """
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(old\.)?[a-z0-9_]{{8}}")
+    try:
+        candidates = sorted(out.parent.iterdir())
+    except OSError:
+        return []
+    removed = []
+    now = time.time()
+    for path in candidates:
+        match = pattern.fullmatch(path.name)
+        if match is None or path.is_symlink() or not path.is_dir():
+            continue
+        try:
+            young = now - path.lstat().st_mtime < (STALE_AFTER_S if fcntl else 86_400.0)
+        except OSError:
+            continue
+        if young or (match.group(1) and not is_ark_index_dir(out)):
+            continue
+        fd = None
+        if fcntl is not None:
+            fd = _hold(path)
+            if fd is None:  # a live build holds it (or it cannot be opened)
+                continue
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
 
 
 def _chmod_as_umask(directory: Path) -> None:
@@ -256,6 +349,10 @@ def save_described(index: Index, described: DescribedSchema) -> None:
     sums = dict(meta.get("checksums") or {})
     sums[DESCRIBED_FILE] = sha256_of(root / DESCRIBED_FILE)
     meta["checksums"] = sums
+    samples = meta.get("samples")
+    if isinstance(samples, dict) and isinstance(samples.get("digests"), dict):
+        digest = sampled_digest(root / DESCRIBED_FILE, samples["params"])
+        meta["samples"] = {**samples, "digests": {**samples["digests"], DESCRIBED_FILE: digest}}
     meta_tmp = root / f".{META_FILE}.tmp"
     meta_tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
     os.replace(meta_tmp, root / META_FILE)
@@ -289,11 +386,14 @@ def _source_info(source: Path, fmt: str) -> dict[str, Any]:
     }
 
 
-def open_index(path: str | Path) -> Index:
+def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
     """Open an index directory without reading or re-tokenising the source.
 
     Refuses, with what to do, an index that is missing, of another format version,
-    or whose files do not match what ``meta.json`` recorded (truncated, replaced).
+    or whose files do not match what ``meta.json`` recorded: sizes, structure (arrays
+    in range, row pointers monotone) and, unless ``check_samples`` is false, each
+    file's sampled digest (256 KiB per large file, whatever the index's size). Reading
+    every byte is ``ark index verify``'s job (:func:`verify_index`).
     """
     root = Path(path)
     hint = REBUILD_HINT.format(path=root)
@@ -325,11 +425,12 @@ def open_index(path: str | Path) -> Index:
                 f"{root} is corrupted: {name} has {file.stat().st_size} bytes, "
                 f"expected {size}; {hint}"
             )
+    tokenizer = _open_tokenizer(meta_path, meta, hint)
     try:
         graph = _open_graph(root, meta)
         bm25 = BM25Index.load(
             root / BM25_DIR,
-            Tokenizer(TokenizerConfig.from_dict(meta["tokenizer"])),
+            tokenizer,
             BM25Params(**meta["bm25"]),
             n_docs=meta["counts"]["nodes"],
         )
@@ -339,7 +440,32 @@ def open_index(path: str | Path) -> Index:
     if len(bm25.indptr) != len(bm25.vocab) + 1 or len(bm25.indices) != counts["postings"]:
         raise IndexFormatError(f"{root}: BM25 arrays do not match the vocabulary; {hint}")
     check_structure(root, graph, bm25, hint)  # ranges and row pointers; `verify` does all
+    samples = meta.get("samples")  # absent in an index built before they were recorded
+    if check_samples and samples is not None:
+        problems = (
+            sample_problems(root, samples)
+            if isinstance(samples, dict)
+            else [f"{meta_path} has a malformed 'samples' entry"]
+        )
+        if problems:
+            raise IndexFormatError(f"{root} is corrupted: {'; '.join(problems)}; {hint}")
     return Index(root, graph, bm25, meta)
+
+
+def _open_tokenizer(meta_path: Path, meta: dict[str, Any], hint: str) -> Tokenizer:
+    """The tokenizer ``meta.json`` records; unusable settings (a pattern that does not
+    compile, say) are an error naming the file, not a traceback from ``re``."""
+    try:
+        return Tokenizer(TokenizerConfig.from_dict(meta["tokenizer"]))
+    except TokenizerSettingsError as exc:
+        raise IndexFormatError(f"{meta_path}: bad tokenizer setting: {exc}; {hint}") from None
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise IndexFormatError(
+            f"{meta_path}: the tokenizer settings are missing or malformed "
+            f"({type(exc).__name__}: {exc}); {hint}"
+        ) from None
+    except ArkError as exc:  # e.g. stemming needs a package that is not installed
+        raise ArkError(f"{meta_path}: {exc}") from None
 
 
 def _open_graph(root: Path, meta: dict[str, Any]) -> Graph:

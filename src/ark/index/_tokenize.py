@@ -19,6 +19,11 @@ from ark.errors import ArkError
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 
 
+class TokenizerSettingsError(ArkError):
+    """The tokenizer settings themselves are unusable (a pattern that does not compile,
+    an unknown stop word list or stemmer), as opposed to a missing optional package."""
+
+
 @dataclass(frozen=True)
 class TokenizerConfig:
     lower: bool = True
@@ -44,13 +49,23 @@ class Tokenizer:
     config: TokenizerConfig = field(default_factory=TokenizerConfig)
 
     def __post_init__(self) -> None:
-        self._findall = re.compile(self.config.token_pattern).findall
+        pattern = self.config.token_pattern
+        if not isinstance(pattern, str):
+            raise TokenizerSettingsError(f"token_pattern must be a string, got {pattern!r}")
+        try:
+            self._findall = re.compile(pattern).findall
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise TokenizerSettingsError(
+                f"token_pattern {pattern!r} is not a valid regular expression ({exc})"
+            ) from None
         if self.config.stopwords in (None, ""):
             self._stop: frozenset[str] = frozenset()
         elif self.config.stopwords in ("en", "english"):
             self._stop = frozenset(STOPWORDS_EN)
         else:
-            raise ArkError(f"unknown stop word list {self.config.stopwords!r}; use 'en' or none")
+            raise TokenizerSettingsError(
+                f"unknown stop word list {self.config.stopwords!r}; use 'en' or none"
+            )
         self._stem_cache: dict[str, str] = {}
         self._stem = None
         if self.config.stemmer:
@@ -62,8 +77,10 @@ class Tokenizer:
                 ) from exc
             try:
                 self._stem = Stemmer.Stemmer(self.config.stemmer).stemWord
-            except KeyError as exc:
-                raise ArkError(f"PyStemmer has no stemmer {self.config.stemmer!r}") from exc
+            except (KeyError, TypeError) as exc:
+                raise TokenizerSettingsError(
+                    f"PyStemmer has no stemmer {self.config.stemmer!r}"
+                ) from exc
 
     def tokens(self, text: str) -> list[str]:
         if self.config.lower:

@@ -14,9 +14,14 @@ the tools. Several indexes are served at once by adding an ``index`` argument.
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import ipaddress
 import json
-from collections.abc import Mapping, Sequence
+import os
+import socket
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +39,9 @@ from ark.tools import ErrorCode, GraphTools, tool_specs
 
 __all__ = [
     "GET_NODE_SPEC",
+    "MAX_TOOL_THREADS",
     "IndexService",
+    "allowed_hosts",
     "make_server",
     "node_record",
     "render_node",
@@ -44,6 +51,9 @@ __all__ = [
 ]
 
 SERVER_NAME = "ark"
+#: Tool calls running at once (more wait their turn); each BM25 search keeps a scratch
+#: buffer of 8 bytes per node for its thread.
+MAX_TOOL_THREADS = min(8, (os.cpu_count() or 1) + 2)
 #: Characters of a node's text returned by get_node (the rest is cut, and says so).
 MAX_TEXT_CHARS = 20_000
 
@@ -172,8 +182,13 @@ def _error(
     )
 
 
-def make_server(indexes: Mapping[str, Index] | Index) -> Server[Any]:
-    """An MCP server over one index, or several by name (tools then take ``index``)."""
+def make_server(
+    indexes: Mapping[str, Index] | Index, *, max_workers: int = MAX_TOOL_THREADS
+) -> Server[Any]:
+    """An MCP server over one index, or several by name (tools then take ``index``).
+    Tool calls run in a pool of ``max_workers`` threads, never on the event loop."""
+    if max_workers < 1:
+        raise ValueError("max_workers must be at least 1")
     if isinstance(indexes, Index):
         indexes = {indexes.path.name or "index": indexes}
     if not indexes:
@@ -191,8 +206,13 @@ def make_server(indexes: Mapping[str, Index] | Index) -> Server[Any]:
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tool_list)
 
+    # Tools are synchronous numpy/numba work: run on the event loop, one heavy call (a
+    # hub's neighborhood, a long query) stalled every client. They run in a bounded
+    # pool instead (the tools are thread-safe: BM25 keeps one scratch buffer per thread).
+    pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="ark-mcp-tool")
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return call(params.name, params.arguments)
+        return await asyncio.wrap_future(pool.submit(call, params.name, params.arguments))
 
     def call(name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         if name not in tool_names:
@@ -330,28 +350,89 @@ async def run_stdio(server: Server[Any]) -> None:
 
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+#: Bind addresses that listen on every interface.
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
 
-def http_app(server: Server[Any], host: str = "127.0.0.1") -> Any:
+def machine_names() -> list[str]:
+    """The names and addresses other machines may use to reach this one: its host name,
+    fully qualified name, the addresses they resolve to, and the address of the default
+    route (found by connecting a UDP socket, which sends nothing)."""
+    names: list[str] = []
+    host = socket.gethostname()
+    names += [host, socket.getfqdn()]
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            infos = socket.getaddrinfo(host, None, family)
+        except OSError:
+            continue
+        names += [str(info[4][0]) for info in infos]
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as s:
+                s.connect((probe, 9))  # TEST-NET addresses: nothing is sent
+                names.append(str(s.getsockname()[0]))
+        except OSError:
+            continue
+    return [n for n in dict.fromkeys(names) if n]
+
+
+def allowed_hosts(host: str, extra: Iterable[str] = ()) -> list[str] | None:
+    """The Host header values the HTTP server accepts (``name:*`` patterns and bare
+    names), or ``None`` when ``extra`` holds ``*`` (no Host check: behind a proxy
+    that checks it, say).
+
+    A local bind accepts the local names only (DNS-rebinding protection); a bind to one
+    address accepts that address; a wildcard bind (``0.0.0.0``, ``::``) accepts every
+    name of this machine (:func:`machine_names`) as well as the local ones, since the
+    server is then meant to be reached from elsewhere. ``extra`` adds names (a DNS
+    alias, a proxy's name)."""
+    extra = [e.strip() for e in extra if e.strip()]
+    if "*" in extra:
+        return None
+    if host in LOCAL_HOSTS:
+        names = list(LOCAL_HOSTS)
+    elif host in WILDCARD_HOSTS:
+        names = [*LOCAL_HOSTS, *machine_names()]
+    else:
+        names = [host]
+    out: list[str] = []
+    for name in dict.fromkeys([*names, *extra]):
+        shown = f"[{name.strip('[]')}]" if _is_ipv6(name.strip("[]")) else name
+        out += [f"{shown}:*", shown]
+    return out
+
+
+def _is_ipv6(name: str) -> bool:
+    try:
+        return ipaddress.ip_address(name.split("%")[0]).version == 6
+    except ValueError:
+        return False
+
+
+def http_app(server: Server[Any], host: str = "127.0.0.1", allow: Iterable[str] = ()) -> Any:
     """The streamable-HTTP ASGI app (endpoint ``/mcp``) with DNS-rebinding protection
-    on: only requests whose Host (and Origin, when sent) name the bound host pass."""
+    on: only requests whose Host (and Origin, when sent) is one of
+    :func:`allowed_hosts` pass."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    if host in LOCAL_HOSTS:
-        hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    hosts = allowed_hosts(host, allow)
+    if hosts is None:
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     else:
-        shown = f"[{host}]" if ":" in host else host
-        hosts = [f"{shown}:*"]
-    origins = [f"http://{h}" for h in hosts]
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )
+        origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
     return server.streamable_http_app(host=host, transport_security=security)
 
 
-async def run_http(server: Server[Any], host: str = "127.0.0.1", port: int = 8765) -> None:
+async def run_http(
+    server: Server[Any], host: str = "127.0.0.1", port: int = 8765, allow: Iterable[str] = ()
+) -> None:
     """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted."""
     import uvicorn
 
-    config = uvicorn.Config(http_app(server, host), host=host, port=port, log_level="warning")
+    app = http_app(server, host, allow)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
     await uvicorn.Server(config).serve()

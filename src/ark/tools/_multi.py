@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from ark._coerce import as_int
 from ark.tools._errors import ErrorCode
 from ark.tools._results import (
@@ -24,11 +26,10 @@ from ark.tools._results import (
     _filters,
     _names,
 )
+from ark.tools._tools import cap_query
 
 #: Most centers one call explores (the schema bounds the list, so decoding cannot loop).
 MAX_CENTERS = 50
-#: Neighbors fetched per center before merging (all of them, below this).
-PER_CENTER_K = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,33 +159,55 @@ def neighborhood_over_set(
         return err
     if len(centers) == 1:
         return tools.search_in_neighborhood(centers[0], k=k, **filters)
-    reached: dict[int, tuple[NodeHit, list[int], dict[Relation, None]]] = {}
-    center_hits: list[NodeHit] = []
     for c in centers:
-        # Every neighbor (up to PER_CENTER_K), not the first k: a node reached from all
-        # centers must be counted as such even when a center has hundreds of neighbors.
         if (err := tools._check_node(tool, c)) is not None:
             return err
-        args_c = {"node_index": c, **filters, "k": PER_CENTER_K}
-        result = tools._neighborhood(tool, args_c, c, k=PER_CENTER_K, **filters)
-        if isinstance(result, ToolError):
-            return result
-        assert result.center is not None
-        center_hits.append(result.center)
-        for h in result.hits:
-            entry = reached.get(h.index)
-            if entry is None:
-                entry = reached[h.index] = (h, [], {})
-            entry[1].append(c)
-            entry[2].update(dict.fromkeys(h.relations))
-    order = sorted(reached.values(), key=lambda e: (-len(e[1]), -e[0].score, e[0].index))
-    merged = tuple(
-        MergedHit(NodeHit(h.index, h.type, h.name, h.score, h.snippet, tuple(rels)), tuple(cs))
-        for h, cs, rels in order[:k]
-    )
+    if query is not None and not isinstance(query, str):
+        return ToolError(tool, ErrorCode.BAD_ARGUMENT, "query must be a string or omitted.")
+    graph = tools.graph
+    type_ids = tools._resolve(tool, "node_type", node_type, graph.node_type_names)
+    if isinstance(type_ids, ToolError):
+        return type_ids
+    rel_ids = tools._resolve(tool, "edge_type", edge_type, graph.relation_names)
+    if isinstance(rel_ids, ToolError):
+        return rel_ids
+    # Every neighbor of every center, however many (a hub's included): the count of
+    # centers reaching a node and the total are exact, and only the k shown are built.
+    hoods = [graph.neighborhood(c, type_ids, rel_ids) for c in centers]
+    every = np.concatenate([h.neighbors for h in hoods])
+    if len(every) * 8 > graph.n_nodes:  # hubs: counting beats sorting millions
+        per_node = np.bincount(every)
+        reached = np.flatnonzero(per_node)
+        counts = per_node[reached]
+    else:
+        reached, counts = np.unique(every, return_counts=True)
+    if query is not None:
+        query = cap_query(query)
+    terms = tools.bm25.query_terms(query) if query and query.strip() else None
+    if terms is not None and len(terms) and len(reached):
+        scores = np.asarray(tools.bm25.score_docs(terms, reached), dtype=np.float64)
+    else:
+        scores = np.zeros(len(reached), dtype=np.float64)
+    order = np.lexsort((reached, -scores, -counts))[:k]
+    chosen = reached[order]
+    from_centers: dict[int, list[int]] = {int(n): [] for n in chosen.tolist()}
+    relations: dict[int, dict[Relation, None]] = {int(n): {} for n in chosen.tolist()}
+    for c, hood in zip(centers, hoods, strict=True):
+        at = np.searchsorted(hood.neighbors, chosen)  # neighbors are sorted ascending
+        inside = at < len(hood.neighbors)
+        found = inside.copy()
+        found[inside] = hood.neighbors[at[inside]] == chosen[inside]
+        nodes, positions = chosen[found].tolist(), at[found].tolist()
+        for n, rels in zip(nodes, tools._relations(hood, positions), strict=True):
+            from_centers[n].append(c)
+            relations[n].update(dict.fromkeys(rels))
+    ids = chosen.tolist()
+    hits = tools._hits(chosen, scores[order], [tuple(relations[n]) for n in ids])
+    merged = tuple(MergedHit(h, tuple(from_centers[n])) for h, n in zip(hits, ids, strict=True))
+    center_hits = [tools._hit(c) for c in centers]
     args = {"node_index": centers, **filters, "k": int(k)}
     available: tuple[tuple[str, str, str, int], ...] = ()
-    if not reached and (node_type is not None or edge_type is not None):
+    if not len(reached) and (node_type is not None or edge_type is not None):
         counts: dict[tuple[str, str, str], int] = {}
         for c in centers:
             for t, r, d, n in tools.links(c):

@@ -230,8 +230,9 @@ class GraphTools:
     # -- dispatch for agents --------------------------------------------------------------
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
-        """Run a tool by name with model-supplied arguments; malformed calls become errors."""
-        if name not in TOOL_PARAMETERS:
+        """Run a tool by name with model-supplied arguments; malformed calls become errors
+        (a name that is not a string, such as a list, included: it is not hashable)."""
+        if not isinstance(name, str) or name not in TOOL_PARAMETERS:
             shown = short_repr(name, 60)
             return ToolError(
                 cut(str(name), 60),

@@ -199,3 +199,24 @@ def test_an_unusable_plan_ends_without_retrieval(movie_index, bad):
     assert traj.steps[0].note == "reply is not JSON" or bad.startswith("{")
     assert not [s for s in traj.steps if s.module == "retrieval"]
     assert traj.answer == []
+
+
+@pytest.mark.parametrize(
+    "failure", [RuntimeError("backend bug"), ValueError("bad reply"), KeyError("choices")]
+)
+def test_run_never_raises_whatever_the_backend_raises(movie_index, failure):
+    """Not only ArkError: any exception ends the workflow with stop_reason "error"."""
+    import asyncio
+
+    inner = scripted(movie_index)
+
+    class Broken(ScriptedChatModel):
+        async def complete(self, messages, tools, **kwargs):  # type: ignore[no-untyped-def]
+            if module_of(list(messages)) == "drafting":
+                raise failure
+            return await super().complete(messages, tools, **kwargs)
+
+    traj = asyncio.run(GraphSearch(movie_index, Broken(inner._script)).run(QUESTION))
+    assert traj.stop_reason == "error" and type(failure).__name__ in traj.error
+    genres = {node(movie_index, g) for g in ("Drama", "Adventure", "Comedy")}
+    assert genres <= set(traj.answer)  # what the retrieval found still ranks

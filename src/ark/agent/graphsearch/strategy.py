@@ -81,6 +81,9 @@ class GraphSearch:
         return cls(ctx.index, ctx.llm, ctx.config, workflow=workflow, **ctx.shared())
 
     async def run(self, query: str, query_id: str | None = None) -> Trajectory:
+        """Run the workflow; any failure ends it with ``stop_reason="error"`` and the
+        error recorded, keeping what was found (one agent failing must not cost the
+        others' answers). Only cancellation and interpreter exits propagate."""
         started = time.perf_counter()
         self._traj = start_trajectory(
             query,
@@ -112,9 +115,17 @@ class GraphSearch:
         except ArkError as exc:  # the backend gave up after its retries
             self._traj.error = str(exc)
             stop = "error"
+        except Exception as exc:  # a backend or module bug: this agent ends, its work is kept
+            self._traj.error = f"{type(exc).__name__}: {exc}"
+            stop = "error"
         traj = self._traj
         traj.stop_reason = stop  # type: ignore[assignment]
-        traj.answer = self._ranking()
+        try:
+            traj.answer = self._ranking()
+        except Exception as exc:  # never raise (the docstring's promise): rank nothing
+            traj.answer = []
+            traj.error = traj.error or f"ranking failed: {type(exc).__name__}: {exc}"
+            traj.stop_reason = "error"
         traj.extra["graphsearch"] = {
             "steps": [s.to_dict() for c in self._steps.values() for s in c],
             "chain": self._draft[0],
