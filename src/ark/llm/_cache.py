@@ -11,17 +11,21 @@ cache nor stored in it.
 The store is one SQLite database in write-ahead-log mode, so several processes (the
 agents of ``--concurrency``, Ray workers on one machine) read and write it at once; a
 writer waits for another instead of failing. SQLite's locks need a local disk: on a
-network file system give each machine its own cache directory.
+network file system give each machine its own cache directory. A cache that cannot be
+read or written (a damaged file, a full disk) is bypassed with one warning: queries
+are answered by the model, never failed by the cache (see :class:`LLMCache`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,8 +87,20 @@ def request_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+class CacheWarning(RuntimeWarning):
+    """The response cache could not be read or written and is bypassed."""
+
+
 class LLMCache:
-    """The SQLite store: ``get``/``put`` by key, plus statistics and clearing."""
+    """The SQLite store: ``get``/``put`` by key, plus statistics and clearing.
+
+    A cache is an optimisation, never a reason for a query to fail: if the database
+    cannot be opened, read or written (damaged, locked past the timeout, disk full),
+    ``get`` and ``put`` warn once (:class:`CacheWarning`), and from then on this
+    instance answers every lookup with a miss and stores nothing, so callers ask the
+    model instead. :attr:`error` says why. The damaged file is left in place for other
+    processes that use it; ``clear()`` replaces it with an empty cache.
+    """
 
     def __init__(self, directory: str | Path, *, timeout_s: float = 60.0) -> None:
         self.dir = Path(directory)
@@ -92,56 +108,118 @@ class LLMCache:
             raise ArkError(f"--llm-cache {self.dir} is a file, not a directory")
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / DB_FILE
-        try:
-            self._db = sqlite3.connect(
-                self.path, timeout=timeout_s, check_same_thread=False, isolation_level=None
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise ArkError(f"{self.path} is not a usable LLM cache: {exc}") from exc
+        self.timeout_s = timeout_s
+        #: Why the cache is bypassed (None while it works).
+        self.error: str | None = None
         self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        try:
+            self._db = self._connect()
+        except sqlite3.Error as exc:
+            self.bypass(exc)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path, timeout=self.timeout_s, check_same_thread=False, isolation_level=None
+        )
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(_SCHEMA)
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def bypass(self, exc: BaseException) -> None:
+        """Stop using the database (warning once) after ``exc``."""
+        if self.error is not None:
+            return
+        self.error = f"{type(exc).__name__}: {exc}"
+        warnings.warn(
+            f"the LLM cache {self.path} cannot be used ({self.error}); answering from "
+            "the model without it. `ark llm-cache clear` replaces it with an empty one.",
+            CacheWarning,
+            stacklevel=3,
+        )
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The stored response, or None (not stored, or the cache is unusable)."""
         with self._lock:
-            row = self._db.execute(
-                "SELECT response FROM responses WHERE key = ?", (key,)
-            ).fetchone()
-            if row is None:
+            if self._db is None:
                 return None
-            self._db.execute(
-                "UPDATE responses SET hits = hits + 1, last_hit = ? WHERE key = ?",
-                (time.time(), key),
-            )
-        return json.loads(row[0])
+            try:
+                row = self._db.execute(
+                    "SELECT response FROM responses WHERE key = ?", (key,)
+                ).fetchone()
+                if row is None:
+                    return None
+                self._db.execute(
+                    "UPDATE responses SET hits = hits + 1, last_hit = ? WHERE key = ?",
+                    (time.time(), key),
+                )
+                value = json.loads(row[0])
+                if not isinstance(value, dict) or not isinstance(value.get("message"), dict):
+                    raise ValueError("a stored response is not a completion")
+            except (sqlite3.Error, ValueError, TypeError, RecursionError) as exc:
+                self.bypass(exc)
+                return None
+        return value
 
     def put(self, key: str, model: str, response: dict[str, Any]) -> None:
         """First writer wins: a response already stored by another process is kept."""
         usage = response.get("usage", {})
         with self._lock:
-            self._db.execute(
-                "INSERT OR IGNORE INTO responses "
-                "(key, model, response, prompt_tokens, completion_tokens, created) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    model,
-                    json.dumps(response),  # ASCII escapes: SQLite stores any model text
-                    int(usage.get("prompt_tokens", 0)),
-                    int(usage.get("completion_tokens", 0)),
-                    time.time(),
-                ),
+            if self._db is None:
+                return
+            try:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO responses "
+                    "(key, model, response, prompt_tokens, completion_tokens, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        model,
+                        json.dumps(response),  # ASCII escapes: SQLite stores any model text
+                        int(usage.get("prompt_tokens", 0)),
+                        int(usage.get("completion_tokens", 0)),
+                        time.time(),
+                    ),
+                )
+            except sqlite3.Error as exc:
+                self.bypass(exc)
+
+    def _usable(self) -> sqlite3.Connection:
+        """The connection, for the commands that inspect the cache (an error if none)."""
+        if self._db is None:
+            raise ArkError(
+                f"the LLM cache {self.path} cannot be read ({self.error}); "
+                "`ark llm-cache clear` replaces it with an empty one"
             )
+        return self._db
 
     def stats(self) -> dict[str, Any]:
         """Entries and hits served, overall and per model, and the bytes on disk."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT model, COUNT(*), SUM(hits), SUM(prompt_tokens), "
-                "SUM(completion_tokens), SUM(hits * (prompt_tokens + completion_tokens)) "
-                "FROM responses GROUP BY model ORDER BY model"
-            ).fetchall()
+            try:
+                rows = (
+                    self._usable()
+                    .execute(
+                        "SELECT model, COUNT(*), SUM(hits), SUM(prompt_tokens), "
+                        "SUM(completion_tokens), SUM(hits * (prompt_tokens + completion_tokens)) "
+                        "FROM responses GROUP BY model ORDER BY model"
+                    )
+                    .fetchall()
+                )
+            except sqlite3.Error as exc:
+                raise ArkError(
+                    f"the LLM cache {self.path} cannot be read ({type(exc).__name__}: {exc}); "
+                    "`ark llm-cache clear` replaces it with an empty one"
+                ) from None
         models = [
             {
                 "model": m,
@@ -164,19 +242,44 @@ class LLMCache:
         }
 
     def clear(self, model: str | None = None) -> int:
-        """Delete every entry (or one model's); returns how many were deleted."""
+        """Delete every entry (or one model's); returns how many were deleted. A cache
+        that cannot be read is replaced by an empty one (all of it: -1 is returned)."""
         with self._lock:
-            if model is None:
-                n = self._db.execute("DELETE FROM responses").rowcount
-            else:
-                n = self._db.execute("DELETE FROM responses WHERE model = ?", (model,)).rowcount
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._db.execute("VACUUM")
-        return n
+            try:
+                db = self._usable()
+                if model is None:
+                    n = db.execute("DELETE FROM responses").rowcount
+                else:
+                    n = db.execute("DELETE FROM responses WHERE model = ?", (model,)).rowcount
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                db.execute("VACUUM")
+                return n
+            except (ArkError, sqlite3.Error) as exc:
+                if model is not None:
+                    raise ArkError(
+                        f"the LLM cache {self.path} cannot be read ({exc}); clear all of it"
+                    ) from None
+            self._replace()
+            return -1
+
+    def _replace(self) -> None:
+        """A damaged database gives way to an empty one (called with the lock held)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        try:
+            self._db = self._connect()
+        except sqlite3.Error as exc:
+            raise ArkError(f"cannot create an LLM cache at {self.path}: {exc}") from None
+        self.error = None
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
 
 @dataclass
@@ -248,8 +351,13 @@ class CachedChatModel:
         )
         stored = await asyncio.to_thread(self.cache.get, key)
         if stored is not None:
-            self.counters.hits += 1
-            return completion_from_dict(stored, latency_s=time.perf_counter() - started)
+            try:
+                served = completion_from_dict(stored, latency_s=time.perf_counter() - started)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a damaged entry
+                self.cache.bypass(exc)
+            else:
+                self.counters.hits += 1
+                return served
         self.counters.misses += 1
         completion = await self.inner.complete(
             messages, tools, temperature=temperature, max_tokens=max_tokens, seed=seed, **options
