@@ -15,8 +15,8 @@ import pytest
 import ark
 from _doubles import ScriptedChatModel, tool_call
 from ark.agent import Retriever
-from ark.eval import Query, RetrieverMethod, RunStore, read_records, run_queries
-from ark.eval._lock import LOCK_FILE, RunLock, RunLockedError
+from ark.eval import Query, RetrieverMethod, RunLockedError, RunStore, read_records, run_queries
+from ark.eval._lock import LOCK_FILE, RunLock
 from ark.index import build_index
 
 HERE = Path(__file__).parent

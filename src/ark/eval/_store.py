@@ -128,7 +128,7 @@ class RunStore:
     def _recover(self, retry_failed: bool) -> dict[str, dict[str, Any]]:
         """Keep the first complete record of each query unless it is to be redone."""
         trajectories = self._read_trajectories()
-        have = {_key(t.get("id")) for _, t in trajectories}
+        have = {(_key(t.get("id")), _key(t.get("query_id"))) for _, t in trajectories}
         done: dict[str, dict[str, Any]] = {}
         redo: dict[str, dict[str, Any]] = {}
         kept: list[bytes] = []
@@ -143,7 +143,7 @@ class RunStore:
                 if retry_failed and record.get("status") == "failed":
                     self.redone["failed"].append(qid)
                 elif isinstance(ids, list) and not all(
-                    isinstance(i, str) and i in have for i in ids
+                    isinstance(i, str) and (i, qid) in have for i in ids
                 ):
                     self.redone["missing_trajectories"].append(qid)
                 else:

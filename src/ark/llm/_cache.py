@@ -8,6 +8,16 @@ response schema, for instance) and the sampling parameters and seed. A request a
 temperature > 0 without a seed is random by design, so it is never served from the
 cache nor stored in it.
 
+An OpenAI-compatible server is named by its model name, its URL and what it says
+about the model on ``/v1/models`` (llama.cpp's server gives the parameter count and
+file size, vLLM the model path); each stored reply keeps the ``system_fingerprint``
+it came with, and once a live reply in this process carries another one, stored
+replies of the old fingerprint are asked again and replaced. The limit: a server
+that says nothing about its weights (or a run answered wholly from the cache, which
+never sees a fresh fingerprint) cannot tell a new checkpoint served under the same
+name; clear that model's entries (``ark llm-cache clear --model NAME``) after
+changing one.
+
 The store is one SQLite database in write-ahead-log mode, so several processes (the
 agents of ``--concurrency``, Ray workers on one machine) read and write it at once; a
 writer waits for another instead of failing. SQLite's locks need a local disk: on a
@@ -170,15 +180,16 @@ class LLMCache:
                 return None
         return value
 
-    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
-        """First writer wins: a response already stored by another process is kept."""
+    def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
+        """First writer wins: a response already stored by another process is kept
+        (``replace=True`` overwrites a stale one)."""
         usage = response.get("usage", {})
         with self._lock:
             if self._db is None:
                 return
             try:
                 self._db.execute(
-                    "INSERT OR IGNORE INTO responses "
+                    f"INSERT OR {'REPLACE' if replace else 'IGNORE'} INTO responses "
                     "(key, model, response, prompt_tokens, completion_tokens, created) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (
@@ -307,6 +318,9 @@ class CachedChatModel:
         self.cache = cache if isinstance(cache, LLMCache) else LLMCache(cache)
         self.counters = CacheCounters()
         self._identity: dict[str, Any] | None = None
+        #: The ``system_fingerprint`` of the model's latest live reply in this process:
+        #: a stored reply made under another one is stale (asked again, replaced).
+        self.fingerprint: str | None = None
 
     def cache_identity(self) -> dict[str, Any]:
         if self._identity is None:
@@ -350,20 +364,31 @@ class CachedChatModel:
             options=_jsonable(options),
         )
         stored = await asyncio.to_thread(self.cache.get, key)
+        stale = False
         if stored is not None:
             try:
                 served = completion_from_dict(stored, latency_s=time.perf_counter() - started)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a damaged entry
                 self.cache.bypass(exc)
             else:
-                self.counters.hits += 1
-                return served
+                stale = _outdated(served.system_fingerprint, self.fingerprint)
+                if not stale:
+                    self.counters.hits += 1
+                    return served
         self.counters.misses += 1
         completion = await self.inner.complete(
             messages, tools, temperature=temperature, max_tokens=max_tokens, seed=seed, **options
         )
-        await asyncio.to_thread(self.cache.put, key, self.name, completion_to_dict(completion))
+        if completion.system_fingerprint:
+            self.fingerprint = completion.system_fingerprint
+        response = completion_to_dict(completion)
+        await asyncio.to_thread(self.cache.put, key, self.name, response, replace=stale)
         return completion
+
+
+def _outdated(stored: str | None, current: str | None) -> bool:
+    """A reply stored under one server configuration, now that another one answers."""
+    return bool(stored and current and stored != current)
 
 
 def _jsonable(options: dict[str, Any]) -> dict[str, Any]:
@@ -388,6 +413,7 @@ def completion_to_dict(c: Completion) -> dict[str, Any]:
         "latency_s": c.latency_s,
         "finish_reason": c.finish_reason,
         "data": c.data,  # a response_schema reply, parsed
+        "system_fingerprint": c.system_fingerprint,
     }
 
 
@@ -401,6 +427,7 @@ def completion_from_dict(d: dict[str, Any], *, latency_s: float) -> Completion:
         finish_reason=d.get("finish_reason", "stop"),
         cached=True,
         data=d.get("data"),
+        system_fingerprint=fp if isinstance(fp := d.get("system_fingerprint"), str) else None,
     )
 
 
