@@ -150,3 +150,24 @@ def test_two_writers_without_the_lock_leave_one_record_per_query(index, tmp_path
         i for r in kept for i in r["trajectory_ids"]
     )  # the duplicates' trajectories are gone, each kept one appears once
     assert len(trajectories) == 8
+
+
+def test_ark_eval_on_a_directory_in_use_is_a_clear_error(metaqa_index, tmp_path):
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "Forrest Gump", "answer_names": ["Forrest Gump"]}\n')
+    args = ["eval", "--dataset", f"jsonl:{queries}", "--index", str(metaqa_index.path),
+            "--method", "bm25", "--out", str(tmp_path / "run"), "--resume", "--json"]  # fmt: skip
+    assert CliRunner().invoke(app, args).exit_code == 0
+    holder = RunLock(tmp_path / "run")  # as another run would hold it
+    holder.acquire()
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "RunLockedError" and f"process {os.getpid()}" in error["message"]
+    holder.release()
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
