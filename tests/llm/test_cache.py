@@ -265,3 +265,13 @@ def test_the_cache_commands_on_a_damaged_cache(tmp_path):
         cleared = runner.invoke(app, ["llm-cache", "clear", str(tmp_path)])
     assert cleared.exit_code == 0 and "Replaced the damaged cache" in cleared.output
     assert LLMCache(tmp_path).stats()["entries"] == 0
+
+
+def test_a_cache_directory_that_cannot_be_made_is_bypassed(tmp_path):
+    (tmp_path / "file").write_text("x")
+    inner = ScriptedChatModel([])
+    with pytest.warns(CacheWarning, match="cannot be used"):
+        llm = CachedChatModel(inner, tmp_path / "file" / "cache")
+    complete(llm)
+    complete(llm)
+    assert len(inner.calls) == 2 and llm.cache.error is not None

@@ -91,7 +91,8 @@ class RunLock:
         f.close()
 
     def __del__(self) -> None:  # a store dropped without close(): release, don't leak
-        self.release()
+        with contextlib.suppress(Exception):  # at interpreter exit the kernel does it
+            self.release()
 
 
 def _now() -> str:

@@ -63,7 +63,7 @@ class RunStore:
     ) -> dict[str, dict[str, Any]]:
         """Lock the directory and prepare it; returns the records already done (when
         resuming), less those to redo (see :attr:`redone`). Raises
-        :class:`~ark.eval._lock.RunLockedError` while another process writes it."""
+        :class:`~ark.eval.RunLockedError` while another process writes it."""
         created = not self.root.exists()
         try:
             self.root.mkdir(parents=True, exist_ok=True)

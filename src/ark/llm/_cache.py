@@ -116,7 +116,6 @@ class LLMCache:
         self.dir = Path(directory)
         if self.dir.exists() and not self.dir.is_dir():
             raise ArkError(f"--llm-cache {self.dir} is a file, not a directory")
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / DB_FILE
         self.timeout_s = timeout_s
         #: Why the cache is bypassed (None while it works).
@@ -124,8 +123,9 @@ class LLMCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         try:
+            self.dir.mkdir(parents=True, exist_ok=True)
             self._db = self._connect()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:  # damaged, not ours to write, disk full
             self.bypass(exc)
 
     def _connect(self) -> sqlite3.Connection:
