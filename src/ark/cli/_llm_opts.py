@@ -86,7 +86,8 @@ def cache_counters(llm: ChatModel) -> dict[str, int] | None:
 
 
 def redone_line(redone: dict[str, int]) -> str:
-    """E.g. ``resumed: redid 3 failed queries and 2 whose trajectories were missing``."""
+    """E.g. ``resumed: redid 3 failed queries and 2 whose trajectories were missing
+    or damaged``."""
     failed, missing = redone.get("failed", 0), redone.get("missing_trajectories", 0)
     parts = [f"{failed} failed {'query' if failed == 1 else 'queries'}"] if failed else []
     if missing:

@@ -95,8 +95,9 @@ class OpenAIChatModel:
         if not self._server_read:
             self._server_read = True
             try:
-                models = self._metadata_client().models.list().data
-                listed = [m.model_dump(exclude_unset=True) for m in models]  # as sent
+                with self._metadata_client() as client:
+                    models = client.models.list().data
+                    listed = [m.model_dump(exclude_unset=True) for m in models]  # as sent
             except Exception:  # no /v1/models, an error page, a timeout: nothing said
                 listed = []
             named = [m for m in listed if m.get("id") == self.name]
