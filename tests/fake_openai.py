@@ -20,7 +20,8 @@ class FakeOpenAIServer:
     """Serves ``/v1/chat/completions``; each request pops the next scripted reply
     (``(status, body)``) — or, with ``respond``, gets the reply that function computes
     from the request (deterministic under concurrency) — and records the request body
-    (and its ``Authorization`` header).
+    (and its ``Authorization`` header). ``GET /v1/models`` lists ``models`` (a 404
+    when None, as servers without that endpoint answer).
 
     A reply is ``(status, body)``: a dict is sent as JSON; ``bytes`` are sent as they
     are (an HTML page, a cut JSON text), with ``content_type`` from an optional third
@@ -33,12 +34,16 @@ class FakeOpenAIServer:
         respond: Responder | None = None,
         delay: float = 0.0,
         keep_alive: bool = False,
+        models: list[dict[str, Any]] | None = None,
     ) -> None:
         self.replies = list(replies or [])
         self.respond = respond
         self.delay = delay  # seconds before each answer (a slow server)
         self.requests: list[dict[str, Any]] = []
         self.auth: list[str | None] = []
+        #: What ``GET /v1/models`` lists (None: the server has no such endpoint, 404).
+        self.models = models
+        self.model_requests = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -67,6 +72,17 @@ class FakeOpenAIServer:
                     data, kind = json.dumps(body).encode(), "application/json"
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                server.model_requests += 1
+                found = self.path.rstrip("/").endswith("/models") and server.models is not None
+                body = {"object": "list", "data": server.models} if found else {}
+                data = json.dumps(body).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from _doubles import ScriptedChatModel, tool_call
 from ark.cli import app
-from ark.distill.collect import collect, read_questions
+from ark.distill.collect import Question, collect, read_questions
 from ark.trajectory import read_trajectories
 
 runner = CliRunner()
@@ -128,3 +128,33 @@ def test_the_student_runs_with_its_prompt_variant(movie_index):
     full = Retriever(movie_index, teacher(), n_agents=1, max_steps=5).retrieve("films by Zemeckis")
     assert full.trajectories[0].messages[0]["content"] != t.messages[0]["content"]
     assert len(t.messages[0]["content"]) < len(full.trajectories[0].messages[0]["content"]) / 2
+
+
+def test_collect_resume_redoes_failed_queries_and_a_locked_out_is_refused(movie_index, tmp_path):
+    from ark.eval import RunLockedError
+    from ark.eval._lock import RunLock
+    from ark.llm import LLMError
+
+    qs = [Question("a", "films by Zemeckis"), Question("b", "films with Hanks")]
+    good = teacher()
+
+    def down_for_b(messages):
+        if "Hanks" in messages[1].content:
+            return LLMError("teacher down")
+        return good._script(messages)
+
+    out = tmp_path / "run"
+    first = collect(qs, movie_index, ScriptedChatModel(down_for_b, name=good.name), out)
+    assert first["failed"] == 1 and "redone" not in first
+    holder = RunLock(out)
+    holder.acquire()
+    with pytest.raises(RunLockedError, match="in use by process"):
+        collect(qs, movie_index, teacher(), out, resume=True)
+    holder.release()
+    kept = collect(qs, movie_index, teacher(), out, resume=True, retry_failed=False)
+    assert kept["failed"] == 1
+    again = collect(qs, movie_index, teacher(), out, resume=True)
+    assert again["failed"] == 0 and again["redone"] == {"failed": 1, "missing_trajectories": 0}
+    assert again["trajectories"] == 6
+    trajs = list(read_trajectories(out / "trajectories.jsonl"))
+    assert sorted(t.query_id for t in trajs) == ["a"] * 3 + ["b"] * 3

@@ -36,7 +36,9 @@ def ark_eval(index_dir, out, base_url, cache, *extra):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    return json.loads((Path(out) / "summary.json").read_text())
+    summary = json.loads((Path(out) / "summary.json").read_text())
+    summary["stderr"] = proc.stderr
+    return summary
 
 
 #: What may differ between a run and its replay: ids, clocks, and the accounting of
@@ -92,3 +94,23 @@ def test_a_rerun_with_the_same_seed_replays_from_the_cache(metaqa_index, tmp_pat
     assert record["cost"]["llm_calls"] == 6 and record["cost"]["usd"] > 0
     assert runs[0][0].cost is not None and runs[0][0].cost["llm_calls"] == 3
     assert "Cost: 24 model calls" in (tmp_path / "run1" / "summary.md").read_text()
+
+
+def test_a_damaged_cache_is_bypassed_and_no_query_fails(metaqa_index, tmp_path):
+    cache = tmp_path / "llm-cache"
+    with FakeOpenAIServer(respond=first_hit_policy) as server:
+        first = ark_eval(metaqa_index.path, tmp_path / "run1", server.base_url, cache)
+        db = cache / "llm-cache.sqlite3"
+        assert (
+            not (cache / "llm-cache.sqlite3-wal").exists()
+            or not (cache / "llm-cache.sqlite3-wal").stat().st_size
+        )  # everything is in the database file
+        data = bytearray(db.read_bytes())
+        third = len(data) // 3
+        data[third : 2 * third] = b"\xa5" * third  # the middle third overwritten, same size
+        db.write_bytes(bytes(data))
+        calls = len(server.requests)
+        second = ark_eval(metaqa_index.path, tmp_path / "run2", server.base_url, cache)
+        assert len(server.requests) > calls  # the model answered what the cache could not
+    assert second["failed"] == 0 and second["metrics"] == first["metrics"]
+    assert second["stderr"].count("CacheWarning") == 1

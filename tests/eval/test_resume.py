@@ -10,15 +10,18 @@ from pathlib import Path
 
 import pytest
 
+import ark
 from ark.errors import ArkError
 from ark.eval import RunStore
 
 HERE = Path(__file__).parent
+ARK_SRC = Path(ark.__file__).parents[1]
 SCRIPT = HERE / "slow_run.py"
 
 
 def run(index_dir, out, delay, resume):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
+    paths = [str(ARK_SRC), str(HERE.parent), str(HERE)]  # the ark this test imported
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     return subprocess.Popen(
         [sys.executable, str(SCRIPT), str(index_dir), str(out), str(delay), "1" if resume else "0"],
         env=env,
@@ -66,12 +69,37 @@ def test_sigkill_then_resume_matches_a_clean_run(metaqa_index, tmp_path):
 
 
 def test_existing_run_needs_resume_and_same_settings(tmp_path):
-    store = RunStore(tmp_path)
-    store.start({"method": "bm25", "limit": 5}, resume=False)
-    store.append({"query_id": "a"}, [])
+    with RunStore(tmp_path) as store:
+        store.start({"method": "bm25", "limit": 5}, resume=False)
+        store.append({"query_id": "a"}, [])
     with pytest.raises(ArkError, match="--resume"):
         RunStore(tmp_path).start({"method": "bm25", "limit": 5}, resume=False)
     with pytest.raises(ArkError, match="limit"):
         RunStore(tmp_path).start({"method": "bm25", "limit": 6}, resume=True)
     done = RunStore(tmp_path).start({"method": "bm25", "limit": 5, "concurrency": 4}, resume=True)
     assert list(done) == ["a"]
+
+
+def test_resume_compares_every_setting_of_either_run(tmp_path):
+    """A setting only the original run recorded (an adapter, say) must not be
+    silently dropped when the new run leaves it out."""
+    original = {"method": "ark", "adapter": "/a/student.gguf", "prompt": "compact", "seed": 0}
+    with RunStore(tmp_path) as store:
+        store.start(original, resume=False)
+    now = {"method": "ark", "seed": 0}
+    with pytest.raises(ArkError) as caught:
+        RunStore(tmp_path).start(now, resume=True)
+    message = str(caught.value)
+    assert 'adapter: "/a/student.gguf" -> (not set)' in message
+    assert 'prompt: "compact" -> "full"' in message and "seed" not in message
+    # Written explicitly, the same settings resume; tuples compare as the lists read back.
+    assert RunStore(tmp_path).start({**original, "concurrency": 8}, resume=True) == {}
+
+
+def test_an_older_config_without_adapter_and_prompt_means_neither(tmp_path):
+    with RunStore(tmp_path) as store:
+        store.start({"method": "ark", "tools": [1, 2]}, resume=False)
+    new = {"method": "ark", "tools": (1, 2), "adapter": None, "prompt": "full"}
+    assert RunStore(tmp_path).start(new, resume=True) == {}
+    with pytest.raises(ArkError, match=r'prompt: "full" -> "compact"'):
+        RunStore(tmp_path).start({**new, "prompt": "compact"}, resume=True)

@@ -32,11 +32,12 @@ def node(index, name):
     return index.graph.names.to_pylist().index(name)
 
 
-def run(index, out, script, qs, *, agents=1, resume=False):
+def run(index, out, script, qs, *, agents=1, resume=False, retry_failed=True):
     retriever = Retriever(index, ScriptedChatModel(script), n_agents=agents, max_steps=6)
     config = {"method": "ark", "dataset": "test", "agents": agents}
+    method = RetrieverMethod(retriever)
     return asyncio.run(
-        run_queries(qs, RetrieverMethod(retriever), RunStore(out), config, resume=resume)
+        run_queries(qs, method, RunStore(out), config, resume=resume, retry_failed=retry_failed)
     )
 
 
@@ -191,3 +192,76 @@ def test_report_skips_damaged_lines_and_draws_without_matplotlib(index, tmp_path
     written = {p.name for p in (tmp_path / "report").iterdir()}
     assert {"comparison.csv", "tool_use.csv", "report.md"} <= written
     assert not any(name.endswith(".png") for name in written)
+
+
+def answer_gump(index):
+    gump = node(index, "Forrest Gump")
+    plan = [
+        tool_call("search_in_graph", query="Forrest Gump"),
+        tool_call("add_to_answer", node_indices=[gump]),
+        tool_call("finish"),
+    ]
+    return lambda messages: plan[min(sum(m.role == "assistant" for m in messages), 2)]
+
+
+def gump_queries(index, n=3):
+    gump = node(index, "Forrest Gump")
+    return [Query(f"q{i}", f"film {i}", frozenset({gump})) for i in range(1, n + 1)]
+
+
+def test_resume_redoes_failed_queries_unless_told_not_to(index, tmp_path):
+    out = tmp_path / "run"
+    qs = gump_queries(index)
+
+    def flaky(messages):  # the backend is down for q2
+        if "film 2" in messages[1].content:
+            return LLMError("backend down")
+        return answer_gump(index)(messages)
+
+    first = run(index, out, flaky, qs, agents=2)
+    assert first["failed"] == 1
+    kept = run(index, out, answer_gump(index), qs, agents=2, resume=True, retry_failed=False)
+    assert kept["failed"] == 1 and "redone" not in kept
+    again = run(index, out, answer_gump(index), qs, agents=2, resume=True)
+    assert again["failed"] == 0 and again["metrics"]["hit@1"] == 100.0
+    assert again["redone"] == {"failed": 1, "missing_trajectories": 0}
+    records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["query_id"] for r in records] == ["q1", "q3", "q2"]
+    assert all(r["status"] == "ok" for r in records)
+    trajectories = [json.loads(x) for x in (out / "trajectories.jsonl").read_text().splitlines()]
+    assert sorted(t["id"] for t in trajectories) == sorted(
+        i for r in records for i in r["trajectory_ids"]
+    )
+    # The failed attempt is kept aside, not lost.
+    (old,) = [json.loads(x) for x in (out / "results.jsonl.redone").read_text().splitlines()]
+    assert old["query_id"] == "q2" and old["status"] == "failed"
+    assert (out / "trajectories.jsonl.redone").read_text().count("\n") == 2
+
+
+@pytest.mark.parametrize("damage", ["cut-tail", "deleted", "damaged-line"])
+def test_resume_redoes_queries_whose_trajectories_are_missing(index, tmp_path, damage):
+    out = tmp_path / "run"
+    qs = gump_queries(index)
+    run(index, out, answer_gump(index), qs, agents=2)
+    path = out / "trajectories.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 6
+    if damage == "cut-tail":  # the last trajectory (q3's) is cut in the middle
+        path.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+        expected = 1
+    elif damage == "deleted":
+        path.unlink()
+        expected = 3
+    else:  # q1's first trajectory is damaged in the middle of the file
+        lines[0] = lines[0][:10] + b"\xff" + lines[0][11:]
+        path.write_bytes(b"".join(lines))
+        expected = 1
+    summary = run(index, out, answer_gump(index), qs, agents=2, resume=True)
+    assert summary["redone"] == {"failed": 0, "missing_trajectories": expected}
+    records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["query_id"] for r in records) == ["q1", "q2", "q3"]
+    trajectories = [json.loads(x) for x in path.read_text().splitlines()]
+    assert sorted(t["id"] for t in trajectories) == sorted(
+        i for r in records for i in r["trajectory_ids"]
+    )
+    assert len(trajectories) == 6 and summary["metrics"]["hit@1"] == 100.0

@@ -13,7 +13,7 @@ import pytest
 
 from _doubles import ScriptedChatModel, tool_call
 from ark.errors import ArkError
-from ark.llm import CachedChatModel, LLMCache, Message, with_llm_cache
+from ark.llm import CachedChatModel, CacheWarning, LLMCache, Message, with_llm_cache
 from ark.llm._cache import request_key
 from ark.llm._local import MODEL_FILE, file_sha256
 
@@ -193,3 +193,85 @@ def test_a_lone_surrogate_in_the_conversation_or_reply_is_cached_safely(tmp_path
     )
     assert len(inner.calls) == 1 and second.cached
     assert second.message.tool_calls[0].arguments == first.message.tool_calls[0].arguments
+
+
+def filled_cache(directory, n=300):
+    """A cache of ``n`` stored replies big enough to span many pages; returns the
+    requests (their seeds) in it."""
+    inner = ScriptedChatModel([tool_call("search_in_graph", query="x" * 2000)])
+    llm = CachedChatModel(inner, directory)
+    for seed in range(n):
+        complete(llm, seed=seed)
+    llm.cache.close()  # checkpoints the log into the database file
+    return list(range(n))
+
+
+def overwrite_middle_third(path):
+    data = bytearray(path.read_bytes())
+    third = len(data) // 3
+    data[third : 2 * third] = bytes((i * 151 + 7) % 256 for i in range(third))
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_cache_warns_once_and_the_model_answers(tmp_path):
+    seeds = filled_cache(tmp_path)
+    size = (tmp_path / "llm-cache.sqlite3").stat().st_size
+    overwrite_middle_third(tmp_path / "llm-cache.sqlite3")
+    assert (tmp_path / "llm-cache.sqlite3").stat().st_size == size
+    inner = ScriptedChatModel([tool_call("search_in_graph", query="fresh")])
+    llm = CachedChatModel(inner, tmp_path)
+    with pytest.warns(CacheWarning, match="cannot be used") as caught:
+        replies = [complete(llm, seed=seed) for seed in seeds[::15]]
+    assert len(caught) == 1
+    assert llm.cache.error is not None and "malformed" in llm.cache.error
+    assert all(r.message.tool_calls for r in replies)  # every request was answered ...
+    fresh = [r for r in replies if not r.cached]
+    assert fresh and len(inner.calls) == len(fresh)  # ... by the model once the cache broke
+    assert all(r.message.tool_calls[0].arguments == {"query": "fresh"} for r in fresh)
+
+
+def test_damage_during_a_run_and_an_unreadable_file_fall_back_to_the_model(tmp_path):
+    filled_cache(tmp_path, 100)
+    inner = ScriptedChatModel([tool_call("search_in_graph", query="fresh")])
+    llm = CachedChatModel(inner, tmp_path)
+    assert complete(llm, seed=0).cached  # the cache works ...
+    overwrite_middle_third(tmp_path / "llm-cache.sqlite3")  # ... and is damaged mid-run
+    with pytest.warns(CacheWarning):
+        for seed in range(1000, 1010):  # new requests: looked up, then stored
+            assert not complete(llm, seed=seed).cached
+    assert len(inner.calls) == 10
+
+    (tmp_path / "llm-cache.sqlite3").write_bytes(b"not a database" * 500)  # header gone
+    with pytest.warns(CacheWarning):
+        broken = CachedChatModel(inner, tmp_path)  # opening it does not raise
+    assert complete(broken, seed=1).message.tool_calls
+    with pytest.raises(ArkError, match="cannot be read"):
+        broken.cache.stats()
+    assert broken.cache.clear() == -1  # `ark llm-cache clear` starts an empty cache
+    assert broken.cache.stats()["entries"] == 0 and broken.cache.error is None
+
+
+def test_the_cache_commands_on_a_damaged_cache(tmp_path):
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    (tmp_path / "llm-cache.sqlite3").write_bytes(b"not a database" * 500)
+    runner = CliRunner()
+    with pytest.warns(CacheWarning):
+        stats = runner.invoke(app, ["llm-cache", "stats", str(tmp_path)])
+    assert stats.exit_code == 1 and "cannot be read" in stats.output
+    with pytest.warns(CacheWarning):
+        cleared = runner.invoke(app, ["llm-cache", "clear", str(tmp_path)])
+    assert cleared.exit_code == 0 and "Replaced the damaged cache" in cleared.output
+    assert LLMCache(tmp_path).stats()["entries"] == 0
+
+
+def test_a_cache_directory_that_cannot_be_made_is_bypassed(tmp_path):
+    (tmp_path / "file").write_text("x")
+    inner = ScriptedChatModel([])
+    with pytest.warns(CacheWarning, match="cannot be used"):
+        llm = CachedChatModel(inner, tmp_path / "file" / "cache")
+    complete(llm)
+    complete(llm)
+    assert len(inner.calls) == 2 and llm.cache.error is not None

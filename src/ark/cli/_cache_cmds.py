@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ark.cli._app import app
 from ark.cli._output import console, esc, fail, print_json
+from ark.errors import ArkError
 from ark.llm._cache import DB_FILE, LLMCache
 
 cache_app = typer.Typer(help="Inspect and clear an LLM response cache (--llm-cache DIR).")
@@ -29,8 +30,12 @@ def _open(directory: Path, as_json: bool) -> LLMCache:
 def stats(directory: DirArg, as_json: JsonOpt = False) -> None:
     """Entries, hits served and tokens they saved, per model, and the size on disk."""
     cache = _open(directory, as_json)
-    data = cache.stats()
-    cache.close()
+    try:
+        data = cache.stats()
+    except ArkError as exc:
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    finally:
+        cache.close()
     if as_json:
         print_json(data)
         return
@@ -52,11 +57,18 @@ def clear(
     model: Annotated[str | None, typer.Option(help="Clear only this model's entries.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Delete every cached response (or one model's) and shrink the file."""
+    """Delete every cached response (or one model's) and shrink the file; a damaged
+    cache is replaced by an empty one (``deleted`` is then -1)."""
     cache = _open(directory, as_json)
-    deleted = cache.clear(model)
-    cache.close()
+    try:
+        deleted = cache.clear(model)
+    except ArkError as exc:
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    finally:
+        cache.close()
     if as_json:
         print_json({"deleted": deleted, "path": str(cache.path)})
+    elif deleted < 0:
+        console.print(f"Replaced the damaged cache {cache.path} by an empty one", markup=False)
     else:
         console.print(f"Deleted {deleted} cached responses from {cache.path}", markup=False)

@@ -18,6 +18,7 @@ from rich.progress import (
 )
 
 from ark.cli._app import app
+from ark.cli._llm_opts import RetryFailedOpt, redone_line
 from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.errors import ArkError
 from ark.index import open_index
@@ -181,6 +182,7 @@ def collect_cmd(
     limit: Annotated[int | None, typer.Option(help="Collect on a sample of N queries.")] = None,
     sample_seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted collection.")] = False,
+    retry_failed: RetryFailedOpt = True,
     concurrency: Annotated[int, typer.Option(help="Queries at once (with --ray: per worker).")] = 1,
     ray: Annotated[
         bool, typer.Option("--ray", help="Spread the queries over Ray workers ([ray] extra).")
@@ -194,7 +196,7 @@ def collect_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Teacher trajectories, label-free: ARK runs --per-query times per query, no gold read."""
-    from ark.distill.collect import collect, load_questions
+    from ark.distill.collect import collect, collect_settings, load_questions
     from ark.llm import make_chat_model
 
     ray_runner = None
@@ -242,6 +244,8 @@ def collect_cmd(
                 resume=resume,
                 concurrency=ray_runner.slots if ray_runner else concurrency,
                 progress=lambda d, t: bar.update(task, completed=d, total=t),
+                retry_failed=retry_failed,
+                settings=collect_settings(questions, split, limit, sample_seed, base_url),
             )
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
@@ -256,6 +260,8 @@ def collect_cmd(
             f"({summary['failed']} failed queries); tokens per query: "
             f"{summary['tokens_per_query']:.0f}. Trajectories: {esc(summary['path'])}"
         )
+        if "redone" in summary:
+            err_console.print(f"[yellow]{redone_line(summary['redone'])}[/]")
 
 
 @distill_app.command("sft")

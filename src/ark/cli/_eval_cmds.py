@@ -20,9 +20,11 @@ from ark.cli._llm_opts import (
     PriceInOpt,
     PriceOutOpt,
     PricesOpt,
+    RetryFailedOpt,
     SeedOpt,
     cached,
     prices,
+    redone_line,
 )
 from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.errors import ArkError
@@ -93,6 +95,7 @@ def eval_cmd(
         list[str] | None, typer.Option(help="Score only nodes of these types (repeatable).")
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out.")] = False,
+    retry_failed: RetryFailedOpt = True,
     concurrency: Annotated[
         int, typer.Option(help="Queries evaluated at once (with --ray: per worker).")
     ] = 1,
@@ -251,7 +254,8 @@ def eval_cmd(
                     "model": model_name,
                     "base_url": redact_url(base_url),
                     "seed": seed,
-                    **({"adapter": str(adapter), "prompt": prompt} if adapter else {}),
+                    "adapter": str(adapter.resolve()) if adapter else None,
+                    "prompt": prompt,
                 }
                 if method == "ark"
                 else {"model": model_name}
@@ -286,6 +290,7 @@ def eval_cmd(
                     n_nodes=index.graph.n_nodes,
                     progress=lambda done, total: bar.update(task, completed=done, total=total),
                     prices=price_table,
+                    retry_failed=retry_failed,
                 )
             )
     except ArkError as exc:
@@ -303,6 +308,8 @@ def eval_cmd(
     )
     for name, line in summary.get("damaged_lines", []):
         err_console.print(f"[yellow]skipped damaged line {line} of {esc(name)} (moved to .bad)[/]")
+    if "redone" in summary:
+        err_console.print(f"[yellow]{redone_line(summary['redone'])}[/]")
     if summary["failed"]:
         err_console.print(f"[yellow]{summary['failed']} queries failed; see their records.[/]")
     if all_failed:

@@ -16,11 +16,13 @@ __all__ = [
     "PriceInOpt",
     "PriceOutOpt",
     "PricesOpt",
+    "RetryFailedOpt",
     "SeedOpt",
     "cache_counters",
     "cached",
     "cost_line",
     "prices",
+    "redone_line",
 ]
 
 LlmCacheOpt = Annotated[
@@ -57,6 +59,15 @@ PricesOpt = Annotated[
     typer.Option("--prices", help='JSON prices per model: {"MODEL": {"in": X, "out": Y}}.'),
 ]
 
+RetryFailedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--retry-failed/--no-retry-failed",
+        help="With --resume: redo the queries that failed (queries whose trajectories "
+        "are missing or damaged are always redone).",
+    ),
+]
+
 
 def cached(llm: ChatModel, llm_cache: Path | None) -> ChatModel:
     """The model behind the response cache of ``--llm-cache`` (unchanged without it)."""
@@ -72,6 +83,16 @@ def prices(
 def cache_counters(llm: ChatModel) -> dict[str, int] | None:
     counters = getattr(llm, "counters", None)
     return counters.to_dict() if counters is not None else None
+
+
+def redone_line(redone: dict[str, int]) -> str:
+    """E.g. ``resumed: redid 3 failed queries and 2 whose trajectories were missing
+    or damaged``."""
+    failed, missing = redone.get("failed", 0), redone.get("missing_trajectories", 0)
+    parts = [f"{failed} failed {'query' if failed == 1 else 'queries'}"] if failed else []
+    if missing:
+        parts.append(f"{missing} whose trajectories were missing or damaged")
+    return "resumed: redid " + " and ".join(parts)
 
 
 def cost_line(cost: dict[str, Any]) -> str:

@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ark._safe import redact_url
 from ark.agent import Retriever
 from ark.errors import ArkError
 from ark.eval import Method, RetrieverMethod, RunStore
+from ark.eval._runner import redone_counts
 from ark.index import Index
 from ark.llm import ChatModel
 
@@ -68,6 +70,20 @@ def load_questions(
     return read_questions(source)
 
 
+def collect_settings(
+    source: str, split: str, limit: int | None, sample_seed: int, base_url: str | None
+) -> dict[str, Any]:
+    """What else defines a collection: the split (of a dataset spec), the sample and
+    the endpoint — for ``collect(settings=...)``; each is None when it does not apply."""
+    is_spec = source.partition(":")[0] in ("metaqa", "stark", "jsonl") and ":" in source
+    return {
+        "split": split if is_spec else None,
+        "limit": limit,
+        "sample_seed": sample_seed if limit is not None else None,
+        "base_url": redact_url(base_url),
+    }
+
+
 def collect(
     questions: Sequence[Question],
     index: Index,
@@ -83,12 +99,18 @@ def collect(
     progress: Callable[[int, int], None] | None = None,
     method: Method | None = None,
     model_name: str | None = None,
+    retry_failed: bool = True,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run the teacher; returns a summary (queries, trajectories, tokens per query).
 
     ``method`` replaces the in-process retriever built from ``llm`` — e.g. a
     :class:`~ark.eval._ray.RayMethod` that spreads the queries over a Ray cluster (its
     workers build the same retriever); the run store stays in this process either way.
+    Resuming redoes failed queries (unless ``retry_failed`` is false) and those whose
+    trajectories are missing or damaged; the summary's ``redone`` counts them.
+    ``settings``: more of what defines the run (the sample, the endpoint), recorded
+    and compared on resume like the rest.
     """
     if method is None:
         if llm is None:
@@ -107,59 +129,66 @@ def collect(
         "temperature": temperature,
         "max_steps": max_steps,
         "concurrency": concurrency,
+        **(settings or {}),
     }
-    done = store.start(config, resume=resume)
-    todo = [q for q in questions if q.id not in done]
-    total = len(questions)
-    finished = total - len(todo)
-    if progress:
-        progress(finished, total)
+    done = store.start(config, resume=resume, retry_failed=retry_failed)
+    try:
+        todo = [q for q in questions if q.id not in done]
+        total = len(questions)
+        finished = total - len(todo)
+        if progress:
+            progress(finished, total)
 
-    async def run() -> None:
-        nonlocal finished
-        sem = asyncio.Semaphore(max(1, concurrency))
-        lock = asyncio.Lock()
-
-        async def one(q: Question) -> None:
+        async def run() -> None:
             nonlocal finished
-            async with sem:
-                t0 = time.perf_counter()
-                try:
-                    output = await method(q.id, q.text)
-                    trajs, error = output.trajectories, output.error
-                except Exception as exc:  # one query's failure must not end the run
-                    trajs, error = [], f"{type(exc).__name__}: {exc}"
-                wall = time.perf_counter() - t0
-            record = {
-                "query_id": q.id,
-                "query": q.text,
-                "status": "failed" if error else "ok",
-                "error": error,
-                "wall_s": round(wall, 4),
-                "prompt_tokens": sum(t.usage["prompt_tokens"] for t in trajs),
-                "completion_tokens": sum(t.usage["completion_tokens"] for t in trajs),
-                "trajectory_ids": [t.id for t in trajs],
-            }
-            async with lock:
-                store.append(record, trajs)
-                done[q.id] = record
-                finished += 1
-                if progress:
-                    progress(finished, total)
+            sem = asyncio.Semaphore(max(1, concurrency))
+            lock = asyncio.Lock()
 
-        await asyncio.gather(*(one(q) for q in todo))
+            async def one(q: Question) -> None:
+                nonlocal finished
+                async with sem:
+                    t0 = time.perf_counter()
+                    try:
+                        output = await method(q.id, q.text)
+                        trajs, error = output.trajectories, output.error
+                    except Exception as exc:  # one query's failure must not end the run
+                        trajs, error = [], f"{type(exc).__name__}: {exc}"
+                    wall = time.perf_counter() - t0
+                record = {
+                    "query_id": q.id,
+                    "query": q.text,
+                    "status": "failed" if error else "ok",
+                    "error": error,
+                    "wall_s": round(wall, 4),
+                    "prompt_tokens": sum(t.usage["prompt_tokens"] for t in trajs),
+                    "completion_tokens": sum(t.usage["completion_tokens"] for t in trajs),
+                    "trajectory_ids": [t.id for t in trajs],
+                }
+                async with lock:
+                    store.append(record, trajs)
+                    done[q.id] = record
+                    finished += 1
+                    if progress:
+                        progress(finished, total)
 
-    asyncio.run(run())
-    records = [done[q.id] for q in questions]
-    tokens = [r["prompt_tokens"] + r["completion_tokens"] for r in records]
-    summary = {
-        "queries": len(records),
-        "failed": sum(r["status"] == "failed" for r in records),
-        "trajectories": sum(len(r["trajectory_ids"]) for r in records),
-        "tokens": sum(tokens),
-        "tokens_per_query": sum(tokens) / len(tokens) if tokens else 0.0,
-        "path": str(store.trajectories),
-        "config": config,
-    }
-    store.write_json("summary.json", summary)
-    return summary
+            await asyncio.gather(*(one(q) for q in todo))
+
+        asyncio.run(run())
+        records = [done[q.id] for q in questions]
+        tokens = [r["prompt_tokens"] + r["completion_tokens"] for r in records]
+        summary = {
+            "queries": len(records),
+            "failed": sum(r["status"] == "failed" for r in records),
+            "trajectories": sum(len(r["trajectory_ids"]) for r in records),
+            "tokens": sum(tokens),
+            "tokens_per_query": sum(tokens) / len(tokens) if tokens else 0.0,
+            "path": str(store.trajectories),
+            "config": config,
+        }
+        redone = redone_counts(store, [q.id for q in questions])
+        if any(redone.values()):
+            summary["redone"] = redone
+        store.write_json("summary.json", summary)
+        return summary
+    finally:
+        store.close()  # other writers may have the directory now

@@ -1,5 +1,6 @@
 """Evaluation: datasets, metrics, a resumable runner, baselines, and reports."""
 
+from ark.eval._lock import RunLockedError
 from ark.eval._methods import (
     ArkMethod,
     BM25Method,
@@ -21,6 +22,7 @@ __all__ = [
     "MethodOutput",
     "Query",
     "RetrieverMethod",
+    "RunLockedError",
     "RunStore",
     "aggregate",
     "evaluate_query",

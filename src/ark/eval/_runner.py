@@ -33,51 +33,72 @@ async def run_queries(
     n_nodes: int | None = None,
     progress: ProgressFn | None = None,
     prices: PriceTable | None = None,
+    retry_failed: bool = True,
 ) -> dict[str, Any]:
     """Evaluate ``method`` on ``queries``, writing records to ``store``; returns the summary.
 
     ``candidates`` (a boolean mask over nodes) restricts what is scored; the method
-    may visit any node. Queries already recorded (when resuming) are not redone.
-    ``prices`` turns each query's tokens into USD (``ark.cost``).
+    may visit any node. Queries already recorded (when resuming) are not redone,
+    except those that failed (unless ``retry_failed`` is false) and those whose
+    trajectories are missing or damaged; the summary's ``redone`` counts them.
+    ``prices`` turns each query's tokens into USD (``ark.cost``). The store is locked
+    against other writers while this runs, and released when it returns or raises.
     """
     ids = [q.id for q in queries]
     if len(set(ids)) != len(ids):
         raise ValueError("query ids must be unique")
-    done = store.start(config, resume=resume)
-    todo = [q for q in queries if q.id not in done]
-    finished = len(queries) - len(todo)
-    if progress:
-        progress(finished, len(queries))
-    lock = asyncio.Lock()
-    sem = asyncio.Semaphore(max(1, concurrency))
+    done = store.start(config, resume=resume, retry_failed=retry_failed)
+    try:
+        todo = [q for q in queries if q.id not in done]
+        finished = len(queries) - len(todo)
+        if progress:
+            progress(finished, len(queries))
+        lock = asyncio.Lock()
+        sem = asyncio.Semaphore(max(1, concurrency))
 
-    async def one(q: Query) -> None:
-        nonlocal finished
-        async with sem:
-            t0 = time.perf_counter()
-            try:
-                out = await method(q.id, q.text)
-            except Exception as exc:  # a method bug must not lose the rest of the run
-                out = MethodOutput(ranking=[], error=f"{type(exc).__name__}: {exc}")
-            wall = time.perf_counter() - t0
-        cost = query_cost(out.trajectories, prices)  # also fills each trajectory's cost
-        record = make_record(q, out, wall, mode, candidates, n_nodes)
-        record["cost"] = cost
-        async with lock:
-            store.append(record, out.trajectories)
-            done[q.id] = record
-            finished += 1
-            if progress:
-                progress(finished, len(queries))
+        async def one(q: Query) -> None:
+            nonlocal finished
+            async with sem:
+                t0 = time.perf_counter()
+                try:
+                    out = await method(q.id, q.text)
+                except Exception as exc:  # a method bug must not lose the rest of the run
+                    out = MethodOutput(ranking=[], error=f"{type(exc).__name__}: {exc}")
+                wall = time.perf_counter() - t0
+            cost = query_cost(out.trajectories, prices)  # also fills each trajectory's cost
+            record = make_record(q, out, wall, mode, candidates, n_nodes)
+            record["cost"] = cost
+            async with lock:
+                store.append(record, out.trajectories)
+                done[q.id] = record
+                finished += 1
+                if progress:
+                    progress(finished, len(queries))
 
-    await asyncio.gather(*(one(q) for q in todo))
-    records = [done[i] for i in ids]
-    summary = summarize(records, config, prices)
-    if store.skipped:  # damaged lines found when resuming (their queries were redone)
-        summary["damaged_lines"] = [list(s) for s in store.skipped]
-    store.write_json("summary.json", summary)
-    (store.root / "summary.md").write_text(clean_text(summary_markdown(summary)), encoding="utf-8")
-    return summary
+        await asyncio.gather(*(one(q) for q in todo))
+        records = [done[i] for i in ids]
+        summary = summarize(records, config, prices)
+        if store.skipped:  # damaged lines found when resuming (their queries were redone)
+            summary["damaged_lines"] = [list(s) for s in store.skipped]
+        redone = redone_counts(store, ids)
+        if any(redone.values()):
+            summary["redone"] = redone
+        store.write_json("summary.json", summary)
+        markdown = clean_text(summary_markdown(summary))
+        (store.root / "summary.md").write_text(markdown, encoding="utf-8")
+        return summary
+    finally:
+        store.close()  # other writers may have the directory now
+
+
+def redone_counts(store: RunStore, ids: Sequence[str]) -> dict[str, int]:
+    """How many of ``ids`` resuming redid: ``failed`` ones and those whose
+    trajectories were ``missing`` or damaged."""
+    wanted = set(ids)
+    return {
+        "failed": sum(q in wanted for q in store.redone["failed"]),
+        "missing_trajectories": sum(q in wanted for q in store.redone["missing_trajectories"]),
+    }
 
 
 def make_record(

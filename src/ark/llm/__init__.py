@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ark.llm._cache import CachedChatModel, LLMCache, with_llm_cache
+from ark.llm._cache import CachedChatModel, CacheWarning, LLMCache, with_llm_cache
 from ark.llm._types import (
     ChatModel,
     Completion,
@@ -25,6 +25,7 @@ from ark.llm._types import (
 )
 
 __all__ = [
+    "CacheWarning",
     "CachedChatModel",
     "ChatModel",
     "Completion",

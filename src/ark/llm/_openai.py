@@ -25,6 +25,11 @@ from ark._safe import clean, clean_text, redact, redact_url, too_deep
 from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage, parse_json_reply
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client needs one
+METADATA_TIMEOUT_S = 10.0
+#: Fields of a ``/v1/models`` entry that say nothing about the weights: vLLM and
+#: llama.cpp's server fill ``created`` with the time of the request, and vLLM's
+#: ``permission`` holds a fresh id each time.
+_VOLATILE_MODEL_FIELDS = frozenset({"created", "permission"})
 
 
 class OpenAIChatModel:
@@ -39,7 +44,7 @@ class OpenAIChatModel:
         backoff: float = 1.0,
     ) -> None:
         try:
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, OpenAI
         except ImportError as exc:
             raise LLMError("the OpenAI backend needs: pip install 'ark-retriever[openai]'") from exc
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -59,6 +64,11 @@ class OpenAIChatModel:
         self._new_client = lambda: AsyncOpenAI(
             api_key=key, base_url=base_url, timeout=timeout, max_retries=0
         )
+        self._metadata_client = lambda: OpenAI(
+            api_key=key, base_url=base_url, timeout=min(timeout, METADATA_TIMEOUT_S), max_retries=0
+        )
+        self._server: dict[str, Any] | None = None
+        self._server_read = False
         self._client = self._new_client()
         self._loop: asyncio.AbstractEventLoop | None = None
         #: How ``response_schema=`` is sent: "json_schema" until a server refuses it,
@@ -66,8 +76,36 @@ class OpenAIChatModel:
         self.json_mode = "json_schema"
 
     def cache_identity(self) -> dict[str, Any]:
-        """A served model is known by its name at its endpoint (never by the key)."""
-        return {"backend": "openai", "name": self.name, "base_url": self.base_url}
+        """A served model is known by its name at its endpoint (never by the key) and
+        by what the server says about it on ``/v1/models`` (see :meth:`server_model`),
+        so a new checkpoint that the server describes differently is a new model."""
+        return {
+            "backend": "openai",
+            "name": self.name,
+            "base_url": self.base_url,
+            "server": self.server_model(),
+        }
+
+    def server_model(self) -> dict[str, Any] | None:
+        """This model's entry in the server's ``/v1/models`` (the only one, when the
+        server lists one model under another name, as llama.cpp's does), less the
+        fields that change on every call; read once. None when the server has no such
+        list or does not answer within a few seconds: the identity is then the name
+        and the URL alone."""
+        if not self._server_read:
+            self._server_read = True
+            try:
+                with self._metadata_client() as client:
+                    models = client.models.list().data
+                    listed = [m.model_dump(exclude_unset=True) for m in models]  # as sent
+            except Exception:  # no /v1/models, an error page, a timeout: nothing said
+                listed = []
+            named = [m for m in listed if m.get("id") == self.name]
+            found = named or (listed if len(listed) == 1 else [])
+            if found:
+                entry = {k: v for k, v in found[0].items() if k not in _VOLATILE_MODEL_FIELDS}
+                self._server = json.loads(json.dumps(clean(entry), default=str))
+        return self._server
 
     async def complete(
         self,
@@ -239,6 +277,7 @@ def _completion(response: Any, model: str, latency: float) -> Completion:
             )
         )
     usage = getattr(response, "usage", None)
+    fingerprint = getattr(response, "system_fingerprint", None)
     return Completion(
         message=Message(
             role="assistant", content=clean_text(content or ""), tool_calls=tuple(calls)
@@ -250,6 +289,7 @@ def _completion(response: Any, model: str, latency: float) -> Completion:
         model=getattr(response, "model", None) or model,
         latency_s=latency,
         finish_reason=str(getattr(choice, "finish_reason", None) or "stop"),
+        system_fingerprint=clean_text(fingerprint) if isinstance(fingerprint, str) else None,
     )
 
 

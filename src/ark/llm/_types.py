@@ -82,6 +82,9 @@ class Completion:
     #: With ``response_schema=``: the reply parsed as JSON (None when it did not parse;
     #: the text is still in ``message.content`` for the caller to repair or report).
     data: Any = None
+    #: What an OpenAI-compatible server says about the configuration that answered
+    #: (``system_fingerprint``); a change means the same request may answer otherwise.
+    system_fingerprint: str | None = None
 
 
 class ChatModel(Protocol):
