@@ -26,6 +26,7 @@ from ark.tools import (
     NAME_CHARS,
     ErrorCode,
     GraphTools,
+    MultiNeighborhoodResult,
     SearchResult,
     ToolConfig,
     ToolError,
@@ -60,9 +61,26 @@ class CallOutcome:
         r = self.result
         return r.center.index if isinstance(r, SearchResult) and r.center else None
 
-    def relations(self) -> list[list[dict[str, str]]] | None:
-        """Per returned node of a neighborhood call, the relations linking it to the center."""
+    @property
+    def centers(self) -> list[int] | None:
+        """The explored nodes of a hop over a set (recorded so evidence can name them)."""
         r = self.result
+        return [c.index for c in r.centers] if isinstance(r, MultiNeighborhoodResult) else None
+
+    def relations(self) -> list[list[dict[str, Any]]] | None:
+        """Per returned node of a neighborhood call, the relations linking it to the
+        center; after a hop over a set, each names the center it links
+        (``{"type", "direction", "center"}``), since a node may be reached from several."""
+        r = self.result
+        if isinstance(r, MultiNeighborhoodResult):
+            return [
+                [
+                    {**rel.to_dict(), "center": c}
+                    for c, rels in zip(m.centers, m.via, strict=False)
+                    for rel in rels
+                ]
+                for m in r.merged
+            ]
         if not isinstance(r, SearchResult) or r.center is None:
             return None
         return [[rel.to_dict() for rel in h.relations] for h in r.hits]

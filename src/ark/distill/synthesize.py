@@ -129,6 +129,7 @@ class Oracle:
                             nodes=outcome.nodes,
                             center=outcome.center,
                             relations=outcome.relations(),
+                            centers=outcome.centers,
                         )
                     ],
                 )

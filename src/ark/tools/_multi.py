@@ -37,6 +37,9 @@ class MergedHit:
 
     hit: NodeHit
     centers: tuple[int, ...]
+    #: Per center in ``centers``, the relations linking it to the neighbor (``hit``'s
+    #: relations are their union): which edge each center reached it by, for evidence.
+    via: tuple[tuple[Relation, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +161,9 @@ def neighborhood_over_set(
         return err
     if len(centers) == 1:
         return tools.search_in_neighborhood(centers[0], k=k, **filters)
-    reached: dict[int, tuple[NodeHit, list[int], dict[Relation, None]]] = {}
+    reached: dict[
+        int, tuple[NodeHit, list[int], dict[Relation, None], list[tuple[Relation, ...]]]
+    ] = {}
     center_hits: list[NodeHit] = []
     for c in centers:
         # Every neighbor (up to PER_CENTER_K), not the first k: a node reached from all
@@ -174,13 +179,16 @@ def neighborhood_over_set(
         for h in result.hits:
             entry = reached.get(h.index)
             if entry is None:
-                entry = reached[h.index] = (h, [], {})
+                entry = reached[h.index] = (h, [], {}, [])
             entry[1].append(c)
             entry[2].update(dict.fromkeys(h.relations))
+            entry[3].append(h.relations)
     order = sorted(reached.values(), key=lambda e: (-len(e[1]), -e[0].score, e[0].index))
     merged = tuple(
-        MergedHit(NodeHit(h.index, h.type, h.name, h.score, h.snippet, tuple(rels)), tuple(cs))
-        for h, cs, rels in order[:k]
+        MergedHit(
+            NodeHit(h.index, h.type, h.name, h.score, h.snippet, tuple(rels)), tuple(cs), tuple(via)
+        )
+        for h, cs, rels, via in order[:k]
     )
     args = {"node_index": centers, **filters, "k": int(k)}
     available: tuple[tuple[str, str, str, int], ...] = ()

@@ -295,6 +295,7 @@ class GraphSearch:
                     duration_s=round(outcome.duration_s, 6),
                     center=outcome.center,
                     relations=outcome.relations(),
+                    centers=outcome.centers,
                 )
             )
             self._emit(name, args, outcome.ok, outcome.observation, step=index)
