@@ -17,11 +17,13 @@ set) has one path per center and relation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ark._coerce import as_int
+from ark._safe import cut
+from ark.tools import NAME_CHARS
 from ark.trajectory import ToolCallRecord, Trajectory
 
 Direction = Literal["out", "in"]
@@ -303,10 +305,11 @@ def evidence_names(evidence: Iterable[NodeEvidence], graph: Any) -> dict[str, li
     return {str(v): [graph.name(v), graph.type_name(v)] for v in sorted(nodes) if 0 <= v < n}
 
 
-def render_path(path: EvidencePath, name: Any) -> str:
-    """One line: ``search "q" (step 1) → [12] A -rel-> [34] B <-rel2- [56] C``."""
+def render_path(path: EvidencePath, name: Callable[[int], str], unit: str = "step") -> str:
+    """One line: ``search 'q' (step 1) → [12] A -rel-> [34] B (step 2)``; an ``in``
+    hop is drawn ``<-rel-`` (the neighbor is the edge's source)."""
     if path.query is not None:
-        head = f"search {path.query!r} (step {path.step}) → "
+        head = f"search {path.query!r} ({unit} {path.step}) → "
     elif path.anchor is not None:
         head = "explored directly: "
     else:
@@ -315,7 +318,7 @@ def render_path(path: EvidencePath, name: Any) -> str:
     for h in path.hops:
         rel = h.relation or "?"
         arrow = f" <-{rel}- " if h.direction == "in" else f" -{rel}-> "
-        parts.append(f"{arrow}[{h.neighbor}] {name(h.neighbor)} (step {h.step})")
+        parts.append(f"{arrow}[{h.neighbor}] {name(h.neighbor)} ({unit} {h.step})")
     return "".join(parts)
 
 
@@ -323,7 +326,7 @@ def render_evidence(evidence: NodeEvidence, graph: Any, max_paths: int = 3) -> l
     """Compact lines for a terminal: who added the node, then up to ``max_paths`` paths."""
 
     def name(n: int) -> str:
-        return graph.name(n) if 0 <= n < graph.n_nodes else "?"
+        return cut(graph.name(n), NAME_CHARS) if 0 <= n < graph.n_nodes else "?"
 
     adds = ", ".join(
         f"agent {a.agent + 1}" + (f" at step {a.step}" if a.step is not None else "")
