@@ -217,3 +217,20 @@ def test_errored_agents_give_no_evidence():
     (ev,) = explain([ok, failed], [(3, 1)])
     assert [a.agent for a in ev.added_by] == [0] and [p.query for p in ev.paths] == ["x"]
     assert ev.added_by[0].step is None  # in the answer with no add call (like GraphSearch)
+
+
+def test_a_centre_no_search_returned_starts_a_path_explored_directly():
+    t = _trajectory(
+        _call(
+            "search_in_neighborhood", [10], center=9, relations=[[{"type": "r", "direction": "in"}]]
+        ),
+        _call("add_to_answer", [], arguments={"node_indices": [9, 10]}),
+        answer=[9, 10],
+    )
+    nine, ten = explain([t], [(9, 1), (10, 1)])
+    assert [(p.anchor, p.query, p.hops) for p in nine.paths] == [(9, None, ())]
+    (path,) = ten.paths
+    assert (path.anchor, path.query, path.step) == (9, None, None)
+    assert [(h.center, h.relation, h.direction, h.neighbor) for h in path.hops] == [
+        (9, "r", "in", 10)
+    ]

@@ -146,6 +146,9 @@ class _Record:
     def __init__(self, trajectory: Trajectory) -> None:
         self.arrivals: dict[int, list[_Arrival]] = {}
         self.added: dict[int, tuple[int, int]] = {}
+        #: Centers explored, by the first call exploring them (a model may explore,
+        #: and then add, a node no search returned: it named the index itself).
+        self.explored: dict[int, int] = {}
         answer = set(trajectory.answer)
         seen: set[int] = set()
         k = 0
@@ -159,7 +162,9 @@ class _Record:
                     for node, arrival in self._read(call, k, number):
                         self.arrivals.setdefault(node, []).append(arrival)
                     seen.update(call.nodes)
-                    seen.update(_centers(call))
+                    for center in _centers(call):
+                        seen.add(center)
+                        self.explored.setdefault(center, k)
 
     def _add(
         self, call: ToolCallRecord, answer: set[int], seen: set[int], k: int, step: int
@@ -196,6 +201,9 @@ class _Record:
             path = self._chain(arrival, agent)
             key = (path.anchor, path.query, tuple(_edge(h) for h in path.hops))
             out.setdefault(key, path)
+        first = self.explored.get(node)
+        if not out and first is not None and (before is None or first < before):
+            return [EvidencePath(agent, node, None, None, ())]  # explored, never returned
         return list(out.values())
 
     def _chain(self, arrival: _Arrival, agent: int) -> EvidencePath:
