@@ -37,7 +37,8 @@ the model and in the tools, and USD when a price is known.
 Added in minor 3: a tool call's ``centers`` (the explored nodes of a hop over a set,
 ``search_in_neighborhood`` given a list), whose ``relations`` entries then also name
 the center they link: ``{"type", "direction", "center"}`` — a neighbor reached from
-several centers lists each. Evidence paths (:mod:`ark.agent._evidence`) read these;
+several centers lists each; and an ``add_to_answer`` call's ``added`` (the nodes it
+appended to the answer). Evidence paths (:mod:`ark.agent._evidence`) read these;
 an older record leaves the hop's centers or relations unknown, never guessed.
 """
 
@@ -85,6 +86,7 @@ class ToolCallRecord:
     center: int | None = None  # minor 1: the explored node of a neighborhood call
     relations: list[list[dict[str, Any]]] | None = None  # minor 1: per node in ``nodes``
     centers: list[int] | None = None  # minor 3: the explored nodes of a hop over a set
+    added: list[int] | None = None  # minor 3: the nodes an add_to_answer call appended
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

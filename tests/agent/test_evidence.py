@@ -191,19 +191,22 @@ def test_old_records_leave_unrecorded_relations_unknown():
     assert unknown.anchor is None and unknown.hops[0].center is None
 
 
-def test_paths_stop_at_the_add_and_unseen_adds_do_not_count():
+def test_paths_stop_at_the_add_and_adds_that_did_not_run_do_not_count():
+    """An old record (no ``added``): an add counts once its node was seen, and only
+    when the call ran."""
     t = _trajectory(
         _call("search_in_graph", [1], arguments={"query": "one"}),
         _call("add_to_answer", [], arguments={"node_indices": [2]}),  # 2 unseen: not added
         _call(
             "search_in_neighborhood", [2], center=1, relations=[[{"type": "r", "direction": "out"}]]
         ),
+        _call("add_to_answer", [], arguments={"node_indices": [2]}, error_code="output_cut"),
         _call("add_to_answer", [], arguments={"node_indices": [2]}),
         _call("search_in_graph", [2], arguments={"query": "two"}),  # after the add
         answer=[2],
     )
     (ev,) = explain([t], [(2, 1)])
-    assert [(a.agent, a.step) for a in ev.added_by] == [(0, 4)]
+    assert [(a.agent, a.step) for a in ev.added_by] == [(0, 5)]  # the cut call never ran
     (path,) = ev.paths
     assert path.query == "one" and [h.relation for h in path.hops] == ["r"]
     assert len(paths_to(t, 2)) == 2  # every arrival, the later search included
@@ -234,3 +237,13 @@ def test_a_centre_no_search_returned_starts_a_path_explored_directly():
     assert [(h.center, h.relation, h.direction, h.neighbor) for h in path.hops] == [
         (9, "r", "in", 10)
     ]
+
+
+def test_the_recorded_additions_say_who_added_a_node_and_when(demo_index):
+    retriever = Retriever(
+        demo_index, ScriptedChatModel(demo_script(demo_index)), strategy="ark-guided", n_agents=1
+    )
+    t = retriever.retrieve(DEMO_QUESTION).trajectories[0]
+    add = t.steps[3].tool_calls[0]
+    assert add.name == "add_to_answer" and add.added == t.answer
+    assert Trajectory.from_dict(t.to_dict()).steps[3].tool_calls[0].added == t.answer

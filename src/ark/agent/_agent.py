@@ -204,6 +204,7 @@ class Agent:
                         center=outcome.center,
                         relations=outcome.relations(),
                         centers=outcome.centers,
+                        added=outcome.added,
                     )
                 )
                 messages.append(

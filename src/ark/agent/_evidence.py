@@ -23,10 +23,12 @@ from typing import Any, Literal
 
 from ark._coerce import as_int
 from ark._safe import cut
-from ark.tools import NAME_CHARS
+from ark.tools import NAME_CHARS, ErrorCode
 from ark.trajectory import ToolCallRecord, Trajectory
 
 Direction = Literal["out", "in"]
+#: Error codes of calls that were recorded but never run.
+NOT_RUN = frozenset({str(ErrorCode.OUTPUT_CUT), str(ErrorCode.AFTER_FINISH)})
 
 __all__ = [
     "Addition",
@@ -169,12 +171,19 @@ class _Record:
     def _add(
         self, call: ToolCallRecord, answer: set[int], seen: set[int], k: int, step: int
     ) -> None:
-        """The answer nodes this call added: named, seen before it, not yet added (as
-        the session adds them; the final answer says which additions stood)."""
-        raw = (call.arguments or {}).get("node_indices")
-        for value in raw if isinstance(raw, list) else [raw]:
+        """The answer nodes this call added, as recorded (``added``); in a record older
+        than that, the nodes it named that were seen before it and not yet added, as
+        the session adds them (a call never run added nothing)."""
+        if call.added is not None:
+            named: list[Any] = call.added
+        elif call.error_code in NOT_RUN:
+            return
+        else:
+            raw = (call.arguments or {}).get("node_indices")
+            named = [v for v in (raw if isinstance(raw, list) else [raw]) if as_int(v) in seen]
+        for value in named:
             node = as_int(value)
-            if node is not None and node in answer and node in seen and node not in self.added:
+            if node is not None and node in answer and node not in self.added:
                 self.added[node] = (k, step)
 
     @staticmethod
@@ -249,6 +258,8 @@ def _links(
         return [(single, None, None)]
     out = []
     for link in links:
+        if not isinstance(link, dict):
+            continue
         center = as_int(link.get("center")) if "center" in link else single
         direction = link.get("direction")
         out.append(

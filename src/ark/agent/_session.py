@@ -54,6 +54,9 @@ class CallOutcome:
     #: The typed result when a retrieval tool ran (its hits, center and relations).
     result: ToolResult | None = None
     duration_s: float = 0.0
+    #: The nodes an ``add_to_answer`` call appended (recorded: evidence says who added
+    #: each answer node, and when).
+    added: list[int] | None = None
 
     @property
     def center(self) -> int | None:
@@ -455,4 +458,4 @@ class ToolSession:
                 parts.append(note)
         ok = not unseen and not invalid
         code = None if ok else str(ErrorCode.UNSEEN_NODE if unseen else ErrorCode.BAD_ARGUMENT)
-        return CallOutcome(" ".join(parts), ok=ok, code=code)
+        return CallOutcome(" ".join(parts), ok=ok, code=code, added=added)

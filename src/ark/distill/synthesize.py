@@ -130,6 +130,7 @@ class Oracle:
                             center=outcome.center,
                             relations=outcome.relations(),
                             centers=outcome.centers,
+                            added=outcome.added,
                         )
                     ],
                 )

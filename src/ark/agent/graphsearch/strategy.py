@@ -296,6 +296,7 @@ class GraphSearch:
                     center=outcome.center,
                     relations=outcome.relations(),
                     centers=outcome.centers,
+                    added=outcome.added,
                 )
             )
             self._emit(name, args, outcome.ok, outcome.observation, step=index)
