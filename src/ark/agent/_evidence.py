@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from ark._coerce import as_int
 from ark._safe import cut
+from ark.graph import Graph
 from ark.tools import NAME_CHARS, ErrorCode
 from ark.trajectory import ToolCallRecord, Trajectory
 
@@ -312,7 +313,7 @@ def explain(
     return out
 
 
-def evidence_names(evidence: Iterable[NodeEvidence], graph: Any) -> dict[str, list[str]]:
+def evidence_names(evidence: Iterable[NodeEvidence], graph: Graph) -> dict[str, list[str]]:
     """``{index: [name, type]}`` for every node on the paths (for JSON readers)."""
     nodes: set[int] = set()
     for e in evidence:
@@ -341,7 +342,7 @@ def render_path(path: EvidencePath, name: Callable[[int], str], unit: str = "ste
     return "".join(parts)
 
 
-def render_evidence(evidence: NodeEvidence, graph: Any, max_paths: int = 3) -> list[str]:
+def render_evidence(evidence: NodeEvidence, graph: Graph, max_paths: int = 3) -> list[str]:
     """Compact lines for a terminal: who added the node, then up to ``max_paths`` paths."""
 
     def name(n: int) -> str:

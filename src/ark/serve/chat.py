@@ -35,8 +35,6 @@ Type a question to retrieve its answer from the graph. Commands:
   /help         this text
   /quit         leave (also Ctrl-D)"""
 
-RETRIEVAL_TOOLS = ("search_in_graph", "search_in_neighborhood")
-
 
 def format_args(arguments: dict[str, Any] | None) -> str:
     if arguments is None:

@@ -76,7 +76,8 @@ INSTRUCTIONS = (
     "text; search_in_neighborhood lists the one-hop neighbors of a node, filtered by "
     "node type and relation and ranked by an optional query; get_node reads one node. "
     "Node indices from one call can be passed to the next. The schema resource lists "
-    "the node types and relations."
+    "the node types and relations. why, given your searches, lists the paths by which "
+    "they reached a node: the evidence for an answer."
 )
 
 
