@@ -4,7 +4,17 @@ An LLM agent retrieves evidence from a knowledge graph with two tools: global BM
 search over node text and one-hop neighborhood exploration with type filters.
 """
 
-from ark.agent import Retriever, Strategy, StrategyContext, ToolSession
+from ark.agent import (
+    EvidencePath,
+    Hop,
+    NodeEvidence,
+    RetrievalResult,
+    Retriever,
+    Strategy,
+    StrategyContext,
+    ToolSession,
+    explain,
+)
 from ark.errors import ArkError, GraphFormatError, IndexFormatError
 from ark.graph import Graph, Schema, load_graph
 from ark.index import Index, build_index, open_index
@@ -25,13 +35,17 @@ __version__ = "0.1.0"
 __all__ = [
     "ArkError",
     "ErrorCode",
+    "EvidencePath",
     "Graph",
     "GraphFormatError",
     "GraphTools",
+    "Hop",
     "Index",
     "IndexFormatError",
+    "NodeEvidence",
     "NodeHit",
     "Relation",
+    "RetrievalResult",
     "Retriever",
     "Schema",
     "SearchResult",
@@ -42,6 +56,7 @@ __all__ = [
     "ToolSession",
     "__version__",
     "build_index",
+    "explain",
     "load_graph",
     "make_chat_model",
     "open_index",

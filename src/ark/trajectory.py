@@ -33,6 +33,13 @@ Added in minor 2: a step's ``cached`` flag (its reply came from the LLM response
 cache, so no model was called and no token was paid for). ``cost`` is filled by
 ``ark.cost.trajectory_cost``: model calls, cache hits, tokens paid for, seconds in
 the model and in the tools, and USD when a price is known.
+
+Added in minor 3: a tool call's ``centers`` (the explored nodes of a hop over a set,
+``search_in_neighborhood`` given a list), whose ``relations`` entries then also name
+the center they link: ``{"type", "direction", "center"}`` — a neighbor reached from
+several centers lists each; and an ``add_to_answer`` call's ``added`` (the nodes it
+appended to the answer). Evidence paths (:mod:`ark.agent._evidence`) read these;
+an older record leaves the hop's centers or relations unknown, never guessed.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ from ark._safe import dumps
 from ark.errors import ArkError
 
 SCHEMA_VERSION = 1
-SCHEMA_MINOR = 2
+SCHEMA_MINOR = 3
 StopReason = Literal["finish", "max_steps", "error"]
 
 
@@ -77,7 +84,9 @@ class ToolCallRecord:
     nodes: list[int] = field(default_factory=list)
     duration_s: float = 0.0
     center: int | None = None  # minor 1: the explored node of a neighborhood call
-    relations: list[list[dict[str, str]]] | None = None  # minor 1: per node in ``nodes``
+    relations: list[list[dict[str, Any]]] | None = None  # minor 1: per node in ``nodes``
+    centers: list[int] | None = None  # minor 3: the explored nodes of a hop over a set
+    added: list[int] | None = None  # minor 3: the nodes an add_to_answer call appended
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

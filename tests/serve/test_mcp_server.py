@@ -47,7 +47,12 @@ def test_tools_have_the_agents_schemas_and_text(metaqa_index):
             return tools, gump, hood
 
     tools, gump, hood = run(go())
-    assert [t.name for t in tools] == ["search_in_graph", "search_in_neighborhood", "get_node"]
+    assert [t.name for t in tools] == [
+        "search_in_graph",
+        "search_in_neighborhood",
+        "get_node",
+        "why",
+    ]
     for tool, spec in zip(tools, tool_specs(metaqa_index.schema), strict=False):
         assert tool.input_schema == spec["function"]["parameters"]
         assert tool.description == spec["function"]["description"]
@@ -164,7 +169,7 @@ def test_stdio_subprocess_with_the_sdk_client(metaqa_index):
             return names, hit, bad
 
     names, hit, bad = run(go())
-    assert names == ["search_in_graph", "search_in_neighborhood", "get_node"]
+    assert names == ["search_in_graph", "search_in_neighborhood", "get_node", "why"]
     assert hit.content[0].text.splitlines()[1].startswith("[3435] Forrest Gump (movie)")
     assert bad.is_error and bad.structured_content["error"]["code"] == "bad_argument"
 
@@ -398,3 +403,51 @@ def test_streamable_http_on_all_interfaces_accepts_the_machines_names(metaqa_ind
         proc.wait(timeout=10)
         log.close()
     assert "Clients may name this server as:" in Path(log.name).read_text()
+
+
+def test_why_gives_the_paths_by_which_the_clients_searches_reached_a_node(metaqa_index):
+    gump, zemeckis = node(metaqa_index, "Forrest Gump"), node(metaqa_index, "Robert Zemeckis")
+    hanks = node(metaqa_index, "Tom Hanks")
+    searches = [
+        {"tool": "search_in_graph", "arguments": {"query": "Forrest Gump", "k": 3}},
+        {"tool": "search_in_neighborhood", "arguments": {"node_index": 10**9}},  # failed
+        {
+            "tool": "search_in_neighborhood",
+            "arguments": {"node_index": gump, "edge_type": "directed_by"},
+        },
+    ]
+
+    async def go():  # type: ignore[no-untyped-def]
+        async with Client(make_server(metaqa_index)) as client:
+            found = await client.call_tool("why", {"node_index": zemeckis, "calls": searches})
+            unseen = await client.call_tool("why", {"node_index": hanks, "calls": searches})
+            bad = await client.call_tool("why", {"node_index": -1, "calls": []})
+            no_calls = await client.call_tool("why", {"node_index": 1, "calls": "x"})
+            return found, unseen, bad, no_calls
+
+    found, unseen, bad, no_calls = run(go())
+    assert found.is_error is False
+    (path,) = found.structured_content["paths"]
+    assert path == {
+        "agent": 0,
+        "anchor": gump,
+        "query": "Forrest Gump",
+        "step": 1,
+        "hops": [
+            {
+                "center": gump,
+                "relation": "directed_by",
+                "direction": "out",
+                "neighbor": zemeckis,
+                "step": 3,
+            }
+        ],
+    }
+    assert found.structured_content["names"][str(zemeckis)] == ["Robert Zemeckis", "person"]
+    assert (
+        f"search 'Forrest Gump' (search 1) → [{gump}] Forrest Gump -directed_by-> "
+        f"[{zemeckis}] Robert Zemeckis (search 3)"
+    ) in found.content[0].text
+    assert unseen.structured_content["paths"] == [] and "no evidence" in unseen.content[0].text
+    assert bad.is_error and bad.structured_content["error"]["code"] == "unknown_node"
+    assert no_calls.is_error and no_calls.structured_content["error"]["code"] == "bad_argument"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,74 @@ def test_report_links_the_views(ark_run, bm25_run, tmp_path):
     md = (out / "report.md").read_text()
     assert f"- [{ark_run}](view-1.html)" in md and f"- [{bm25_run}](view-2.html)" in md
     assert (out / "view-1.html").stat().st_size > 100_000  # the page, with its library
+
+
+# -- evidence: the selected answer's paths --------------------------------------------------
+
+
+def test_view_embeds_each_answers_evidence(ark_run, metaqa_index):
+    _, _, details = load_source(ark_run)
+    gump, zemeckis = node(metaqa_index, "Forrest Gump"), node(metaqa_index, "Robert Zemeckis")
+    (path,) = details[0]["evidence"][str(zemeckis)]
+    assert path == {
+        "agent": 0,
+        "anchor": gump,
+        "query": "Forrest Gump",
+        "step": 1,
+        "hops": [[gump, "directed_by", "out", zemeckis, 2]],
+    }
+
+
+def hop_over_set_view(index, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A page of one ark-guided trajectory whose hop over a set reaches a genre from
+    several films; returns the page, the genre and the edges of its evidence paths."""
+    from _doubles import ScriptedChatModel, tool_call
+    from ark.agent import Retriever
+    from ark.tools import GraphTools
+    from ark.trajectory import write_trajectories
+
+    tools = GraphTools(index)
+    zemeckis = node(index, "Robert Zemeckis")
+    films = [h.index for h in tools.search_in_neighborhood(zemeckis, edge_type="directed_by").hits]
+    genres = tools.call(
+        "search_in_neighborhood", {"node_index": films[0], "edge_type": "has_genre"}
+    )
+    genre = genres.hits[0].index
+    plan = [
+        tool_call("search_in_graph", query="Robert Zemeckis"),
+        tool_call("search_in_neighborhood", node_index=zemeckis, edge_type="directed_by"),
+        tool_call("search_in_neighborhood", node_index=films, edge_type="has_genre"),
+        tool_call("add_to_answer", node_indices=[genre]),
+        tool_call("finish"),
+    ]
+    result = Retriever(index, ScriptedChatModel(plan), strategy="ark-guided", n_agents=1).retrieve(
+        "Which genres do the films directed by Robert Zemeckis belong to?"
+    )
+    source = write_trajectories(tmp_path / "t.jsonl", result.trajectories)
+    edges = {
+        f"{a}>{b}:{h.relation}"
+        for p in result.why(genre).paths
+        for h in p.hops
+        for a, b in [(h.neighbor, h.center) if h.direction == "in" else (h.center, h.neighbor)]
+    }
+    view = Path(write_view(source, tmp_path / "v.html", index_dir=index.path)["path"])
+    return view, genre, edges
+
+
+def test_page_highlights_the_evidence_of_a_selected_answer(browser, metaqa_index, tmp_path):
+    # Playwright's loop runs in this thread: the retriever runs its own in another.
+    with ThreadPoolExecutor(1) as pool:
+        view, genre, edges = pool.submit(hop_over_set_view, metaqa_index, tmp_path).result()
+    assert len({e.split(">")[0] for e in edges if "has_genre" in e}) > 1  # several films
+    page, problems = open_page(browser, view)
+    assert page.evaluate("window.ARK.highlighted()")["edges"] == []
+    page.click(f'#detail tr[data-node="{genre}"]')  # the answer in the ranking
+    shown = page.evaluate("window.ARK.highlighted()")
+    assert set(shown["edges"]) == edges  # drawn, and each hop of each path highlighted
+    assert genre in shown["nodes"]
+    text = page.inner_text("#evidence")
+    assert "<-directed_by-" in text and "-has_genre->" in text and "Robert Zemeckis" in text
+    page.evaluate("window.ARK.setStep(2)")  # before the hop over the set: those edges hidden
+    assert all("has_genre" not in e for e in page.evaluate("window.ARK.highlighted()")["edges"])
+    assert problems == []
+    page.close()

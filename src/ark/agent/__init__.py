@@ -2,6 +2,16 @@
 strategy, parallel agents, and fusion of their answers."""
 
 from ark.agent._agent import Agent, AgentOptions
+from ark.agent._evidence import (
+    Addition,
+    EvidencePath,
+    Hop,
+    NodeEvidence,
+    evidence_names,
+    explain,
+    paths_to,
+    render_evidence,
+)
 from ark.agent._fusion import FUSIONS, fuse_ordering, fuse_random, fuse_vote
 from ark.agent._prompt import system_prompt
 from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
@@ -28,14 +38,18 @@ __all__ = [
     "ANSWER_TOOL_SPECS",
     "DEFAULT_AGENTS",
     "FUSIONS",
+    "Addition",
     "Agent",
     "AgentConfig",
     "AgentEvent",
     "AgentOptions",
     "CallOutcome",
     "EventHandler",
+    "EvidencePath",
     "GraphSearch",
     "GraphSearchConfig",
+    "Hop",
+    "NodeEvidence",
     "RankedNode",
     "RetrievalResult",
     "Retriever",
@@ -45,11 +59,15 @@ __all__ = [
     "ToolConfig",
     "ToolSession",
     "agent_tool_specs",
+    "evidence_names",
+    "explain",
     "fuse_ordering",
     "fuse_random",
     "fuse_vote",
     "normalise_arguments",
+    "paths_to",
     "register_strategy",
+    "render_evidence",
     "resolve_strategy",
     "strategy_names",
     "system_prompt",

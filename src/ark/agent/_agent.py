@@ -203,6 +203,8 @@ class Agent:
                         duration_s=round(outcome.duration_s, 6),
                         center=outcome.center,
                         relations=outcome.relations(),
+                        centers=outcome.centers,
+                        added=outcome.added,
                     )
                 )
                 messages.append(

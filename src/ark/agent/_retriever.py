@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ark._coerce import as_int
+from ark.agent._evidence import NodeEvidence, explain
 from ark.agent._fusion import FUSIONS, fuse_random, fuse_vote_late
 from ark.agent._strategy import (
     AgentConfig,
@@ -44,17 +45,25 @@ class RetrievalResult:
     wall_s: float
     query_id: str | None = None
     errors: list[str] = field(default_factory=list)
+    #: Per node of ``ranking`` (same order): the agents that added it and the recorded
+    #: paths that reached it (:mod:`ark.agent._evidence`).
+    evidence: list[NodeEvidence] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
         """Every agent stopped on an error: nothing is fused, the ranking is empty."""
         return bool(self.trajectories) and all(t.stop_reason == "error" for t in self.trajectories)
 
+    def why(self, node: int) -> NodeEvidence | None:
+        """The evidence of ``node`` when it is in the ranking (else ``None``)."""
+        return next((e for e in self.evidence if e.node == node), None)
+
     def to_dict(self) -> dict[str, object]:
         return {
             "query": self.query,
             "query_id": self.query_id,
             "ranking": [r.to_dict() for r in self.ranking],
+            "evidence": [e.to_dict() for e in self.evidence],
             "trajectories": [t.to_dict() for t in self.trajectories],
             "wall_s": self.wall_s,
         }
@@ -161,6 +170,7 @@ class Retriever:
             wall_s=round(time.perf_counter() - started, 4),
             query_id=query_id,
             errors=[t.error for t in trajectories if t.error],
+            evidence=explain(trajectories, fused),
         )
 
     def _crashed(

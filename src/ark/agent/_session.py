@@ -26,6 +26,7 @@ from ark.tools import (
     NAME_CHARS,
     ErrorCode,
     GraphTools,
+    MultiNeighborhoodResult,
     SearchResult,
     ToolConfig,
     ToolError,
@@ -53,6 +54,9 @@ class CallOutcome:
     #: The typed result when a retrieval tool ran (its hits, center and relations).
     result: ToolResult | None = None
     duration_s: float = 0.0
+    #: The nodes an ``add_to_answer`` call appended (recorded: evidence says who added
+    #: each answer node, and when).
+    added: list[int] | None = None
 
     @property
     def center(self) -> int | None:
@@ -60,9 +64,26 @@ class CallOutcome:
         r = self.result
         return r.center.index if isinstance(r, SearchResult) and r.center else None
 
-    def relations(self) -> list[list[dict[str, str]]] | None:
-        """Per returned node of a neighborhood call, the relations linking it to the center."""
+    @property
+    def centers(self) -> list[int] | None:
+        """The explored nodes of a hop over a set (recorded so evidence can name them)."""
         r = self.result
+        return [c.index for c in r.centers] if isinstance(r, MultiNeighborhoodResult) else None
+
+    def relations(self) -> list[list[dict[str, Any]]] | None:
+        """Per returned node of a neighborhood call, the relations linking it to the
+        center; after a hop over a set, each names the center it links
+        (``{"type", "direction", "center"}``), since a node may be reached from several."""
+        r = self.result
+        if isinstance(r, MultiNeighborhoodResult):
+            return [
+                [
+                    {**rel.to_dict(), "center": c}
+                    for c, rels in zip(m.centers, m.via, strict=False)
+                    for rel in rels
+                ]
+                for m in r.merged
+            ]
         if not isinstance(r, SearchResult) or r.center is None:
             return None
         return [[rel.to_dict() for rel in h.relations] for h in r.hits]
@@ -448,4 +469,4 @@ class ToolSession:
                 parts.append(note)
         ok = not unseen and not invalid
         code = None if ok else str(ErrorCode.UNSEEN_NODE if unseen else ErrorCode.BAD_ARGUMENT)
-        return CallOutcome(" ".join(parts), ok=ok, code=code)
+        return CallOutcome(" ".join(parts), ok=ok, code=code, added=added)

@@ -11,7 +11,14 @@ import typer
 from rich.table import Table
 
 from ark._safe import clean_text
-from ark.agent import DEFAULT_AGENTS, AgentEvent, RetrievalResult, Retriever
+from ark.agent import (
+    DEFAULT_AGENTS,
+    AgentEvent,
+    RetrievalResult,
+    Retriever,
+    evidence_names,
+    render_evidence,
+)
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
@@ -82,6 +89,7 @@ def _run(
     adapter: Path | None = None,
     strategy: str = "ark",
     parallel: bool | None = None,
+    why: bool = False,
 ) -> RetrievalResult:
     from ark.distill.export import adapter_settings
     from ark.llm import make_chat_model
@@ -124,6 +132,8 @@ def _run(
         print_json(
             {
                 "ranking": [r.to_dict() for r in result.ranking],
+                "evidence": [e.to_dict() for e in result.evidence],
+                "evidence_nodes": evidence_names(result.evidence, index.graph),
                 "trajectories": [t.to_dict() for t in result.trajectories],
                 "wall_s": result.wall_s,
                 "cost": cost,
@@ -132,6 +142,8 @@ def _run(
         )
     else:
         _print_ranking(result)
+        if why:
+            _print_evidence(result, index)
         console.print(f"Cost: {cost_line(cost)}", markup=False)
     if result.failed:
         if not as_json:
@@ -151,6 +163,15 @@ def _print_ranking(result: RetrievalResult) -> None:
     stops = ", ".join(t.stop_reason for t in result.trajectories)
     steps = ", ".join(str(len(t.steps)) for t in result.trajectories)
     console.print(f"{result.wall_s:.1f} s; steps per agent: {steps}; stopped by: {stops}")
+
+
+def _print_evidence(result: RetrievalResult, index: Index) -> None:
+    """Under each answer, who added it and the recorded paths that reached it."""
+    g = index.graph
+    for rank, (r, ev) in enumerate(zip(result.ranking, result.evidence, strict=True), start=1):
+        console.print(f"{rank}. [{r.index}] {clean_text(r.name)} ({r.type})", markup=False)
+        for line in render_evidence(ev, g):
+            console.print(f"   {clean_text(line)}", markup=False, highlight=False, soft_wrap=True)
 
 
 AgentsOpt = Annotated[int, typer.Option("--agents", help="Parallel agents (fused by vote).")]
@@ -221,6 +242,14 @@ SaveOpt = Annotated[
     typer.Option("--save-trajectories", help="Append trajectories to DIR/trajectories.jsonl."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+WhyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--why",
+        help="Under each answer: the agents that added it and the paths that reached it "
+        "(the search that found the start, then each edge followed). --json always has them.",
+    ),
+]
 TimeoutOpt = Annotated[
     float | None,
     typer.Option(
@@ -256,6 +285,7 @@ def ask(
     model: ModelOpt = None,
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
+    why: WhyOpt = False,
     save_trajectories: SaveOpt = None,
     llm_cache: LlmCacheOpt = None,
     seed: SeedOpt = 0,
@@ -293,6 +323,7 @@ def ask(
         adapter=adapter,
         strategy=strategy,
         parallel=parallel,
+        why=why,
     )
 
 
@@ -306,6 +337,7 @@ def demo(
     model: ModelOpt = None,
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
+    why: WhyOpt = False,
     llm_cache: LlmCacheOpt = None,
     seed: SeedOpt = 0,
     price_in: PriceInOpt = None,
@@ -359,4 +391,5 @@ def demo(
         adapter=adapter,
         strategy=strategy,
         parallel=parallel,
+        why=why,
     )

@@ -129,6 +129,8 @@ class Oracle:
                             nodes=outcome.nodes,
                             center=outcome.center,
                             relations=outcome.relations(),
+                            centers=outcome.centers,
+                            added=outcome.added,
                         )
                     ],
                 )

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ark.agent import AgentEvent, RetrievalResult, Retriever
+from ark.agent import AgentEvent, RetrievalResult, Retriever, paths_to
 from ark.index import Index
 from ark.llm import ChatModel
 from ark.trajectory import ToolCallRecord, Trajectory, write_trajectories
@@ -34,8 +34,6 @@ Type a question to retrieve its answer from the graph. Commands:
   /view [FILE]  write this session's HTML view (default ark-chat.html) and name it
   /help         this text
   /quit         leave (also Ctrl-D)"""
-
-RETRIEVAL_TOOLS = ("search_in_graph", "search_in_neighborhood")
 
 
 def format_args(arguments: dict[str, Any] | None) -> str:
@@ -184,30 +182,30 @@ class ChatSession:
 
 
 def reach_path(t: Trajectory, node: int, index: Index) -> list[tuple[int, str]]:
-    """The calls that led to ``node``: the call that first returned it, preceded by
-    the calls that reached the center it was explored from, and followed by the
-    ``add_to_answer`` that took it; ``[]`` when it was never returned."""
-    calls = [(s.index + 1, c) for s in t.steps for c in s.tool_calls if c.ok]
-    g = index.graph
-
-    def reach(n: int, before: int, depth: int = 0) -> list[tuple[int, int]]:
-        """(call, node it reached) pairs, from the first global search to ``n``."""
-        for k, (_, c) in enumerate(calls[:before]):
-            if c.name in RETRIEVAL_TOOLS and (n in c.nodes or c.center == n):
-                if c.center is not None and c.center != n and depth < 50:
-                    return [*reach(c.center, k, depth + 1), (k, n)]
-                return [(k, n)]
+    """The calls that led to ``node``: its first evidence path (:func:`ark.agent.paths_to`)
+    as the calls that made each of its moves, then the ``add_to_answer`` that took it;
+    ``[]`` when it was never reached."""
+    paths = paths_to(t, node)
+    if not paths:
         return []
+    path, g = paths[0], index.graph
+    moves = [(path.step, path.anchor, None)] if path.step is not None else []
+    moves += [(h.step, h.neighbor, h.center) for h in path.hops]
+    out = []
+    for step, reached, center in moves:
+        for c in t.steps[step - 1].tool_calls:
+            if c.ok and reached in c.nodes and (center is None or center in _explored(c)):
+                out.append((step, _describe(c, reached, g)))
+                break
+    for s in t.steps:
+        for c in s.tool_calls:
+            if c.name == "add_to_answer" and node in _ints((c.arguments or {}).get("node_indices")):
+                return [*out, (s.index + 1, _describe(c, node, g))]
+    return out
 
-    chain = reach(node, len(calls))
-    if not chain:
-        return []
-    added = [
-        (k, node)
-        for k, (_, c) in enumerate(calls)
-        if c.name == "add_to_answer" and node in _ints((c.arguments or {}).get("node_indices"))
-    ]
-    return [(calls[k][0], _describe(calls[k][1], n, g)) for k, n in chain + added[:1]]
+
+def _explored(c: ToolCallRecord) -> list[int]:
+    return c.centers or ([c.center] if c.center is not None else [])
 
 
 def _ints(value: object) -> list[int]:
@@ -222,7 +220,8 @@ def _describe(c: ToolCallRecord, node: int, g: Any) -> str:
     text += f" → [{node}] {g.name(node)}"
     if c.relations is not None:
         rels = c.relations[c.nodes.index(node)]
-        text += " via " + ", ".join(f"{r['type']}({r['direction']})" for r in rels)
+        shown = dict.fromkeys(f"{r['type']}({r['direction']})" for r in rels)  # once per centre
+        text += " via " + ", ".join(shown)
     else:
         text += f" (hit {c.nodes.index(node) + 1} of {len(c.nodes)})"
     return text

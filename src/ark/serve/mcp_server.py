@@ -2,10 +2,11 @@
 
 Tools: ``search_in_graph`` and ``search_in_neighborhood`` with the JSON schemas and
 rendered text an ARK agent sees (from the one definition in :mod:`ark.tools`, run
-through a :class:`~ark.agent.ToolSession`), and ``get_node`` (a node's full text and
-relation counts). Resources: each index's schema summary. Everything is read-only; a
-bad call comes back as a tool error (``isError``) whose structured content carries
-the :class:`~ark.tools.ErrorCode`, never as a crash.
+through a :class:`~ark.agent.ToolSession`), ``get_node`` (a node's full text and
+relation counts) and ``why`` (the evidence paths by which a client's searches reached
+a node, :mod:`ark.serve._why`). Resources: each index's schema summary.
+Everything is read-only; a bad call comes back as a tool error (``isError``) whose
+structured content carries the :class:`~ark.tools.ErrorCode`, never as a crash.
 
 The low-level ``mcp.server.Server`` is used rather than ``MCPServer``: the latter
 derives input schemas from Python signatures, which would be a second definition of
@@ -35,11 +36,13 @@ from ark._coerce import as_int
 from ark.agent import ToolSession
 from ark.graph import DIRECTION_NAMES
 from ark.index import Index
+from ark.serve._why import WHY_SPEC, WhyError, why
 from ark.tools import ErrorCode, GraphTools, tool_specs
 
 __all__ = [
     "GET_NODE_SPEC",
     "MAX_TOOL_THREADS",
+    "WHY_SPEC",
     "IndexService",
     "allowed_hosts",
     "make_server",
@@ -83,7 +86,8 @@ INSTRUCTIONS = (
     "text; search_in_neighborhood lists the one-hop neighbors of a node, filtered by "
     "node type and relation and ranked by an optional query; get_node reads one node. "
     "Node indices from one call can be passed to the next. The schema resource lists "
-    "the node types and relations."
+    "the node types and relations. why, given your searches, lists the paths by which "
+    "they reached a node: the evidence for an answer."
 )
 
 
@@ -199,7 +203,7 @@ def make_server(
     # One index: exactly the agent's schemas (type names enumerated). Several: the
     # generic schemas, since each graph has its own types.
     first = next(iter(services.values()))
-    specs = [*tool_specs(None if multi else first.index.schema), GET_NODE_SPEC]
+    specs = [*tool_specs(None if multi else first.index.schema), GET_NODE_SPEC, WHY_SPEC]
     tool_list = [_spec_tool(s, names) for s in specs]
     tool_names = {t.name for t in tool_list}
 
@@ -235,6 +239,8 @@ def make_server(
             service = services[wanted]
         if name == "get_node":
             return _get_node(service, args)
+        if name == "why":
+            return _why(service, args)
         outcome = service.session().call(name, args, json.dumps(arguments, default=str))
         if outcome.ok and outcome.result is not None and outcome.result.ok:
             return types.CallToolResult(
@@ -325,6 +331,16 @@ def _get_node(service: IndexService, args: Mapping[str, Any]) -> types.CallToolR
     record = node_record(service.index, node)
     return types.CallToolResult(
         content=[types.TextContent(text=render_node(record))], structured_content=record
+    )
+
+
+def _why(service: IndexService, args: Mapping[str, Any]) -> types.CallToolResult:
+    try:
+        text, structured = why(service.index, service.tools, args)
+    except WhyError as exc:
+        return _error("why", exc.code, f"Error in why: {exc.message}")
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content=structured
     )
 
 

@@ -38,6 +38,9 @@ class MergedHit:
 
     hit: NodeHit
     centers: tuple[int, ...]
+    #: Per center in ``centers``, the relations linking it to the neighbor (``hit``'s
+    #: relations are their union): which edge each center reached it by, for evidence.
+    via: tuple[tuple[Relation, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +195,7 @@ def neighborhood_over_set(
     chosen = reached[order]
     from_centers: dict[int, list[int]] = {int(n): [] for n in chosen.tolist()}
     relations: dict[int, dict[Relation, None]] = {int(n): {} for n in chosen.tolist()}
+    via: dict[int, list[tuple[Relation, ...]]] = {int(n): [] for n in chosen.tolist()}
     for c, hood in zip(centers, hoods, strict=True):
         at = np.searchsorted(hood.neighbors, chosen)  # neighbors are sorted ascending
         inside = at < len(hood.neighbors)
@@ -201,9 +205,12 @@ def neighborhood_over_set(
         for n, rels in zip(nodes, tools._relations(hood, positions), strict=True):
             from_centers[n].append(c)
             relations[n].update(dict.fromkeys(rels))
+            via[n].append(tuple(rels))
     ids = chosen.tolist()
     hits = tools._hits(chosen, scores[order], [tuple(relations[n]) for n in ids])
-    merged = tuple(MergedHit(h, tuple(from_centers[n])) for h, n in zip(hits, ids, strict=True))
+    merged = tuple(
+        MergedHit(h, tuple(from_centers[n]), tuple(via[n])) for h, n in zip(hits, ids, strict=True)
+    )
     center_hits = [tools._hit(c) for c in centers]
     args = {"node_index": centers, **filters, "k": int(k)}
     available: tuple[tuple[str, str, str, int], ...] = ()

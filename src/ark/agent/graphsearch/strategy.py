@@ -306,6 +306,8 @@ class GraphSearch:
                     duration_s=round(outcome.duration_s, 6),
                     center=outcome.center,
                     relations=outcome.relations(),
+                    centers=outcome.centers,
+                    added=outcome.added,
                 )
             )
             self._emit(name, args, outcome.ok, outcome.observation, step=index)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ark._coerce import as_int
-from ark.agent import fuse_vote
+from ark.agent import explain, fuse_vote
 from ark.errors import ArkError
 from ark.eval import read_records
 from ark.eval.metrics import MEASURES
@@ -31,6 +31,8 @@ from ark.trajectory import Trajectory, read_trajectories
 MAX_OBSERVATION = 1500
 #: Ranked nodes shown per query.
 MAX_RANKING = 20
+#: Evidence paths embedded per ranked node (the CLI's --json lists them all).
+MAX_PATHS = 12
 
 RESULTS_FILE = "results.jsonl"
 TRAJECTORIES_FILE = "trajectories.jsonl"
@@ -125,14 +127,21 @@ def _assemble(
             }
         )
         compact = [_trajectory(t) for t in trajectories]
+        evidence = _evidence(trajectories, ranking)
         touched = set(ranking) | set(gold)
         for t in compact:
             touched.update(t["answer"])
             for step in t["steps"]:
                 for c in step["calls"]:
                     touched.update(c["nodes"])
+                    touched.update(c["centers"] or ())
                     if c["center"] is not None:
                         touched.add(c["center"])
+        for paths in evidence.values():
+            for p in paths:
+                touched.update(n for h in p["hops"] for n in (h[0], h[3]) if n is not None)
+                if p["anchor"] is not None:
+                    touched.add(p["anchor"])
         details.append(
             {
                 "ranking": ranking,
@@ -142,6 +151,7 @@ def _assemble(
                 "wall_s": r.get("wall_s"),
                 "tokens": [r.get("prompt_tokens", 0), r.get("completion_tokens", 0)],
                 "trajectories": compact,
+                "evidence": evidence,
                 "names": _names(index, touched),
             }
         )
@@ -170,9 +180,11 @@ def _trajectory(t: Trajectory) -> dict[str, Any]:
                     "dur": round(c.duration_s, 4),
                     "nodes": [int(n) for n in c.nodes],
                     "center": center,
-                    # per node: [[relation, direction], ...]; None when not recorded
+                    "centers": c.centers,  # a hop over a set: its explored nodes
+                    # per node: [[relation, direction(, center after a hop over a set)],
+                    # ...]; None when not recorded
                     "rels": (
-                        [[[r["type"], r["direction"]] for r in rs] for rs in c.relations]
+                        [[_rel(r) for r in rs] for rs in c.relations]
                         if c.relations is not None
                         else None
                     ),
@@ -202,6 +214,31 @@ def _trajectory(t: Trajectory) -> dict[str, Any]:
         "answer": [int(n) for n in t.answer],
         "steps": steps,
     }
+
+
+def _rel(r: dict[str, Any]) -> list[Any]:
+    return [r["type"], r["direction"], *([r["center"]] if "center" in r else [])]
+
+
+def _evidence(trajectories: Sequence[Trajectory], ranking: list[int]) -> dict[str, list[Any]]:
+    """Per ranked node, its evidence paths (:func:`ark.agent.explain`), compact: each
+    ``{"agent", "anchor", "query", "step", "hops": [[center, relation, direction,
+    neighbor, step], ...]}``; the page highlights them when the node is selected."""
+    voting = [t for t in trajectories if t.stop_reason != "error"]
+    votes = [(n, sum(n in t.answer for t in voting)) for n in ranking]
+    out: dict[str, list[Any]] = {}
+    for ev in explain(trajectories, votes):
+        out[str(ev.node)] = [
+            {
+                "agent": p.agent,
+                "anchor": p.anchor,
+                "query": p.query,
+                "step": p.step,
+                "hops": [[h.center, h.relation, h.direction, h.neighbor, h.step] for h in p.hops],
+            }
+            for p in ev.paths[:MAX_PATHS]
+        ]
+    return out
 
 
 def _names(index: Index | None, nodes: Iterable[int]) -> dict[str, list[str]]:
