@@ -21,9 +21,9 @@ def metaqa_dir() -> Path:
 def write_metaqa_kb(target: Path) -> Path:
     """The MetaQA graph bundled with the package, written to ``target`` as a plain
     ``head|relation|tail`` file (the same file as MetaQA's ``kb.txt``)."""
-    with (files("ark") / "data" / "metaqa_kb.txt.gz").open("rb") as packed:
-        with gzip.open(packed) as src, target.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
+    packed = files("ark") / "data" / "metaqa_kb.txt.gz"
+    with packed.open("rb") as raw, gzip.open(raw) as src, target.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
     return target
 
 
