@@ -1,4 +1,5 @@
-"""Shared fixtures: the real MetaQA graph (built once per session)."""
+"""Shared fixtures: the real MetaQA graph, as bundled with the package (built once
+per session)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from _helpers import metaqa_dir
+from _helpers import write_metaqa_kb
 from ark.index import Index, build_index
 
 
 @pytest.fixture(scope="session")
-def metaqa_kb() -> Path:
-    kb = metaqa_dir() / "kb.txt"
-    if not kb.exists():
-        pytest.skip(f"MetaQA not found at {kb}; set ARK_METAQA_DIR")
-    return kb
+def metaqa_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_metaqa_kb(tmp_path_factory.mktemp("metaqa-kb") / "kb.txt")
 
 
 @pytest.fixture(scope="session")

@@ -66,7 +66,7 @@ def synthesize_cmd(
     prompt: Annotated[str, typer.Option(help="System prompt variant: short | full.")] = "short",
     max_steps: Annotated[int, typer.Option(help="Step budget the student runs with.")] = 20,
     templates: Annotated[
-        Path | None, typer.Option(help="JSON file of question phrasings (see README).")
+        Path | None, typer.Option(help="JSON file of question phrasings (see the docs).")
     ] = None,
     paraphrase_model: Annotated[
         str | None, typer.Option(help="Rewrite questions with this model (GGUF, 0.5b, name).")

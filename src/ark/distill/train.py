@@ -6,8 +6,8 @@ atomically and resume mid-epoch across sessions; the loss is the same next-token
 cross-entropy over the masked labels. The base is the GGUF the local backend runs
 (transformers dequantizes it; needs ``gguf``) or a Hugging Face directory.
 
-CPU defaults (measured on this project's 2-core machine, see the README's
-"Distillation" section): the 0.5B student, LoRA r=8 on the attention and MLP
+CPU defaults (measured on this project's 2-core machine, see "Measured training cost
+on this machine" in ``benchmarks/RESULTS.md``): the 0.5B student, LoRA r=8 on the attention and MLP
 projections of the upper half of the layers only (so the backward pass stops
 halfway), gradient checkpointing, bf16 where the CPU has bf16 instructions (1.6x fp32 here),
 and a token budget that fits a
