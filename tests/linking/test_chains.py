@@ -142,3 +142,29 @@ def test_the_job_of_the_dad_is_read_through_synonyms(people):
         ("__people__person__parents", "out"),
         ("__people__person__profession", "out"),
     )
+
+
+def test_the_hints_walk_the_chain_read_from_the_graph(clubs):
+    from ark.agent import ToolSession
+
+    g = clubs.graph
+    ids = {g.name(i): i for i in range(g.n_nodes)}
+    question = "where is the football club that Joel_CAMPBELL plays for ?"
+    session = ToolSession(clubs, hints=True, question=question)
+    found = session.call("search_in_graph", {"query": "Joel_CAMPBELL"})
+    assert 'edge_type="plays_in_club"' in found.observation  # the first hop: the club
+    club = session.call(
+        "search_in_neighborhood",
+        {"node_index": ids["Joel_CAMPBELL"], "edge_type": "plays_in_club"},
+    )
+    # The club is a step on the way: the hint goes on to where it is, not to the add.
+    assert (
+        f'search_in_neighborhood(node_index={ids["Olympiacos_FC"]}, edge_type="is_in_country"'
+        in club.observation
+    )
+    assert "add_to_answer" not in club.observation
+    country = session.call(
+        "search_in_neighborhood",
+        {"node_index": ids["Olympiacos_FC"], "edge_type": "is_in_country"},
+    )
+    assert f"Add them now: add_to_answer(node_indices=[{ids['Greece']}])" in country.observation
