@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sample-seed", type=int, default=0)
     p.add_argument("--data-dir", type=Path, default=default_data_dir())
     p.add_argument("--index-cache", type=Path, default=Path(".bench"))
-    p.add_argument("--reader", choices=["linker", "paths"], default="linker")
+    p.add_argument("--reader", choices=["linker", "paths"], default="paths")
     p.add_argument("--show", choices=["wrong", "all", "none"], default="none")
     args = p.parse_args(argv)
     started = time.perf_counter()
