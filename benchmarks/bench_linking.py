@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ark.agent._hints import named_relations
 from ark.eval.datasets import load_dataset, sample
-from ark.graph import OUT
 from ark.linking import linker_for, read_question
+from ark.linking._chains import step_table
 from bench_quality import SETS, default_data_dir, index_for, parse_set
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")
@@ -47,19 +47,12 @@ Step = tuple[str, str]  # (forward relation, "out" | "in")
 
 class Hopper:
     """One-hop expansion of node sets by forward relation and direction (a stored
-    reverse copy ``r_inverse`` read as ``r`` the other way)."""
+    reverse copy ``r_inverse`` read as ``r`` the other way, as the chain reader reads
+    it: its step table's step of every adjacency code)."""
 
     def __init__(self, index) -> None:  # type: ignore[no-untyped-def]
-        g = index.graph
-        self.g = g
-        canonical = linker_for(index, "off").canonical
-        self.steps: list[Step] = []
-        for code in range(2 * len(g.relation_names)):
-            name, direction = g.relation_names[code // 2], code % 2
-            forward = canonical.get(name, name)
-            flipped = forward != name
-            out = (direction == OUT) != flipped
-            self.steps.append((forward, "out" if out else "in"))
+        self.g = index.graph
+        self.steps: list[Step] = step_table(index, linker_for(index, "off")).code_step
 
     def expand(self, nodes: np.ndarray) -> dict[Step, np.ndarray]:
         g = self.g

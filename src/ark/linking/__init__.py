@@ -4,8 +4,8 @@
 the index's described schema (labels, aliases, descriptions) and, when the ``[dense]``
 extra is installed, a sentence encoder; :func:`spot_entities` finds the node names
 a question contains; :func:`read_chain` reads the question's relation chain among the
-paths the graph has from the node it names. The hints of ``ark-guided``, GraphSearch's grounding and
-synthetic questions read the same linking.
+paths the graph has from the node it names. The hints of ``ark-guided``, GraphSearch's
+grounding and synthetic questions read the same linking.
 """
 
 from __future__ import annotations

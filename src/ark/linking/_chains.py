@@ -17,8 +17,10 @@ node instead, each scored by how well its relations account for the question's w
   words included when the encoder ties them strongly to a relation: *where* to a
   country);
 - **cost**: each hop costs a little (of two paths that explain the same words the
-  shorter wins), a relation no word names costs more, and a node type the question
-  names (*which movies*) that the path never reaches costs most.
+  shorter wins), a first relation other than the one named nearest the node a little,
+  a relation no word names more, and so does each mention of a relation by its own
+  label that the path does not use (*directed* ... *director*); a node type the
+  question names (*which movies*) that the path never reaches costs most.
 
 The best path gives the relations in order with their number of uses; the words no
 relation of it explains are what the hints must not pretend are answered.
@@ -29,13 +31,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
 from ark.linking._linker import DENSE_RANGE, RelationLinker
-from ark.linking._words import STOPWORDS, content, lemma_key, tokens, word_match
+from ark.linking._words import STOPWORDS, content, lemma_key, mention_groups, tokens, word_match
 
 #: Longest chain considered.
 MAX_HOPS = 3
@@ -120,19 +121,17 @@ class StepTable:
         # has[node, step]: the node has an edge along the step.
         has = np.zeros((graph.n_nodes, n_steps), dtype=bool)
         has[centers, step_of] = True
-        # follows[a, b]: some node reached along step a has an edge along step b.
-        follows = np.zeros((n_steps, n_steps), dtype=bool)
-        for a in range(n_steps):
-            reached = np.unique(others[step_of == a])
-            if len(reached):
-                follows[a] = has[reached].any(axis=0)
-        self.follows = follows
-        # The node type most reached along each step.
+        # follows[a, b]: some node reached along step a has an edge along step b;
+        # end_type[a]: the node type most reached along step a.
         types = np.asarray(graph.node_type, dtype=np.int64)
-        self.end_type = []
+        self.follows = np.zeros((n_steps, n_steps), dtype=bool)
+        self.end_type: list[str] = []
         for a in range(n_steps):
-            reached = types[others[step_of == a]]
-            top = int(np.bincount(reached).argmax()) if len(reached) else 0
+            reached = others[step_of == a]
+            top = 0
+            if len(reached):
+                self.follows[a] = has[np.unique(reached)].any(axis=0)
+                top = int(np.bincount(types[reached]).argmax())
             self.end_type.append(graph.node_type_names[top])
 
     def first_steps(self, node: int) -> list[int]:
@@ -170,7 +169,7 @@ def word_scores(
     relations = list(linker.phrases)
     col = {r: j for j, r in enumerate(relations)}
     scores = np.zeros((len(words), len(relations)))
-    content = [i for i, w in enumerate(words) if i not in masked and w not in STOPWORDS]
+    said = [i for i, w in enumerate(words) if i not in masked and w not in STOPWORDS]
     for rel, pairs in linker._phrase_words.items():
         j = col[rel]
         for _, own in pairs:
@@ -181,12 +180,12 @@ def word_scores(
                 # A word carrying the whole phrase alone counts fully; one of several
                 # words of a phrase counts by its share of it.
                 share = weight if len(own) == 1 else max(weight / len(own), weight * 0.5)
-                for i in content:
+                for i in said:
                     m = word_match(words[i], w)
                     if m:
                         scores[i, j] = max(scores[i, j], m * share)
     lexical = scores > 0
-    counted = list(content)
+    counted = list(said)
     encoder = linker.encoder
     if encoder is not None and linker._phrase_vectors is not None and len(words):
         # As in the linker, the encoder reads only the words no label or alias shares:
@@ -242,10 +241,7 @@ def label_mentions(
                 at.setdefault(key, []).append(i)
     out: dict[str, int] = {}
     for (rel, _), ps in at.items():
-        apart = sum(
-            b - a - sum(1 for j in range(a + 1, b) if j in masked) > 2 for a, b in pairwise(ps)
-        )
-        out[rel] = max(out.get(rel, 0), 1 + apart)
+        out[rel] = max(out.get(rel, 0), mention_groups(ps, masked))
     return out
 
 

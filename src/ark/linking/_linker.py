@@ -21,13 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any, Protocol
 
 import numpy as np
 
 from ark.graph import DescribedSchema
-from ark.linking._words import STOPWORDS, content, lemma_key, tokens, word_match
+from ark.linking._words import STOPWORDS, content, lemma_key, mention_groups, tokens, word_match
 
 #: A link above this score is confident: hints act on it. (Half a two-word label, or
 #: one word shared by two relations, is not.)
@@ -101,11 +100,7 @@ class Linking:
             at = [i for i in positions if i not in type_positions]
             if not at and link.score < 1.0:
                 continue
-            groups = 1 + sum(
-                b - a - sum(1 for j in range(a + 1, b) if j in self.entity_positions) > 2
-                for a, b in pairwise(at)
-            )
-            out[link.relation] = (groups, positions)
+            out[link.relation] = (max(1, mention_groups(at, self.entity_positions)), positions)
         return out
 
     def score(self, relation: str) -> float:

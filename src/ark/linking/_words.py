@@ -11,7 +11,9 @@ longer one that extends it by a derivational ending (``direct`` / ``director``,
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -84,6 +86,15 @@ def _derived(a: frozenset[str], b: frozenset[str]) -> bool:
             ):
                 return True
     return False
+
+
+def mention_groups(positions: Sequence[int], names: Collection[int]) -> int:
+    """How many separate mentions sorted word ``positions`` make: a new one where the
+    gap to the last is more than two words, the words of node names (``names``) not
+    counted ("club does Ann_A play" is one mention)."""
+    return int(bool(positions)) + sum(
+        b - a - sum(1 for j in range(a + 1, b) if j in names) > 2 for a, b in pairwise(positions)
+    )
 
 
 def content(words: list[str]) -> list[str]:
