@@ -19,8 +19,13 @@ node instead, each scored by how well its relations account for the question's w
 - **cost**: each hop costs a little (of two paths that explain the same words the
   shorter wins), a first relation other than the one named nearest the node a little,
   a relation no word names more, and so does each mention of a relation by its own
-  label that the path does not use (*directed* ... *director*); a node type the
-  question names (*which movies*) that the path never reaches costs most.
+  label that the path does not use (*directed* ... *director*), and a word the path
+  leaves unexplained (going out along a relation and straight back explains the word
+  before its name: who *co*-starred with X, the films that *share* X's director); a
+  question naming no node type asks first for what it wants, so a path not ending at
+  the object of the relation named first (*which club has a player from X*) costs; a
+  node type the question names (*which movies*) that the path never reaches costs
+  most.
 
 The best path gives the relations in order with their number of uses; the words no
 relation of it explains are what the hints must not pretend are answered.
@@ -59,6 +64,16 @@ MISSING_USE_COST = 0.5
 #: What a path costs whose first relation is not the one named nearest the node
 #: (*the films starred by X were directed by whom* starts with starred_actors).
 ORDER_COST = 0.2
+#: What each content word the path leaves unexplained costs: the words a question
+#: says are there to be read. A path that goes out from the node along a relation and
+#: straight back explains the word just before the relation's name (the films that
+#: *share* X's director, who *co*-starred): such a word is how a question says it.
+LOOSE_COST = 0.15
+#: What a path costs that does not end at the object of the relation the question
+#: names first, before its node (*which club has a player from X*, *who co-starred
+#: with X*, *the director of X*), when it names no node type: an English question puts
+#: what it asks for first.
+HEAD_COST = 0.3
 #: A function word counts when the encoder ties it to a relation at least this
 #: strongly (rescaled as the linker rescales): *where* -> country, not *of* -> anything.
 FUNCTION_WORD = 0.5
@@ -219,6 +234,18 @@ def word_scores(
     return relations, scores, lexical, sorted(set(counted))
 
 
+def excuse_repeats(
+    loose: list[int], explains: Mapping[str, list[int]], repeated: set[str]
+) -> list[int]:
+    """``loose`` without the words just before the mentions of a relation the path
+    follows and then takes back (``repeated``): such a path says something the question
+    must say too (the films that *share* X's director, who *co*-starred), and the word
+    before the relation's name is where it says it, not a part of the question left
+    unread."""
+    said = {j for r, at in explains.items() if r in repeated for i in at for j in (i - 1, i - 2)}
+    return [i for i in loose if i not in said]
+
+
 def label_mentions(
     linker: RelationLinker, words: Sequence[str], masked: set[int]
 ) -> dict[str, int]:
@@ -285,6 +312,26 @@ def read_chains(
         return sum(words[j] not in STOPWORDS for j in between(i))
 
     wanted_types = {t for t, at in types if not all(own_type(i) for i in at)}
+
+    def first_named() -> str | None:
+        """The relation a label or alias names first, before the node's name and any
+        node type the question names (the node's own type aside)."""
+        if anchor_span is None:
+            return None
+        for i in counted:
+            if i >= start:
+                return None
+            if i in type_words:
+                if own_type(i):
+                    continue
+                return None
+            row = np.where(lexical[i], scores[i], 0.0)
+            if row.max() >= NAMES:
+                return relations[int(np.argmax(row))]
+        return None
+
+    # A question that names the type it wants says so itself (the type costs read it).
+    head = None if wanted_types else first_named()
     typed = len(index.graph.node_type_names) > 1 and bool(wanted_types)
 
     def score(path: tuple[int, ...]) -> tuple[float, dict[str, list[int]], list[int]]:
@@ -320,6 +367,14 @@ def read_chains(
             reached = {table.end_type[s] for s in path}
             cost += TYPE_COST * len(wanted_types - reached)
             cost += END_COST * (table.end_type[path[-1]] not in wanted_types)
+        if head is not None and table.steps[path[-1]] != (head, "out"):
+            cost += HEAD_COST
+        # Out along a relation from the node and straight back (X's co-stars, the films
+        # that share X's director) is what a modifier of the relation's name can say.
+        a, b = (table.steps[s] for s in path[:2]) if len(path) > 1 else (None, None)
+        back = {a[0]} if a and b and a[0] == b[0] and a[1] != b[1] else set()
+        loose = excuse_repeats(loose, explains, back)
+        cost += LOOSE_COST * sum(words[i] not in STOPWORDS and i not in type_words for i in loose)
         return total - cost, explains, loose
 
     found: list[tuple[float, tuple[int, ...], dict[str, list[int]], list[int]]] = []
@@ -336,14 +391,6 @@ def read_chains(
     found.sort(key=lambda f: (-f[0], len(f[1])))
     out = []
     for total, path, explains, loose in found[:limit]:
-        # A relation the path takes twice says something the question must say too
-        # (the films that *share* X's director, who *co*-starred): the word just before
-        # its mention is that, not a part of the question left unexplained.
-        twice = Counter(table.steps[s][0] for s in path)
-        for r, at in explains.items():
-            if twice[r] > 1:
-                said = {j for i in at for j in (i - 1, i - 2)}
-                loose = [i for i in loose if i not in said]
         out.append(
             Chain(
                 anchor,
