@@ -39,6 +39,11 @@ Back to the Future|directed_by|Robert Zemeckis
 Big|starred_actors|Tom Hanks
 Big|directed_by|Penny Marshall
 Big|has_genre|Comedy
+Big|starred_actors|Elizabeth Perkins
+That Thing You Do|directed_by|Tom Hanks
+Penny Marshall|has_genre|Documentary
+Awakenings|directed_by|Penny Marshall
+Awakenings|has_genre|Drama
 """
 
 
@@ -129,6 +134,45 @@ def test_a_named_type_the_path_must_reach_makes_one_relation_two_uses(movie_inde
         ("directed_by", "out"),
     )
     assert chain(movie_index, "What genre is the film Big?") == (("has_genre", "out"),)
+
+
+def test_a_relation_named_once_but_taken_there_and_back(movie_index):
+    # No word says "twice": the word before the relation's name (co-, share) is left
+    # unread by the one-step path and read by going out along it and straight back.
+    # A question that names no type asks first for the object of the relation it names
+    # first (the stars), so the films of one step are not the answer.
+    assert chain(movie_index, "who co-starred with Tom Hanks") == (
+        ("starred_actors", "in"),
+        ("starred_actors", "out"),
+    )
+    assert chain(
+        movie_index, "what genres do the films that share directors with Big fall under"
+    ) == (
+        ("directed_by", "out"),
+        ("directed_by", "in"),
+        ("has_genre", "out"),
+    )
+    # A director tagged with a genre (names collide in real graphs) makes another
+    # reading, films of the genre of Big's director; it leaves *whose* and *also*
+    # unread, and ranks below.
+    question = "what are the genres of the films whose directors also directed Big"
+    reading = read_question(movie_index, question)
+    first, second = read_chains(
+        movie_index,
+        linker_for(movie_index),
+        tokens(question),
+        reading.entities[0].index,
+        set(reading.linking.entity_positions),
+        reading.linking.types,
+        anchor_span=(reading.entities[0].start, reading.entities[0].end),
+        limit=2,
+    )
+    assert first.steps == (("directed_by", "out"), ("directed_by", "in"), ("has_genre", "out"))
+    assert first.unexplained == ()
+    assert second.unexplained == ("whose", "also")
+    assert first.score > second.score
+    # The one-step reading stays when nothing is left unread.
+    assert chain(movie_index, "who starred in Big") == (("starred_actors", "out"),)
 
 
 def test_no_chain_without_exactly_one_named_node(clubs, movie_index):
