@@ -57,14 +57,15 @@ def eval_cmd(
     agents: Annotated[
         int | None,
         typer.Option(
-            help="Parallel agents; default 3 for ark, 1 for graphsearch.", show_default=False
+            help="Parallel agents; default: the strategy's (3 for ark, 1 for graphsearch).",
+            show_default=False,
         ),
     ] = None,
     strategy: Annotated[
         str | None,
         typer.Option(
             help="With --method ark: ark (default) | ark-guided (the default with an "
-            "--adapter trained on hinted trajectories) | graphsearch.",
+            "--adapter trained on hinted trajectories) | graphsearch | a registered strategy.",
             show_default=False,
         ),
     ] = None,
