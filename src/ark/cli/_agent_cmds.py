@@ -29,7 +29,6 @@ from ark.cli._llm_opts import (
     PricesOpt,
     SeedOpt,
     cache_counters,
-    cached,
     cost_line,
     prices,
 )
@@ -93,20 +92,20 @@ def _run(
     why: bool = False,
 ) -> RetrievalResult:
     from ark.distill.export import adapter_settings
-    from ark.llm import make_chat_model
+    from ark.llm import ModelSettings
 
     try:
         student = adapter_settings(adapter, base_url)
-        llm = make_chat_model(
+        llm = ModelSettings(
             model=model,
             base_url=base_url,
             request_timeout=request_timeout,
             max_retries=max_retries,
-            use_env=use_env,
             parallel=parallel,
-            **student.llm_kwargs,
-        )
-        llm = cached(llm, llm_cache)
+            use_env=use_env,
+            llm_cache=llm_cache,
+            options=student.llm_kwargs,
+        ).build()
         retriever = Retriever(
             index,
             llm,

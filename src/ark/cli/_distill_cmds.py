@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -89,15 +88,15 @@ def synthesize_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Teacher-free trajectories from the graph (never a question set): oracle + real tools."""
-    from ark.distill.synthesize import SynthConfig, llm_paraphraser, load_templates, synthesize
-    from ark.trajectory import write_trajectories
+    from ark.distill._synth_file import write_synthesis
+    from ark.distill.synthesize import SynthConfig, llm_paraphraser, load_templates
 
     try:
         hop_list = tuple(int(h) for h in hops.split(",") if h.strip())
     except ValueError:
         fail(f"--hops takes comma-separated integers, got {hops!r}", as_json=as_json)
     target = out / "trajectories.jsonl"
-    if target.exists():
+    if target.exists():  # refused before the index is opened
         fail(f"{target} exists; choose another -o (synthesis never appends)", as_json=as_json)
     try:
         index = open_index(index_dir)
@@ -116,53 +115,25 @@ def synthesize_cmd(
             from ark.llm import make_chat_model
 
             paraphrase = llm_paraphraser(make_chat_model(paraphrase_model, base_url), seed)
-        started = time.perf_counter()
-        out.mkdir(parents=True, exist_ok=True)
-        tmp = out / "trajectories.partial"
-        tmp.unlink(missing_ok=True)
         with _bar(as_json) as bar:
             task = bar.add_task("synthesize", total=n)
-            trajs = list(
-                synthesize(
-                    index,
-                    cfg,
-                    paraphrase=paraphrase,
-                    progress=lambda d, t: bar.update(task, completed=d),
-                )
+            stats = write_synthesis(
+                index,
+                cfg,
+                out,
+                paraphrase=paraphrase,
+                progress=lambda d, t: bar.update(task, completed=d),
             )
-        write_trajectories(tmp, trajs)
-        tmp.replace(target)
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
-    stats = _synth_stats(trajs)
-    stats.update({"path": str(target), "wall_s": round(time.perf_counter() - started, 2)})
     if as_json:
         print_json(stats)
     else:
         console.print(
-            f"Wrote {len(trajs)} trajectories to {esc(str(target))}: "
+            f"Wrote {stats['trajectories']} trajectories to {esc(stats['path'])}: "
             + ", ".join(f"{k}: {v}" for k, v in stats["by_kind"].items())
             + f"; steps p50 {stats['steps_p50']}, max {stats['steps_max']}"
         )
-
-
-def _synth_stats(trajs: list) -> dict:  # type: ignore[type-arg]
-    from collections import Counter
-
-    kinds = Counter(
-        f"{t.extra['synthesis']['hops']}-hop"
-        + (" intersection" if t.extra["synthesis"]["kind"] == "intersection" else "")
-        for t in trajs
-    )
-    steps = sorted(len(t.steps) for t in trajs) or [0]
-    failed = sum(any(not c.ok for s in t.steps for c in s.tool_calls) for t in trajs)
-    return {
-        "trajectories": len(trajs),
-        "by_kind": dict(sorted(kinds.items())),
-        "steps_p50": steps[len(steps) // 2],
-        "steps_max": steps[-1],
-        "with_bad_call": failed,
-    }
 
 
 @distill_app.command("collect")
@@ -197,61 +168,35 @@ def collect_cmd(
 ) -> None:
     """Teacher trajectories, label-free: ARK runs --per-query times per query, no gold read."""
     from ark.distill.collect import collect, collect_settings, load_questions
-    from ark.llm import make_chat_model
+    from ark.eval import RaySettings
+    from ark.llm import ModelSettings
 
-    ray_runner = None
     try:
         index = open_index(index_dir)
-        qs = load_questions(questions, index, split=split, data_dir=data_dir)
-        if limit is not None:
-            from ark.eval.datasets import sample
-
-            qs = sample(qs, limit, sample_seed)
-        llm = method = None
-        if ray:  # workers build the teacher themselves; this process keeps the store
-            from ark.eval._ray import MethodSpec, RayMethod
-
-            spec = MethodSpec(
-                method="ark",
-                index=str(index_dir.resolve()),
-                llm={"model": model, "base_url": base_url},
-                retriever={
-                    "n_agents": per_query,
-                    "max_steps": max_steps,
-                    "temperature": temperature,
-                },
-            )
-            method = ray_runner = RayMethod(
-                spec, address=ray_address, workers=ray_workers, per_worker=concurrency
-            )
-            model_name = ray_runner.worker_info[0].get("model")
-        else:
-            llm = make_chat_model(model=model, base_url=base_url)
-            model_name = llm.name
+        qs = load_questions(
+            questions, index, split=split, data_dir=data_dir, limit=limit, sample_seed=sample_seed
+        )
         with _bar(as_json) as bar:
             task = bar.add_task("collect", total=len(qs))
             summary = collect(
                 qs,
                 index,
-                llm,
+                None,
                 out,
-                method=method,
-                model_name=model_name,
+                model=ModelSettings(model=model, base_url=base_url),
+                ray=RaySettings(ray_address, ray_workers) if ray else None,
                 source=questions,
                 per_query=per_query,
                 temperature=temperature,
                 max_steps=max_steps,
                 resume=resume,
-                concurrency=ray_runner.slots if ray_runner else concurrency,
+                concurrency=concurrency,
                 progress=lambda d, t: bar.update(task, completed=d, total=t),
                 retry_failed=retry_failed,
                 settings=collect_settings(questions, split, limit, sample_seed, base_url),
             )
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
-    finally:
-        if ray_runner is not None:
-            ray_runner.close()
     if as_json:
         print_json(summary)
     else:

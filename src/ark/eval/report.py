@@ -22,7 +22,7 @@ from typing import Any
 
 from ark._safe import clean_text
 from ark.errors import ArkError
-from ark.eval._store import TRAJECTORIES_FILE, read_records
+from ark.eval._runstore import TRAJECTORIES_FILE, read_records
 from ark.eval.metrics import MEASURES
 from ark.trajectory import Trajectory, read_trajectories
 
