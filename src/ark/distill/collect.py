@@ -69,14 +69,14 @@ def load_questions(
     a deterministic sample of that many (``ark eval --limit``'s)."""
     kind = source.partition(":")[0]
     if kind in ("metaqa", "stark", "jsonl") and ":" in source:
-        from ark.eval.datasets import load_dataset  # the same parsing as `ark eval`
+        from ark.datasets import load_dataset  # the same parsing as `ark eval`
 
         queries, _ = load_dataset(source, index, split, data_dir)
         out = [Question(q.id, q.text) for q in queries]
     else:
         out = read_questions(source)
     if limit is not None:
-        from ark.eval.datasets import sample
+        from ark.datasets import sample
 
         out = sample(out, limit, sample_seed)  # type: ignore[arg-type]
     return out

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ark import datasets
 from ark._safe import redact_url
 from ark.agent import (
     EventHandler,
@@ -32,7 +33,6 @@ from ark.agent import (
 )
 from ark.cost import PriceTable
 from ark.errors import ArkError
-from ark.eval import datasets
 from ark.eval._methods import BM25Method, DenseMethod, Method, RetrieverMethod
 from ark.eval._runner import ProgressFn, run_queries
 from ark.eval._runstore import RunStore
