@@ -37,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ark.agent._hints import named_relations
-from ark.eval.datasets import load_dataset, sample
+from ark.datasets import load_dataset, sample
 from ark.linking import linker_for, read_question
 from ark.linking._chains import step_table
 from bench_quality import SETS, default_data_dir, index_for, parse_set

@@ -14,8 +14,8 @@ node types), never on MetaQA alone. A set is one of :data:`SETS` or
 ``NAME=KB::DATASET[::SPLIT]`` for any graph file and dataset spec ``ark eval`` takes
 (``mine=data/kb.tsv::jsonl:data/dev.jsonl``).
 
-Every run goes through the real evaluation runner (``ark.eval.run_queries``, the
-same code as ``ark eval``) with the local model and a fixed agent seed, so a change
+Every run goes through the evaluation API (``ark.eval.Evaluation``, the same code
+as ``ark eval``) with the local model and a fixed agent seed, so a change
 to the agent is judged on the same questions with the same sampling. Each set is
 written to ``OUT/LABEL/SET`` and is resumable: rerunning the same command continues
 where an interrupted run stopped (the runner refuses to resume with other settings).
@@ -28,7 +28,6 @@ data folder (``$ARK_DATA_DIR`` or ``../shared/data``). One 30-question set takes
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -37,10 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ark.agent import Agent, AgentOptions, Retriever, ToolConfig
+from ark.agent import Agent, AgentOptions, ToolConfig
 from ark.agent._prompt import PROMPT_VARIANTS
-from ark.eval import RetrieverMethod, RunStore, run_queries
-from ark.eval.datasets import load_dataset, sample
+from ark.eval import Evaluation
 from ark.index import build_index, open_index
 
 HERE = Path(__file__).resolve().parent
@@ -119,62 +117,41 @@ def index_for(kb: Path, cache: Path, describe_with=None):  # type: ignore[no-unt
 
 def run_set(args: argparse.Namespace, llm, spec: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     name, kb, dataset, split = parse_set(spec, args.data_dir)
-    index, where = index_for(kb, args.index_cache, llm if args.describe else None)
-    queries, _ = load_dataset(dataset, index, split, kb.parent)
-    queries = sample(queries, args.limit, args.sample_seed)
+    index, _ = index_for(kb, args.index_cache, llm if args.describe else None)
     options = AgentOptions(example=args.example, hints=args.hints)
-    tools = ToolConfig(multi_neighborhood=args.multi_neighborhood)
-    retriever = Retriever(
+    out = args.out / args.label / name
+    run = Evaluation(
+        dataset,
         index,
-        llm,
+        out,
+        split=split,
+        limit=args.limit,
+        sample_seed=args.sample_seed,
         strategy=agent_factory(options),
-        n_agents=args.agents,
+        agents=args.agents,
         max_steps=args.max_steps,
-        temperature=args.temperature,
         fusion=args.fusion,
-        tools=tools,
-        seed=args.seed,
+        temperature=args.temperature,
+        tools=ToolConfig(multi_neighborhood=args.multi_neighborhood),
         prompt=args.prompt,
-        on_event=_print_event if args.verbose else None,
+        seed=args.seed,
+        data_dir=kb.parent,
+        # recorded beside the settings ark eval records, so a rerun resumes only alike
+        extra_config={
+            "agent_options": options.to_dict(),
+            **({"described": index.described.sources} if args.describe else {}),
+            **({"adapter": str(args.adapter)} if args.adapter else {}),
+        },
     )
-    config = {
-        "dataset": dataset,
-        "index": str(where),
-        "split": split,
-        "limit": args.limit,
-        "sample_seed": args.sample_seed,
-        "method": "ark",
-        "mode": "strict",
-        "agents": args.agents,
-        "max_steps": args.max_steps,
-        "fusion": args.fusion,
-        "temperature": args.temperature,
-        "seed": args.seed,
-        "tools": tools.to_dict(),
-        "agent_options": options.to_dict(),
-        **({"described": index.described.sources} if args.describe else {}),
-        "model": llm.name,
-        "concurrency": 1,
-        **({"prompt": args.prompt} if args.prompt != "full" else {}),
-        **({"adapter": str(args.adapter)} if args.adapter else {}),
-    }
-    store = RunStore(args.out / args.label / name)
-    resume = store.results.exists()
 
     def progress(done: int, total: int) -> None:
         print(f"\r  {name}: {done}/{total}", end="", file=sys.stderr, flush=True)
 
-    summary = asyncio.run(
-        run_queries(
-            queries,
-            RetrieverMethod(retriever),
-            store,
-            config,
-            resume=resume,
-            mode="strict",
-            n_nodes=index.graph.n_nodes,
-            progress=progress,
-        )
+    summary = run.run(
+        llm=llm,
+        resume=(out / "results.jsonl").exists(),
+        progress=progress,
+        on_event=_print_event if args.verbose else None,
     )
     print(file=sys.stderr)
     return summary

@@ -23,9 +23,9 @@ import uuid
 from pathlib import Path
 
 from ark.agent import ToolSession, fuse_vote
+from ark.datasets import load_metaqa, sample
 from ark.eval import RunStore, run_queries
 from ark.eval._methods import MethodOutput
-from ark.eval.datasets import load_metaqa, sample
 from ark.index import Index, build_index, open_index
 from ark.serve.viewer import load_source, write_view
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory

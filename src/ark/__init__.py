@@ -4,6 +4,7 @@ An LLM agent retrieves evidence from a knowledge graph with two tools: global BM
 search over node text and one-hop neighborhood exploration with type filters.
 """
 
+import ark.datasets  # noqa: F401  (registers the datasets' graph schemas, e.g. MetaQA's)
 from ark.agent import (
     EvidencePath,
     Hop,

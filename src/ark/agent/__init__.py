@@ -18,25 +18,30 @@ from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
 from ark.agent._session import CallOutcome, ToolSession, normalise_arguments
 from ark.agent._specs import ANSWER_TOOL_SPECS, ToolConfig, agent_tool_specs
 from ark.agent._strategy import (
+    ENTRY_POINT_GROUP,
     AgentConfig,
     AgentEvent,
     EventHandler,
     Strategy,
     StrategyContext,
     StrategyFactory,
+    StrategyInfo,
     register_strategy,
     resolve_strategy,
+    strategy_info,
     strategy_names,
 )
 from ark.agent.graphsearch import GraphSearch, GraphSearchConfig
 
-#: How many agents a strategy runs when none is asked for: ARK fuses three (the
-#: paper's n), GraphSearch's workflow is one pipeline per question.
-DEFAULT_AGENTS = {"ark": 3, "ark-guided": 3, "graphsearch": 1}
+#: The built-in strategies' default agent counts, for code that read this table;
+#: the registry is the source (``strategy_info(name).default_agents``), and knows
+#: strategies registered later or installed through the ``ark.strategies`` group.
+DEFAULT_AGENTS = {n: strategy_info(n).default_agents for n in ("ark", "ark-guided", "graphsearch")}
 
 __all__ = [
     "ANSWER_TOOL_SPECS",
     "DEFAULT_AGENTS",
+    "ENTRY_POINT_GROUP",
     "FUSIONS",
     "Addition",
     "Agent",
@@ -56,6 +61,7 @@ __all__ = [
     "Strategy",
     "StrategyContext",
     "StrategyFactory",
+    "StrategyInfo",
     "ToolConfig",
     "ToolSession",
     "agent_tool_specs",
@@ -69,6 +75,7 @@ __all__ = [
     "register_strategy",
     "render_evidence",
     "resolve_strategy",
+    "strategy_info",
     "strategy_names",
     "system_prompt",
 ]

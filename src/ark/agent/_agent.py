@@ -258,5 +258,6 @@ def guided_agent(ctx: StrategyContext) -> Agent:
     return Agent(ctx.index, ctx.llm, config, options=AgentOptions(hints=True), **ctx.shared())
 
 
-register_strategy("ark", Agent.from_context)
-register_strategy("ark-guided", guided_agent)
+# ARK fuses three agents (the paper's n).
+register_strategy("ark", Agent.from_context, default_agents=3)
+register_strategy("ark-guided", guided_agent, default_agents=3)

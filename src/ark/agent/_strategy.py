@@ -3,15 +3,19 @@
 ARK's free-form tool loop is one strategy; GraphSearch's workflow is another. The
 retriever runs ``n_agents`` strategies built by a factory from a
 :class:`StrategyContext` and fuses their answers, and the evaluation runner and the
-CLI go through the retriever, so a new strategy needs nothing else.
+CLI go through the retriever, so a new strategy needs nothing else. This module is
+also the one registry of strategies by name: ``register_strategy`` in code, or the
+``ark.strategies`` entry point group for an installed package; the CLI reads it.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Protocol, runtime_checkable
 
 from ark.errors import ArkError
@@ -102,26 +106,79 @@ def start_trajectory(
     )
 
 
-_STRATEGIES: dict[str, StrategyFactory] = {}
+#: The entry point group a package names its strategies in (``pyproject.toml``:
+#: ``[project.entry-points."ark.strategies"] mine = "my_pkg:factory"``).
+ENTRY_POINT_GROUP = "ark.strategies"
 
 
-def register_strategy(name: str, factory: StrategyFactory) -> None:
-    """Make ``factory`` available by ``name`` (``Retriever(strategy=name)``, ``--strategy``)."""
-    _STRATEGIES[name] = factory
+@dataclass(frozen=True)
+class StrategyInfo:
+    """A registered strategy: its factory and how many agents run it by default."""
+
+    name: str
+    factory: StrategyFactory
+    #: Agents ``--agents`` defaults to (ARK fuses three; a workflow runs once).
+    default_agents: int = 1
+
+
+_STRATEGIES: dict[str, StrategyInfo] = {}
+
+
+def register_strategy(
+    name: str, factory: StrategyFactory, *, default_agents: int | None = None
+) -> None:
+    """Make ``factory`` available by ``name`` (``Retriever(strategy=name)``,
+    ``--strategy name`` of ``ark ask``/``ark eval``).
+
+    ``default_agents`` is how many agents run it when none is asked for; without it,
+    the factory's ``default_agents`` attribute, else 1 (one run, the cheap default).
+    """
+    agents = default_agents or getattr(factory, "default_agents", None) or 1
+    if not isinstance(agents, int) or agents < 1:
+        raise ArkError(f"strategy {name!r}: default_agents must be a positive integer")
+    _STRATEGIES[name] = StrategyInfo(name, factory, agents)
+
+
+@functools.cache
+def _entry_points() -> dict[str, EntryPoint]:
+    """Strategies installed packages declare (read once; loaded only when named)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _load_entry_point(name: str) -> StrategyInfo | None:
+    ep = _entry_points().get(name)
+    if ep is None:
+        return None
+    try:
+        factory = ep.load()
+    except Exception as exc:  # a broken plugin names itself, never a traceback
+        raise ArkError(
+            f"strategy {name!r} (entry point {ep.value}) failed to load: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    if not callable(factory):
+        raise ArkError(f"strategy {name!r} (entry point {ep.value}) is not a factory")
+    register_strategy(name, factory)
+    return _STRATEGIES[name]
 
 
 def strategy_names() -> list[str]:
-    return sorted(_STRATEGIES)
+    """Every strategy a name can pick: registered ones and installed entry points."""
+    return sorted(set(_STRATEGIES) | set(_entry_points()))
+
+
+def strategy_info(name: str) -> StrategyInfo:
+    """The registered strategy ``name`` (an entry point is loaded on first use)."""
+    info = _STRATEGIES.get(name) or _load_entry_point(name)
+    if info is None:
+        raise ArkError(f"unknown strategy {name!r}; choose one of {', '.join(strategy_names())}")
+    return info
 
 
 def resolve_strategy(strategy: str | StrategyFactory) -> tuple[str, StrategyFactory]:
     """The (name, factory) for a registered name or a factory given directly."""
     if isinstance(strategy, str):
-        if strategy not in _STRATEGIES:
-            raise ArkError(
-                f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}"
-            )
-        return strategy, _STRATEGIES[strategy]
+        return strategy, strategy_info(strategy).factory
     if not callable(strategy):
         raise ArkError(f"a strategy is a registered name or a factory, got {strategy!r}")
     name = getattr(strategy, "strategy_name", None) or getattr(strategy, "__name__", "custom")

@@ -12,12 +12,13 @@ from rich.table import Table
 
 from ark._safe import clean_text
 from ark.agent import (
-    DEFAULT_AGENTS,
     AgentEvent,
     RetrievalResult,
     Retriever,
     evidence_names,
     render_evidence,
+    strategy_info,
+    strategy_names,
 )
 from ark.cli._app import app
 from ark.cli._llm_opts import (
@@ -28,7 +29,6 @@ from ark.cli._llm_opts import (
     PricesOpt,
     SeedOpt,
     cache_counters,
-    cached,
     cost_line,
     prices,
 )
@@ -92,20 +92,20 @@ def _run(
     why: bool = False,
 ) -> RetrievalResult:
     from ark.distill.export import adapter_settings
-    from ark.llm import make_chat_model
+    from ark.llm import ModelSettings
 
     try:
         student = adapter_settings(adapter, base_url)
-        llm = make_chat_model(
+        llm = ModelSettings(
             model=model,
             base_url=base_url,
             request_timeout=request_timeout,
             max_retries=max_retries,
-            use_env=use_env,
             parallel=parallel,
-            **student.llm_kwargs,
-        )
-        llm = cached(llm, llm_cache)
+            use_env=use_env,
+            llm_cache=llm_cache,
+            options=student.llm_kwargs,
+        ).build()
         retriever = Retriever(
             index,
             llm,
@@ -189,7 +189,8 @@ StrategyOpt = Annotated[
         "--strategy",
         help="ark (the paper's agent; the default) | ark-guided (ark with hints and the hop "
         "over a set, for small models; the default with an --adapter trained on hinted "
-        "trajectories) | graphsearch (six modules).",
+        "trajectories) | graphsearch (six modules) | any strategy a package registers "
+        "(entry point group ark.strategies).",
         show_default=False,
     ),
 ]
@@ -219,13 +220,19 @@ def adapter_strategy(adapter: Path | None, base_url: str | None, as_json: bool =
 
 
 def resolve_agents(strategy: str, agents: int | None, as_json: bool = False) -> int:
-    """The agent count: as given, else the strategy's default; an unknown strategy fails."""
-    if strategy not in DEFAULT_AGENTS:
+    """The agent count: as given, else the registered strategy's default (any strategy
+    of the registry: built in, ``register_strategy``, or an ``ark.strategies`` entry
+    point); an unknown strategy fails before any work."""
+    if strategy not in strategy_names():
         fail(
-            f"unknown --strategy {strategy!r}; use {' or '.join(DEFAULT_AGENTS)}",
+            f"unknown --strategy {strategy!r}; use {' or '.join(strategy_names())}",
             as_json=as_json,
         )
-    return DEFAULT_AGENTS[strategy] if agents is None else agents
+    try:
+        default = strategy_info(strategy).default_agents
+    except ArkError as exc:  # an installed strategy that fails to load
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    return default if agents is None else agents
 
 
 StepsOpt = Annotated[int, typer.Option("--max-steps", help="Step budget per agent.")]

@@ -1,11 +1,10 @@
-"""``ark distill synthesize|collect|sft|train|export``: teach a small model ARK's tool use."""
+"""``ark distill synthesize|collect|sft``: trajectories and SFT data for a small model
+(``train`` and ``export`` are in ``_train_cmds.py``)."""
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.progress import (
@@ -30,18 +29,6 @@ distill_app = typer.Typer(
 app.add_typer(distill_app, name="distill")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-
-
-def _train_line(state: Any, budget: int | None) -> str:
-    """One log line of training progress, for runs whose stderr is not a terminal."""
-    rate = state.tokens / state.elapsed_s if state.elapsed_s else 0.0
-    line = f"step {state.step}  {state.tokens:,}"
-    line += f"/{budget:,} tokens" if budget else " tokens"
-    line += f"  loss {state.loss_ema:.3f}  {rate:.1f} tokens/s"
-    if budget and rate and state.tokens < budget:
-        left = int((budget - state.tokens) / rate)
-        line += f"  ETA {left // 3600}:{left % 3600 // 60:02d}:{left % 60:02d}"
-    return line
 
 
 def _bar(disable: bool) -> Progress:
@@ -89,15 +76,15 @@ def synthesize_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Teacher-free trajectories from the graph (never a question set): oracle + real tools."""
-    from ark.distill.synthesize import SynthConfig, llm_paraphraser, load_templates, synthesize
-    from ark.trajectory import write_trajectories
+    from ark.distill._synth_file import write_synthesis
+    from ark.distill.synthesize import SynthConfig, llm_paraphraser, load_templates
 
     try:
         hop_list = tuple(int(h) for h in hops.split(",") if h.strip())
     except ValueError:
         fail(f"--hops takes comma-separated integers, got {hops!r}", as_json=as_json)
     target = out / "trajectories.jsonl"
-    if target.exists():
+    if target.exists():  # refused before the index is opened
         fail(f"{target} exists; choose another -o (synthesis never appends)", as_json=as_json)
     try:
         index = open_index(index_dir)
@@ -116,53 +103,25 @@ def synthesize_cmd(
             from ark.llm import make_chat_model
 
             paraphrase = llm_paraphraser(make_chat_model(paraphrase_model, base_url), seed)
-        started = time.perf_counter()
-        out.mkdir(parents=True, exist_ok=True)
-        tmp = out / "trajectories.partial"
-        tmp.unlink(missing_ok=True)
         with _bar(as_json) as bar:
             task = bar.add_task("synthesize", total=n)
-            trajs = list(
-                synthesize(
-                    index,
-                    cfg,
-                    paraphrase=paraphrase,
-                    progress=lambda d, t: bar.update(task, completed=d),
-                )
+            stats = write_synthesis(
+                index,
+                cfg,
+                out,
+                paraphrase=paraphrase,
+                progress=lambda d, t: bar.update(task, completed=d),
             )
-        write_trajectories(tmp, trajs)
-        tmp.replace(target)
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
-    stats = _synth_stats(trajs)
-    stats.update({"path": str(target), "wall_s": round(time.perf_counter() - started, 2)})
     if as_json:
         print_json(stats)
     else:
         console.print(
-            f"Wrote {len(trajs)} trajectories to {esc(str(target))}: "
+            f"Wrote {stats['trajectories']} trajectories to {esc(stats['path'])}: "
             + ", ".join(f"{k}: {v}" for k, v in stats["by_kind"].items())
             + f"; steps p50 {stats['steps_p50']}, max {stats['steps_max']}"
         )
-
-
-def _synth_stats(trajs: list) -> dict:  # type: ignore[type-arg]
-    from collections import Counter
-
-    kinds = Counter(
-        f"{t.extra['synthesis']['hops']}-hop"
-        + (" intersection" if t.extra["synthesis"]["kind"] == "intersection" else "")
-        for t in trajs
-    )
-    steps = sorted(len(t.steps) for t in trajs) or [0]
-    failed = sum(any(not c.ok for s in t.steps for c in s.tool_calls) for t in trajs)
-    return {
-        "trajectories": len(trajs),
-        "by_kind": dict(sorted(kinds.items())),
-        "steps_p50": steps[len(steps) // 2],
-        "steps_max": steps[-1],
-        "with_bad_call": failed,
-    }
 
 
 @distill_app.command("collect")
@@ -197,61 +156,35 @@ def collect_cmd(
 ) -> None:
     """Teacher trajectories, label-free: ARK runs --per-query times per query, no gold read."""
     from ark.distill.collect import collect, collect_settings, load_questions
-    from ark.llm import make_chat_model
+    from ark.eval import RaySettings
+    from ark.llm import ModelSettings
 
-    ray_runner = None
     try:
         index = open_index(index_dir)
-        qs = load_questions(questions, index, split=split, data_dir=data_dir)
-        if limit is not None:
-            from ark.eval.datasets import sample
-
-            qs = sample(qs, limit, sample_seed)
-        llm = method = None
-        if ray:  # workers build the teacher themselves; this process keeps the store
-            from ark.eval._ray import MethodSpec, RayMethod
-
-            spec = MethodSpec(
-                method="ark",
-                index=str(index_dir.resolve()),
-                llm={"model": model, "base_url": base_url},
-                retriever={
-                    "n_agents": per_query,
-                    "max_steps": max_steps,
-                    "temperature": temperature,
-                },
-            )
-            method = ray_runner = RayMethod(
-                spec, address=ray_address, workers=ray_workers, per_worker=concurrency
-            )
-            model_name = ray_runner.worker_info[0].get("model")
-        else:
-            llm = make_chat_model(model=model, base_url=base_url)
-            model_name = llm.name
+        qs = load_questions(
+            questions, index, split=split, data_dir=data_dir, limit=limit, sample_seed=sample_seed
+        )
         with _bar(as_json) as bar:
             task = bar.add_task("collect", total=len(qs))
             summary = collect(
                 qs,
                 index,
-                llm,
+                None,
                 out,
-                method=method,
-                model_name=model_name,
+                model=ModelSettings(model=model, base_url=base_url),
+                ray=RaySettings(ray_address, ray_workers) if ray else None,
                 source=questions,
                 per_query=per_query,
                 temperature=temperature,
                 max_steps=max_steps,
                 resume=resume,
-                concurrency=ray_runner.slots if ray_runner else concurrency,
+                concurrency=concurrency,
                 progress=lambda d, t: bar.update(task, completed=d, total=t),
                 retry_failed=retry_failed,
                 settings=collect_settings(questions, split, limit, sample_seed, base_url),
             )
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
-    finally:
-        if ray_runner is not None:
-            ray_runner.close()
     if as_json:
         print_json(summary)
     else:
@@ -326,159 +259,3 @@ def _resolve_base(base: str) -> Path:
     from ark.llm._local import LOCAL_MODELS, local_model_path
 
     return local_model_path(base) if base in LOCAL_MODELS else Path(base)
-
-
-BUDGET_HELP = (
-    "Stop after this many tokens (forward tokens, prompts included). The default, "
-    "750,000, is about two hours of the 0.5B student on 2 free CPU cores (measured "
-    "99-111 tokens/s, bf16): ~370 trajectories; the 1.5B trains ~2x slower. "
-    "0 = no budget (epochs only)."
-)
-
-
-@distill_app.command("train")
-def train_cmd(
-    sft: Annotated[Path, typer.Argument(help="SFT JSONL made by `ark distill sft`.")],
-    out: Annotated[Path, typer.Option("-o", "--out", help="Adapter directory.")],
-    base: Annotated[
-        str, typer.Option(help="Student: 0.5b | 1.5b | a GGUF | a HF directory.")
-    ] = "0.5b",
-    preset: Annotated[str, typer.Option(help="cpu (default) | gpu (the paper's)")] = "cpu",
-    token_budget: Annotated[int | None, typer.Option(help=BUDGET_HELP)] = None,
-    rank: Annotated[int | None, typer.Option(help="LoRA rank.")] = None,
-    layer_fraction: Annotated[
-        float | None, typer.Option(help="Adapt only the upper share of layers (1 = all).")
-    ] = None,
-    lr: Annotated[float | None, typer.Option(help="Learning rate.")] = None,
-    epochs: Annotated[float | None, typer.Option(help="Passes over the data.")] = None,
-    grad_accum: Annotated[int | None, typer.Option(help="Records per optimizer step.")] = None,
-    val_fraction: Annotated[
-        float | None, typer.Option(help="Held-out share for validation/early stop.")
-    ] = None,
-    checkpoint_every: Annotated[int | None, typer.Option(help="Optimizer steps.")] = None,
-    max_steps: Annotated[
-        int | None, typer.Option(help="Stop after N optimizer steps in this call.")
-    ] = None,
-    threads: Annotated[int | None, typer.Option(help="CPU threads.")] = None,
-    dtype: Annotated[
-        str | None, typer.Option(help="auto (bf16 on CUDA or a bf16 CPU, else fp32) | bf16 | fp32")
-    ] = None,
-    resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint.")] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """LoRA-train the student on SFT records, with checkpoints, --resume and an ETA."""
-    import dataclasses
-
-    try:
-        from ark.distill.train import TrainConfig, train
-    except ImportError as exc:  # pragma: no cover - needs the [train] extra
-        fail(f"training needs the [train] extra ({exc})", as_json=as_json)
-    if preset not in ("cpu", "gpu"):
-        fail(f"unknown --preset {preset!r}; use cpu or gpu", as_json=as_json)
-    cfg = TrainConfig.gpu_preset() if preset == "gpu" else TrainConfig()
-    overrides = {
-        "token_budget": None if token_budget == 0 else token_budget,
-        "rank": rank,
-        "layer_fraction": layer_fraction,
-        "lr": lr,
-        "epochs": epochs,
-        "grad_accum": grad_accum,
-        "val_fraction": val_fraction,
-        "checkpoint_every": checkpoint_every,
-        "threads": threads,
-        "dtype": dtype,
-    }
-    cfg = dataclasses.replace(
-        cfg,
-        **{
-            k: v
-            for k, v in overrides.items()
-            if v is not None or (k == "token_budget" and token_budget == 0)
-        },
-    )
-    try:
-        base_path = _resolve_base(base)
-        with Progress(
-            TextColumn("[bold]train"),
-            BarColumn(),
-            TextColumn("{task.completed:,.0f}/{task.total:,.0f} tokens"),
-            TextColumn("loss {task.fields[loss]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=err_console,
-            disable=as_json,
-        ) as bar:
-            task = bar.add_task("train", total=cfg.token_budget or 1, loss="-")
-
-            plain = not as_json and not err_console.is_terminal
-
-            def show(state, budget):  # type: ignore[no-untyped-def]
-                if plain:  # a background run's log gets a line per optimizer step
-                    err_console.print(_train_line(state, budget), highlight=False)
-                bar.update(
-                    task,
-                    completed=state.tokens,
-                    total=budget or max(state.tokens, 1),
-                    loss=f"{state.loss_ema:.3f}",
-                )
-
-            meta = train(
-                sft, base_path, out, cfg, resume=resume, max_steps=max_steps, progress=show
-            )
-    except ArkError as exc:
-        fail(str(exc), as_json=as_json, code=type(exc).__name__)
-    if as_json:
-        print_json(meta)
-    else:
-        console.print(
-            f"Adapter in {esc(str(out))}: {meta['step']} steps, {meta['tokens']:,} tokens "
-            f"({meta['tokens_per_s']} tokens/s), stopped by {meta['stop_reason']}"
-            + ("" if meta["finished"] else "; continue with --resume")
-        )
-
-
-@distill_app.command("export")
-def export_cmd(
-    adapter_dir: Annotated[Path, typer.Argument(help="Adapter directory from `distill train`.")],
-    out: Annotated[Path, typer.Option("-o", "--out", help="adapter.gguf, or a dir with --merge.")],
-    merge: Annotated[
-        bool, typer.Option(help="Merge into a full Hugging Face model directory instead.")
-    ] = False,
-    base: Annotated[
-        str | None, typer.Option(help="Base for --merge (default: the one trained on).")
-    ] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Write the adapter as a GGUF LoRA for llama.cpp (`--adapter`), or merge it."""
-    from ark.distill.export import export_gguf
-    from ark.distill.export import merge as merge_fn
-    from ark.distill.train import read_adapter_meta
-
-    try:
-        meta = read_adapter_meta(adapter_dir)
-        if merge:
-            path = merge_fn(adapter_dir, _resolve_base(base) if base else meta["base"], out)
-            result = {"path": str(path), "merged": True}
-        else:
-            result = export_gguf(
-                adapter_dir,
-                out,
-                metadata={
-                    "prompt": meta.get("prompt", "full"),
-                    "tools": json.dumps(meta.get("tools") or {}, sort_keys=True),
-                    "hints": "true" if meta.get("hints") else "false",
-                    "base": meta.get("base_name", ""),
-                    "tokens": str(meta.get("tokens", "")),
-                },
-            )
-    except ArkError as exc:
-        fail(str(exc), as_json=as_json, code=type(exc).__name__)
-    if as_json:
-        print_json(result)
-    elif merge:
-        console.print(f"Merged model written to {esc(result['path'])}")
-    else:
-        console.print(
-            f"Wrote {esc(result['path'])}: {result['tensors']} tensors, rank "
-            f"{result['rank']}, alpha {result['alpha']}, prompt {meta.get('prompt', 'full')}"
-        )

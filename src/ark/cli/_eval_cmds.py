@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ark._safe import redact_url
 from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
 from ark.cli._app import app
 from ark.cli._llm_opts import (
@@ -22,22 +18,11 @@ from ark.cli._llm_opts import (
     PricesOpt,
     RetryFailedOpt,
     SeedOpt,
-    cached,
     prices,
     redone_line,
 )
 from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.errors import ArkError
-from ark.index import Index, open_index
-
-
-def _candidate_mask(index: Index, types: list[str] | None) -> np.ndarray | None:
-    if not types:
-        return None
-    ids = [index.graph.type_id(t) for t in types]
-    if any(i is None for i in ids):
-        raise ArkError(f"candidate type(s) {types} not in this index's node types")
-    return np.isin(np.asarray(index.graph.node_type), ids)
 
 
 @app.command("eval")
@@ -57,14 +42,15 @@ def eval_cmd(
     agents: Annotated[
         int | None,
         typer.Option(
-            help="Parallel agents; default 3 for ark, 1 for graphsearch.", show_default=False
+            help="Parallel agents; default: the strategy's (3 for ark, 1 for graphsearch).",
+            show_default=False,
         ),
     ] = None,
     strategy: Annotated[
         str | None,
         typer.Option(
             help="With --method ark: ark (default) | ark-guided (the default with an "
-            "--adapter trained on hinted trajectories) | graphsearch.",
+            "--adapter trained on hinted trajectories) | graphsearch | a registered strategy.",
             show_default=False,
         ),
     ] = None,
@@ -126,149 +112,47 @@ def eval_cmd(
     parallel: ParallelOpt = None,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
-    from ark.agent import Retriever, ToolConfig
-    from ark.distill.export import adapter_settings
-    from ark.eval import BM25Method, DenseMethod, RetrieverMethod, RunStore, datasets, run_queries
-    from ark.eval.datasets import sample
+    from ark.agent import ToolConfig
+    from ark.eval import Evaluation, RaySettings
+    from ark.llm import ModelSettings
 
-    if method not in ("ark", "bm25", "dense"):
-        fail(f"unknown --method {method!r}; use ark, bm25 or dense", as_json=as_json)
-    if mode not in ("strict", "stark"):
-        fail(f"unknown --mode {mode!r}; use strict or stark", as_json=as_json)
-    if strategy is not None and method != "ark":
-        fail(
-            f"--strategy {strategy} needs --method ark (a strategy is how the agents search)",
-            as_json=as_json,
-        )
-    from ark.cli._agent_cmds import adapter_strategy, resolve_agents
-
-    strategy = strategy or adapter_strategy(adapter if method == "ark" else None, base_url, as_json)
-    agents = resolve_agents(strategy, agents)
-    split = split or datasets.default_split(dataset)
-    ray_runner = None
     try:
-        index = open_index(index_dir)
-        queries, default_candidates = datasets.load_dataset(dataset, index, split, data_dir)
-        if limit is not None:
-            queries = sample(queries, limit, sample_seed)
-        candidates = _candidate_mask(index, candidate_type or default_candidates)
-        tools = ToolConfig(
-            neighbors=not no_neighbors,
-            neighbor_query=not neighbors_no_query,
-            neighbor_filters=not neighbors_no_filter,
-        )
-        price_table = prices(price_in, price_out, prices_file)
-        student = adapter_settings(adapter if method == "ark" else None, base_url, tools)
-        lora, prompt, tools = student.llm_kwargs, student.prompt, student.tools
-        if ray:
-            from ark.eval._ray import MethodSpec, RayMethod
-
-            spec = MethodSpec(
-                method=method,
-                index=str(index_dir.resolve()),
-                llm={
-                    "model": model,
-                    "base_url": base_url,
-                    "request_timeout": request_timeout,
-                    "max_retries": max_retries,
-                    **({"parallel": parallel} if parallel is not None else {}),
-                    **lora,
-                },
-                llm_cache=str(llm_cache.resolve()) if llm_cache else None,
-                retriever={
-                    "n_agents": agents,
-                    "max_steps": max_steps,
-                    "temperature": temperature,
-                    "fusion": fusion,
-                    "tools": tools,
-                    "seed": seed,
-                    "prompt": prompt,
-                    "strategy": strategy,
-                },
-                dense_model=model,
-            )
-            err_console.print("Starting Ray workers …")
-            runner = ray_runner = RayMethod(
-                spec,
-                address=ray_address,
-                workers=ray_workers,
-                per_worker=concurrency,
-                on_retry=lambda qid, n, why: err_console.print(
-                    f"[yellow]a Ray worker died running {esc(qid)} (attempt {n}); "
-                    f"retrying on another worker:[/] {esc(why)}"
-                ),
-            )
-            model_name = ray_runner.worker_info[0].get("model")
-        elif method == "bm25":
-            runner = BM25Method(index)
-            model_name = None
-        elif method == "dense":
-            from ark.index import DenseEncoder, open_dense
-
-            encoder = DenseEncoder(model)
-            runner = DenseMethod(open_dense(index, encoder.name), encoder)
-            model_name = encoder.name
-        else:
-            from ark.llm import make_chat_model
-
-            llm = make_chat_model(
+        run = Evaluation(
+            dataset,
+            index_dir,
+            out,
+            split=split,
+            limit=limit,
+            sample_seed=sample_seed,
+            method=method,
+            strategy=strategy,
+            agents=agents,
+            max_steps=max_steps,
+            fusion=fusion,
+            temperature=temperature,
+            tools=ToolConfig(
+                neighbors=not no_neighbors,
+                neighbor_query=not neighbors_no_query,
+                neighbor_filters=not neighbors_no_filter,
+            ),
+            seed=seed,
+            model=ModelSettings(
                 model=model,
                 base_url=base_url,
                 request_timeout=request_timeout,
                 max_retries=max_retries,
                 parallel=parallel,
-                **lora,
-            )
-            llm = cached(llm, llm_cache)
-            model_name = llm.name
-            retriever = Retriever(
-                index,
-                llm,
-                strategy=strategy,
-                n_agents=agents,
-                max_steps=max_steps,
-                temperature=temperature,
-                fusion=fusion,
-                tools=tools,
-                seed=seed,
-                prompt=prompt,
-            )
-            runner = RetrieverMethod(retriever)
-        config = {
-            "dataset": dataset,
-            "index": str(index_dir.resolve()),
-            "split": split,
-            "limit": limit,
-            "sample_seed": sample_seed,
-            "method": method,
-            "mode": mode,
-            "candidate_types": candidate_type or default_candidates,
-            **(
-                {
-                    "strategy": strategy,
-                    "agents": agents,
-                    "max_steps": max_steps,
-                    "fusion": fusion,
-                    "temperature": temperature,
-                    "tools": tools.to_dict(),
-                    "model": model_name,
-                    "base_url": redact_url(base_url),
-                    "seed": seed,
-                    "adapter": str(adapter.resolve()) if adapter else None,
-                    "prompt": prompt,
-                }
-                if method == "ark"
-                else {"model": model_name}
-                if method == "dense"
-                else {}
+                llm_cache=llm_cache,
             ),
-            "concurrency": concurrency,
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "llm_cache": str(llm_cache) if llm_cache else None,
-            "prices": price_table.to_dict() if price_table else None,
-            "ray": {"address": ray_address, "workers": ray_runner.workers} if ray_runner else None,
-        }
-        store = RunStore(out)
+            adapter=adapter,
+            mode=mode,
+            data_dir=data_dir,
+            candidate_types=candidate_type,
+            concurrency=concurrency,
+            prices=prices(price_in, price_out, prices_file),
+            ray=RaySettings(ray_address, ray_workers) if ray else None,
+        )
+        run.check()  # refused before the progress bar shows
         with Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -276,28 +160,19 @@ def eval_cmd(
             TimeRemainingColumn(),
             console=err_console,
         ) as bar:
-            task = bar.add_task(f"{method} on {dataset}", total=len(queries))
-            summary = asyncio.run(
-                run_queries(
-                    queries,
-                    runner,
-                    store,
-                    config,
-                    resume=resume,
-                    concurrency=ray_runner.slots if ray_runner else concurrency,
-                    mode=mode,
-                    candidates=candidates,
-                    n_nodes=index.graph.n_nodes,
-                    progress=lambda done, total: bar.update(task, completed=done, total=total),
-                    prices=price_table,
-                    retry_failed=retry_failed,
-                )
+            task = bar.add_task(f"{method} on {dataset}", total=None)
+            summary = run.run(
+                resume=resume,
+                retry_failed=retry_failed,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                status=lambda line: err_console.print(line, markup=False),
+                on_retry=lambda qid, n, why: err_console.print(
+                    f"[yellow]a Ray worker died running {esc(qid)} (attempt {n}); "
+                    f"retrying on another worker:[/] {esc(why)}"
+                ),
             )
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
-    finally:
-        if ray_runner is not None:
-            ray_runner.close()
     all_failed = bool(summary["queries"]) and summary["failed"] == summary["queries"]
     if as_json:
         print_json({**summary, "out": str(out)})

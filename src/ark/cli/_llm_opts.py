@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ark.cost import PriceTable
-from ark.llm import ChatModel, with_llm_cache
+from ark.llm import ChatModel
 
 __all__ = [
     "LlmCacheOpt",
@@ -19,7 +19,6 @@ __all__ = [
     "RetryFailedOpt",
     "SeedOpt",
     "cache_counters",
-    "cached",
     "cost_line",
     "prices",
     "redone_line",
@@ -67,11 +66,6 @@ RetryFailedOpt = Annotated[
         "are missing or damaged are always redone).",
     ),
 ]
-
-
-def cached(llm: ChatModel, llm_cache: Path | None) -> ChatModel:
-    """The model behind the response cache of ``--llm-cache`` (unchanged without it)."""
-    return with_llm_cache(llm, llm_cache)
 
 
 def prices(

@@ -4,3 +4,7 @@ made from the graph itself by an oracle policy, or a teacher's — with no label
 Data flows: synthesize/collect (trajectories) → sft (token ids + loss mask) → train
 (LoRA, behind the ``[train]`` extra) → export (a GGUF LoRA adapter for llama.cpp).
 """
+
+from ark.distill._synth_file import synthesis_stats, write_synthesis
+
+__all__ = ["synthesis_stats", "write_synthesis"]

@@ -29,13 +29,15 @@ class Hop:
     target_type: str
 
 
-def _words(name: str) -> str:
+def _spaced(name: str) -> str:
+    """A schema name as words: its underscores as spaces (``has_genre`` -> ``has genre``);
+    not ``ark.linking._words``, which compares a question's words by lemma."""
     return name.replace("_", " ").strip()
 
 
 def _noun(name: str) -> str:
     """A relation as a noun: its words without a leading verb ("has genre" -> "genre")."""
-    words = _words(name).split()
+    words = _spaced(name).split()
     if len(words) > 1 and words[0].lower() in {"has", "have", "is", "in", "of"}:
         words = words[1:]
     return " ".join(words)
@@ -74,7 +76,7 @@ def hop_words(
     a hop: the label (a reverse copy reads as its forward relation, the other way) and a
     noun alias in place of the noun (always when the label is a phrase such as ``plays
     in club``, else half the time)."""
-    words, direction = _words(hop.relation), hop.direction
+    words, direction = _spaced(hop.relation), hop.direction
     noun, target = _noun(hop.relation), hop.target_type
     doc = described.relation(hop.relation) if described else None
     if doc is not None:
@@ -118,7 +120,7 @@ SHAPED_TEMPLATES: dict[str, dict[str, list[str]]] = {
 
 def relation_shape(name: str) -> str:
     """``passive`` (ends in "by"), ``attribute`` (starts with has/in/of/is) or ``noun``."""
-    words = _words(name).lower().split()
+    words = _spaced(name).lower().split()
     if len(words) > 1 and words[-1] == "by":
         return "passive"
     if len(words) > 1 and words[0] in {"has", "have", "is", "in", "of"}:

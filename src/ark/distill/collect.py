@@ -4,7 +4,8 @@ Any ``ChatModel`` — an OpenAI-compatible teacher or the local model — runs A
 ``per_query`` times per query (temperature 0.7, T_max 20) through the same
 :class:`~ark.agent.Retriever` as ``ark eval``; records and trajectories go to a
 :class:`~ark.eval.RunStore`, so an interrupted collection resumes without loss or
-duplication. Questions carry no answers; when a labelled set is given, its gold is
+duplication (the loop is :func:`ark.eval.run_resumable`, the evaluation's own).
+Questions carry no answers; when a labelled set is given, its gold is
 dropped on loading and nothing is scored.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +21,9 @@ from typing import Any
 from ark._safe import redact_url
 from ark.agent import Retriever
 from ark.errors import ArkError
-from ark.eval import Method, RetrieverMethod, RunStore
-from ark.eval._runner import redone_counts
+from ark.eval import Method, MethodOutput, RaySettings, RetrieverMethod, RunStore, run_resumable
 from ark.index import Index
-from ark.llm import ChatModel
+from ark.llm import ChatModel, ModelSettings
 
 
 @dataclass(frozen=True)
@@ -57,17 +56,30 @@ def read_questions(path: str | Path) -> list[Question]:
 
 
 def load_questions(
-    source: str, index: Index, *, split: str = "train", data_dir: Path | None = None
+    source: str,
+    index: Index,
+    *,
+    split: str = "train",
+    data_dir: Path | None = None,
+    limit: int | None = None,
+    sample_seed: int = 0,
 ) -> list[Question]:
     """A questions JSONL, or a dataset spec of ``ark eval`` (``metaqa:2-hop``,
-    ``stark:prime``, ``jsonl:PATH``) whose gold answers are dropped here."""
+    ``stark:prime``, ``jsonl:PATH``) whose gold answers are dropped here; ``limit``:
+    a deterministic sample of that many (``ark eval --limit``'s)."""
     kind = source.partition(":")[0]
     if kind in ("metaqa", "stark", "jsonl") and ":" in source:
-        from ark.eval.datasets import load_dataset  # the same parsing as `ark eval`
+        from ark.datasets import load_dataset  # the same parsing as `ark eval`
 
         queries, _ = load_dataset(source, index, split, data_dir)
-        return [Question(q.id, q.text) for q in queries]
-    return read_questions(source)
+        out = [Question(q.id, q.text) for q in queries]
+    else:
+        out = read_questions(source)
+    if limit is not None:
+        from ark.datasets import sample
+
+        out = sample(out, limit, sample_seed)  # type: ignore[arg-type]
+    return out
 
 
 def collect_settings(
@@ -101,94 +113,100 @@ def collect(
     model_name: str | None = None,
     retry_failed: bool = True,
     settings: dict[str, Any] | None = None,
+    model: ModelSettings | None = None,
+    ray: RaySettings | None = None,
 ) -> dict[str, Any]:
     """Run the teacher; returns a summary (queries, trajectories, tokens per query).
 
-    ``method`` replaces the in-process retriever built from ``llm`` — e.g. a
-    :class:`~ark.eval._ray.RayMethod` that spreads the queries over a Ray cluster (its
-    workers build the same retriever); the run store stays in this process either way.
-    Resuming redoes failed queries (unless ``retry_failed`` is false) and those whose
-    trajectories are missing or damaged; the summary's ``redone`` counts them.
-    ``settings``: more of what defines the run (the sample, the endpoint), recorded
-    and compared on resume like the rest.
+    The teacher is ``llm``, or the model ``model`` describes (built here, or by each
+    Ray worker with ``ray``: the queries spread over a cluster, the run store stays in
+    this process). ``method`` replaces the retriever altogether. The loop is the
+    evaluation's resumable runner (:func:`ark.eval.run_resumable`): resuming redoes
+    failed queries (unless ``retry_failed`` is false) and those whose trajectories are
+    missing or damaged; the summary's ``redone`` counts them. ``settings``: more of
+    what defines the run (the sample, the endpoint), recorded and compared on resume
+    like the rest.
     """
-    if method is None:
-        if llm is None:
-            raise ValueError("collect needs an llm or a method")
-        method = RetrieverMethod(
-            Retriever(index, llm, n_agents=per_query, max_steps=max_steps, temperature=temperature)
+    ray_runner = None
+    if method is None and ray is not None:
+        from ark.eval._ray import MethodSpec, RayMethod
+
+        spec = MethodSpec(
+            method="ark",
+            index=str(Path(index.path).resolve()),
+            llm=(model or ModelSettings()).kwargs(),
+            retriever={"n_agents": per_query, "max_steps": max_steps, "temperature": temperature},
         )
-        model_name = llm.name
-    store = RunStore(out)
-    config = {
-        "method": "collect",
-        "source": source,
-        "index": str(Path(index.path).resolve()),
-        "model": model_name,
-        "per_query": per_query,
-        "temperature": temperature,
-        "max_steps": max_steps,
-        "concurrency": concurrency,
-        **(settings or {}),
-    }
-    done = store.start(config, resume=resume, retry_failed=retry_failed)
+        method = ray_runner = RayMethod(
+            spec, address=ray.address, workers=ray.workers, per_worker=concurrency
+        )
+        model_name = ray_runner.worker_info[0].get("model")
+        concurrency = ray_runner.slots
     try:
-        todo = [q for q in questions if q.id not in done]
-        total = len(questions)
-        finished = total - len(todo)
-        if progress:
-            progress(finished, total)
-
-        async def run() -> None:
-            nonlocal finished
-            sem = asyncio.Semaphore(max(1, concurrency))
-            lock = asyncio.Lock()
-
-            async def one(q: Question) -> None:
-                nonlocal finished
-                async with sem:
-                    t0 = time.perf_counter()
-                    try:
-                        output = await method(q.id, q.text)
-                        trajs, error = output.trajectories, output.error
-                    except Exception as exc:  # one query's failure must not end the run
-                        trajs, error = [], f"{type(exc).__name__}: {exc}"
-                    wall = time.perf_counter() - t0
-                record = {
-                    "query_id": q.id,
-                    "query": q.text,
-                    "status": "failed" if error else "ok",
-                    "error": error,
-                    "wall_s": round(wall, 4),
-                    "prompt_tokens": sum(t.usage["prompt_tokens"] for t in trajs),
-                    "completion_tokens": sum(t.usage["completion_tokens"] for t in trajs),
-                    "trajectory_ids": [t.id for t in trajs],
-                }
-                async with lock:
-                    store.append(record, trajs)
-                    done[q.id] = record
-                    finished += 1
-                    if progress:
-                        progress(finished, total)
-
-            await asyncio.gather(*(one(q) for q in todo))
-
-        asyncio.run(run())
-        records = [done[q.id] for q in questions]
-        tokens = [r["prompt_tokens"] + r["completion_tokens"] for r in records]
-        summary = {
-            "queries": len(records),
-            "failed": sum(r["status"] == "failed" for r in records),
-            "trajectories": sum(len(r["trajectory_ids"]) for r in records),
-            "tokens": sum(tokens),
-            "tokens_per_query": sum(tokens) / len(tokens) if tokens else 0.0,
-            "path": str(store.trajectories),
-            "config": config,
+        if method is None:
+            if llm is None and model is None:
+                raise ValueError("collect needs an llm, model settings or a method")
+            llm = llm if llm is not None else model.build()  # type: ignore[union-attr]
+            method = RetrieverMethod(
+                Retriever(
+                    index, llm, n_agents=per_query, max_steps=max_steps, temperature=temperature
+                )
+            )
+            model_name = llm.name
+        config = {
+            "method": "collect",
+            "source": source,
+            "index": str(Path(index.path).resolve()),
+            "model": model_name,
+            "per_query": per_query,
+            "temperature": temperature,
+            "max_steps": max_steps,
+            "concurrency": concurrency,
+            **(settings or {}),
         }
-        redone = redone_counts(store, [q.id for q in questions])
-        if any(redone.values()):
-            summary["redone"] = redone
-        store.write_json("summary.json", summary)
-        return summary
+        store = RunStore(out)
+
+        def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+            tokens = [r["prompt_tokens"] + r["completion_tokens"] for r in records]
+            return {
+                "queries": len(records),
+                "failed": sum(r["status"] == "failed" for r in records),
+                "trajectories": sum(len(r["trajectory_ids"]) for r in records),
+                "tokens": sum(tokens),
+                "tokens_per_query": sum(tokens) / len(tokens) if tokens else 0.0,
+                "path": str(store.trajectories),
+                "config": config,
+            }
+
+        return asyncio.run(
+            run_resumable(
+                questions,
+                method,
+                store,
+                config,
+                record=collect_record,
+                summarize=summarize,
+                resume=resume,
+                concurrency=concurrency,
+                progress=progress,
+                retry_failed=retry_failed,
+            )
+        )
     finally:
-        store.close()  # other writers may have the directory now
+        if ray_runner is not None:
+            ray_runner.close()
+
+
+def collect_record(q: Question, out: MethodOutput, wall_s: float) -> dict[str, Any]:
+    """A collection's line: the question, its trajectories' ids and tokens, no score."""
+    trajs = out.trajectories
+    return {
+        "query_id": q.id,
+        "query": q.text,
+        "status": "failed" if out.error else "ok",
+        "error": out.error,
+        "wall_s": round(wall_s, 4),
+        "prompt_tokens": sum(t.usage["prompt_tokens"] for t in trajs),
+        "completion_tokens": sum(t.usage["completion_tokens"] for t in trajs),
+        "trajectory_ids": [t.id for t in trajs],
+    }

@@ -25,7 +25,7 @@ from ark.distill._questions import (
     INTERSECTION,
     Hop,
     _plural,
-    _words,
+    _spaced,
     chain_question,
     hop_words,
     load_templates,
@@ -164,7 +164,7 @@ class Oracle:
                 hood = g.neighborhood(node, types, [g.relation_id(hop.relation)])
                 expected = len(hood.neighbors)
                 if rng.random() < 0.2:
-                    args["query"] = _words(hop.target_type)
+                    args["query"] = _spaced(hop.target_type)
             if expected > 20 and rng.random() < cfg.cut_share:
                 call("search_in_neighborhood", dict(args))  # "showing 20 of N": ask again
             if expected > 20 or rng.random() < 0.2:
@@ -193,7 +193,7 @@ class Oracle:
             ):
                 slips.append({"node_index": node, "edge_type": hop.relation, "node_type": final})
             if not slips or rng.random() < 0.25:
-                slips.append({"node_index": node, "edge_type": _words(hop.relation) + "s"})
+                slips.append({"node_index": node, "edge_type": _spaced(hop.relation) + "s"})
             call("search_in_neighborhood", rng.choice(slips))
 
         answer_set = set(path.answers)

@@ -7,7 +7,7 @@ file, which the kernel releases when its holder exits — a ``kill -9`` included
 lock left behind by a dead process is simply taken over. The file names its holder
 (PID, host, start time) for the error a second writer gets. Network file systems may
 not honour the lock; the store is written so that it stays consistent even then
-(see ``ark.eval._store``).
+(see ``ark.eval._runstore``).
 """
 
 from __future__ import annotations

@@ -1,23 +1,108 @@
-"""Run a method over a query set: one record per query as soon as it finishes,
-resumable after any crash, then a summary broken down by query type."""
+"""The one resumable runner: a method over a list of questions, one record per question
+as soon as it finishes, resumable after any crash (``ark.eval._runstore``).
+
+:func:`run_resumable` is the loop every run shares — ``ark eval`` through
+:func:`run_queries`, which scores each answer, and teacher collection
+(``ark.distill.collect``), which records trajectories only; each brings its record
+and its summary.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ark._safe import clean_text
-from ark.cost import PriceTable, query_cost, run_cost
+from ark.cost import PriceTable, query_cost
+from ark.datasets import Query
 from ark.eval._methods import Method, MethodOutput
-from ark.eval._store import RunStore
-from ark.eval.datasets import Query
-from ark.eval.metrics import MEASURES, aggregate, evaluate_query
+from ark.eval._runstore import RunStore
+from ark.eval._summary import summarize_run, summary_markdown
+from ark.eval.metrics import MEASURES, evaluate_query
 
 ProgressFn = Callable[[int, int], None]
+
+
+class Question(Protocol):
+    """What the runner needs of a question: an id unique in the run, and its text."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+Record = dict[str, Any]
+
+
+async def run_resumable(
+    questions: Sequence[Question],
+    method: Method,
+    store: RunStore,
+    config: dict[str, Any],
+    *,
+    record: Callable[[Any, MethodOutput, float], Record],
+    summarize: Callable[[list[Record]], dict[str, Any]],
+    markdown: Callable[[dict[str, Any]], str] | None = None,
+    resume: bool = False,
+    concurrency: int = 1,
+    progress: ProgressFn | None = None,
+    retry_failed: bool = True,
+) -> dict[str, Any]:
+    """Run ``method`` on every question not yet recorded in ``store``; returns the summary.
+
+    ``record(question, output, wall_s)`` makes the line appended (fsynced) with the
+    question's trajectories as soon as it finishes; ``summarize`` turns all records, in
+    question order, into ``summary.json`` (plus ``redone``: what resuming redid), and
+    ``markdown`` into ``summary.md``. A method that raises fails its question only.
+    The store is locked against other writers until this returns or raises.
+    """
+    ids = [q.id for q in questions]
+    if len(set(ids)) != len(ids):
+        raise ValueError("query ids must be unique")
+    done = store.start(config, resume=resume, retry_failed=retry_failed)
+    try:
+        todo = [q for q in questions if q.id not in done]
+        finished = len(questions) - len(todo)
+        if progress:
+            progress(finished, len(questions))
+        lock = asyncio.Lock()
+        sem = asyncio.Semaphore(max(1, concurrency))
+
+        async def one(q: Question) -> None:
+            nonlocal finished
+            async with sem:
+                t0 = time.perf_counter()
+                try:
+                    out = await method(q.id, q.text)
+                except Exception as exc:  # a method bug must not lose the rest of the run
+                    out = MethodOutput(ranking=[], error=f"{type(exc).__name__}: {exc}")
+                wall = time.perf_counter() - t0
+            line = record(q, out, wall)
+            async with lock:
+                store.append(line, out.trajectories)
+                done[q.id] = line
+                finished += 1
+                if progress:
+                    progress(finished, len(questions))
+
+        await asyncio.gather(*(one(q) for q in todo))
+        summary = summarize([done[i] for i in ids])
+        redone = redone_counts(store, ids)
+        if any(redone.values()):
+            summary["redone"] = redone
+        store.write_json("summary.json", summary)
+        if markdown is not None:
+            text = clean_text(markdown(summary))
+            (store.root / "summary.md").write_text(text, encoding="utf-8")
+        return summary
+    finally:
+        store.close()  # other writers may have the directory now
 
 
 async def run_queries(
@@ -44,51 +129,32 @@ async def run_queries(
     ``prices`` turns each query's tokens into USD (``ark.cost``). The store is locked
     against other writers while this runs, and released when it returns or raises.
     """
-    ids = [q.id for q in queries]
-    if len(set(ids)) != len(ids):
-        raise ValueError("query ids must be unique")
-    done = store.start(config, resume=resume, retry_failed=retry_failed)
-    try:
-        todo = [q for q in queries if q.id not in done]
-        finished = len(queries) - len(todo)
-        if progress:
-            progress(finished, len(queries))
-        lock = asyncio.Lock()
-        sem = asyncio.Semaphore(max(1, concurrency))
 
-        async def one(q: Query) -> None:
-            nonlocal finished
-            async with sem:
-                t0 = time.perf_counter()
-                try:
-                    out = await method(q.id, q.text)
-                except Exception as exc:  # a method bug must not lose the rest of the run
-                    out = MethodOutput(ranking=[], error=f"{type(exc).__name__}: {exc}")
-                wall = time.perf_counter() - t0
-            cost = query_cost(out.trajectories, prices)  # also fills each trajectory's cost
-            record = make_record(q, out, wall, mode, candidates, n_nodes)
-            record["cost"] = cost
-            async with lock:
-                store.append(record, out.trajectories)
-                done[q.id] = record
-                finished += 1
-                if progress:
-                    progress(finished, len(queries))
+    def record(q: Query, out: MethodOutput, wall: float) -> Record:
+        cost = query_cost(out.trajectories, prices)  # also fills each trajectory's cost
+        line = make_record(q, out, wall, mode, candidates, n_nodes)
+        line["cost"] = cost
+        return line
 
-        await asyncio.gather(*(one(q) for q in todo))
-        records = [done[i] for i in ids]
-        summary = summarize(records, config, prices)
+    def summarize(records: list[Record]) -> dict[str, Any]:
+        summary = summarize_run(records, config, prices)
         if store.skipped:  # damaged lines found when resuming (their queries were redone)
             summary["damaged_lines"] = [list(s) for s in store.skipped]
-        redone = redone_counts(store, ids)
-        if any(redone.values()):
-            summary["redone"] = redone
-        store.write_json("summary.json", summary)
-        markdown = clean_text(summary_markdown(summary))
-        (store.root / "summary.md").write_text(markdown, encoding="utf-8")
         return summary
-    finally:
-        store.close()  # other writers may have the directory now
+
+    return await run_resumable(
+        queries,
+        method,
+        store,
+        config,
+        record=record,
+        summarize=summarize,
+        markdown=summary_markdown,
+        resume=resume,
+        concurrency=concurrency,
+        progress=progress,
+        retry_failed=retry_failed,
+    )
 
 
 def redone_counts(store: RunStore, ids: Sequence[str]) -> dict[str, int]:
@@ -141,104 +207,3 @@ def make_record(
         "completion_tokens": out.completion_tokens,
         "trajectory_ids": [t.id for t in out.trajectories],
     }
-
-
-def summarize(
-    records: list[dict[str, Any]], config: dict[str, Any], prices: PriceTable | None = None
-) -> dict[str, Any]:
-    scored = [r for r in records if r["metrics"] is not None]
-    by_type: dict[str, list[dict[str, Any]]] = {}
-    for r in scored:
-        by_type.setdefault(r["qtype"] or "all", []).append(r)
-    walls = [r["wall_s"] for r in records]
-    return {
-        "method": config.get("method"),
-        "dataset": config.get("dataset"),
-        "config": config,
-        "queries": len(records),
-        "scored": len(scored),
-        "failed": sum(r["status"] == "failed" for r in records),
-        "no_gold_in_graph": sum(r["status"] == "no_gold" for r in records),
-        "metrics": aggregate([r["metrics"] for r in scored]) if scored else {},
-        "by_qtype": {
-            t: {"n": len(rs), **aggregate([r["metrics"] for r in rs])}
-            for t, rs in sorted(by_type.items())
-        }
-        if len(by_type) > 1
-        else {},
-        "wall_s_per_query": {
-            "mean": round(float(np.mean(walls)), 4) if walls else 0.0,
-            "p50": round(float(np.median(walls)), 4) if walls else 0.0,
-        },
-        "tokens": {
-            "prompt": sum(r["prompt_tokens"] for r in records),
-            "completion": sum(r["completion_tokens"] for r in records),
-        },
-        **cost_summary(records, config, prices),
-    }
-
-
-def cost_summary(
-    records: list[dict[str, Any]], config: dict[str, Any], prices: PriceTable | None
-) -> dict[str, Any]:
-    """``cost`` (calls, tokens paid for, model vs tool seconds, USD) and, when the run
-    used ``--llm-cache``, its hits and misses (misses: requests that reached the model)."""
-    cost = run_cost(records, prices)
-    out: dict[str, Any] = {"cost": cost}
-    if config.get("llm_cache"):
-        out["llm_cache"] = {
-            "dir": config["llm_cache"],
-            "hits": cost["cache_hits"],
-            "misses": cost["llm_calls"],
-            "hit_rate": cost["cache_hit_rate"],
-        }
-    return out
-
-
-def summary_markdown(summary: dict[str, Any]) -> str:
-    m = summary["metrics"]
-    lines = [
-        f"# {summary['method']} on {summary['dataset']}",
-        "",
-        f"{summary['queries']} queries, {summary['scored']} scored, {summary['failed']} failed, "
-        f"{summary['no_gold_in_graph']} with no answer in the graph; "
-        f"{summary['wall_s_per_query']['mean']:.2f} s per query (mean).",
-        *cost_markdown(summary),
-        "",
-        "| slice | n | Hit@1 | Hit@5 | R@20 | MRR |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    if m:
-        lines.append(_row("all", summary["scored"], m))
-    for t, s in summary["by_qtype"].items():
-        lines.append(_row(t, s["n"], s))
-    return "\n".join(lines) + "\n"
-
-
-def cost_markdown(summary: dict[str, Any]) -> list[str]:
-    """One line of cost, and one of the response cache when the run used it."""
-    c = summary.get("cost")
-    if not c or not (c["llm_calls"] or c["cache_hits"]):
-        return []
-    usd = (
-        "no price given"
-        if c["usd"] is None
-        else f"${c['usd']:.4f} (${c['per_query']['usd']:.5f} per query)"
-    )
-    lines = [
-        "",
-        f"Cost: {c['llm_calls']} model calls, {c['prompt_tokens']:,} prompt + "
-        f"{c['completion_tokens']:,} completion tokens, {usd}; {c['llm_s']:.1f} s in the "
-        f"model, {c['tool_s']:.3g} s in the tools.",
-    ]
-    if "llm_cache" in summary:
-        k = summary["llm_cache"]
-        lines.append(
-            f"LLM cache {k['dir']}: {k['hits']} hits, {k['misses']} misses "
-            f"({100 * k['hit_rate']:.1f} % hit rate)."
-        )
-    return lines
-
-
-def _row(name: str, n: int, m: dict[str, Any]) -> str:
-    return f"| {name} | {n} | " + " | ".join(f"{m[k]:.2f}" for k in MEASURES) + " |"

@@ -22,7 +22,7 @@ from typing import Any
 
 from ark._safe import clean_text
 from ark.errors import ArkError
-from ark.eval._store import TRAJECTORIES_FILE, read_records
+from ark.eval._runstore import TRAJECTORIES_FILE, read_records
 from ark.eval.metrics import MEASURES
 from ark.trajectory import Trajectory, read_trajectories
 
@@ -174,7 +174,7 @@ def write_report(run_dirs: list[Path], out: Path, *, plots: bool | None = None) 
         _csv(out / "tool_use.csv", usage)
         if plotting:
             _plots(runs, usage, out)
-    from ark.eval._cost import write_cost_report  # quality against cost (issue 16)
+    from ark.eval._cost_report import write_cost_report  # quality against cost (issue 16)
 
     text += write_cost_report(runs, out, plotting=plotting)
     grid = _sweep(runs)

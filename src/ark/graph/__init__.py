@@ -1,5 +1,8 @@
 """Typed graphs as columnar arrays, their schema summary, and loaders."""
 
+import warnings
+from typing import Any
+
 from ark.graph._described import (
     DescribedSchema,
     RelationDoc,
@@ -12,23 +15,20 @@ from ark.graph._described import (
 )
 from ark.graph._graph import DIRECTION_NAMES, IN, OUT, Graph, Neighborhood, descriptor_text
 from ark.graph._labels import NameLabel, relation_label, split_words, type_label
-from ark.graph._loaders import KNOWN_SCHEMAS, detect_format, load_graph, properties_to_text
-from ark.graph._schema import NodeTypeSummary, RelationSummary, Schema
-from ark.graph._stark import (
-    CANDIDATE_TYPES,
-    STARK_META_FILE,
-    convert_stark,
-    read_stark_meta,
-    stark_candidate_types,
+from ark.graph._loaders import (
+    KNOWN_SCHEMAS,
+    detect_format,
+    load_graph,
+    properties_to_text,
+    register_known_schema,
 )
+from ark.graph._schema import NodeTypeSummary, RelationSummary, Schema
 
 __all__ = [
-    "CANDIDATE_TYPES",
     "DIRECTION_NAMES",
     "IN",
     "KNOWN_SCHEMAS",
     "OUT",
-    "STARK_META_FILE",
     "DescribedSchema",
     "Graph",
     "NameLabel",
@@ -38,7 +38,6 @@ __all__ = [
     "RelationSummary",
     "Schema",
     "TypeDoc",
-    "convert_stark",
     "describe_from_names",
     "descriptor_text",
     "detect_format",
@@ -47,10 +46,31 @@ __all__ = [
     "merge_described",
     "properties_to_text",
     "read_schema_file",
-    "read_stark_meta",
+    "register_known_schema",
     "relation_label",
     "split_words",
-    "stark_candidate_types",
     "type_label",
     "with_layer",
 ]
+
+
+#: STaRK's names, moved to ``ark.datasets`` (the graph package knows no dataset).
+_MOVED = {"CANDIDATE_TYPES", "STARK_META_FILE", "convert_stark", "read_stark_meta",
+          "stark_candidate_types"}  # fmt: skip
+#: Still read from here by ``ark.index`` (its build records a conversion's stark.json),
+#: so importing them does not warn until the index package imports them from
+#: ``ark.datasets``.
+_QUIET = {"STARK_META_FILE", "read_stark_meta"}
+
+
+def __getattr__(name: str) -> Any:
+    """The moved names, from ``ark.datasets``, with a DeprecationWarning."""
+    if name not in _MOVED:
+        raise AttributeError(f"module 'ark.graph' has no attribute {name!r}")
+    from ark.datasets import stark
+
+    if name not in _QUIET:
+        warnings.warn(
+            f"ark.graph.{name} moved to ark.datasets.{name}", DeprecationWarning, stacklevel=2
+        )
+    return getattr(stark, name)

@@ -237,15 +237,15 @@ class Graph:
         """Neighbors of ``index`` in either direction, kept when their type code is in
         ``node_types`` and the edge's relation code in ``relations`` (``None``: no filter).
 
-        One compiled pass over the node's slice of the CSR (see ``_kernels.py``).
+        One compiled pass over the node's slice of the CSR (see ``_neighborhood_kernel.py``).
         """
         index = int(index)
         if not 0 <= index < self.n_nodes:  # the kernel does not check bounds
             raise IndexError(f"node {index} out of range [0, {self.n_nodes})")
         if self._frozen is None:
-            from ark.graph import _kernels  # numba, imported on first use
+            from ark.graph import _neighborhood_kernel  # numba, imported on first use
 
-            self._kernel = _kernels.neighborhood
+            self._kernel = _neighborhood_kernel.neighborhood
             # Read-only plain views, so that arrays built in memory and memory-mapped
             # ones share one compiled specialisation (and np.memmap's Python-level
             # slicing hooks stay out of the way).

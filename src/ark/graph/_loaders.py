@@ -25,21 +25,18 @@ from ark.graph._graph import Graph
 
 SourceFormat = Literal["auto", "parquet", "csv", "triples"]
 
-#: Relation schemas ARK recognises by their set of relations, so that well-known
-#: triple files get meaningful node types without a schema file.
-KNOWN_SCHEMAS: dict[str, dict[str, tuple[str, str]]] = {
-    "metaqa": {
-        "directed_by": ("movie", "person"),
-        "written_by": ("movie", "person"),
-        "starred_actors": ("movie", "person"),
-        "release_year": ("movie", "year"),
-        "in_language": ("movie", "language"),
-        "has_tags": ("movie", "tag"),
-        "has_genre": ("movie", "genre"),
-        "has_imdb_votes": ("movie", "votes"),
-        "has_imdb_rating": ("movie", "rating"),
-    }
-}
+#: Relation schemas recognised by their set of relations, so that a well-known triple
+#: file gets meaningful node types without a schema file. Datasets add theirs
+#: (``ark.datasets`` registers MetaQA's when ``ark`` is imported); the graph package
+#: itself knows none.
+KNOWN_SCHEMAS: dict[str, dict[str, tuple[str, str]]] = {}
+
+
+def register_known_schema(name: str, schema: dict[str, tuple[str, str]]) -> None:
+    """Type the nodes of any triple file whose relations are all in ``schema``
+    (relation -> (head type, tail type)), as if given as its schema file."""
+    KNOWN_SCHEMAS[name] = dict(schema)
+
 
 DEFAULT_NODE_TYPE = "entity"
 

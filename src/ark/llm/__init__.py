@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from ark.llm._cache import CachedChatModel, CacheWarning, LLMCache, with_llm_cache
+from ark.llm._settings import ModelSettings
 from ark.llm._types import (
     ChatModel,
     Completion,
@@ -32,6 +33,7 @@ __all__ = [
     "LLMCache",
     "LLMError",
     "Message",
+    "ModelSettings",
     "ToolCall",
     "Usage",
     "make_chat_model",

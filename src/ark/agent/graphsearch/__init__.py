@@ -6,6 +6,7 @@ from ark.agent._strategy import register_strategy
 from ark.agent.graphsearch.modules import Step, Triple
 from ark.agent.graphsearch.strategy import GraphSearch, GraphSearchConfig, graphsearch_factory
 
-register_strategy("graphsearch", GraphSearch.from_context)
+# One pipeline per question.
+register_strategy("graphsearch", GraphSearch.from_context, default_agents=1)
 
 __all__ = ["GraphSearch", "GraphSearchConfig", "Step", "Triple", "graphsearch_factory"]

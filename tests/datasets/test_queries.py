@@ -5,8 +5,8 @@ import json
 import pytest
 
 from _helpers import metaqa_dir
+from ark.datasets import load_jsonl, load_metaqa, load_stark_qa, sample
 from ark.errors import ArkError
-from ark.eval.datasets import load_jsonl, load_metaqa, load_stark_qa, sample
 
 
 @pytest.mark.parametrize(("hop", "count"), [(1, 500), (2, 500), (3, 500)])

@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("torch", reason="the [stark] extra is not installed")
 
 from _stark_fixture import write_kb
+from ark.datasets import convert_stark
 from ark.errors import GraphFormatError
-from ark.graph._stark import convert_stark
 
 
 def make_kb(root):

@@ -235,8 +235,9 @@ class RunStore:
 _RESUME_MAY_CHANGE = {"concurrency", "resume", "out", "started", "llm_cache", "ray"}
 
 #: What a setting absent from a config meant (older runs wrote ``adapter`` and
-#: ``prompt`` only with an adapter).
-_UNWRITTEN = {"adapter": None, "prompt": "full"}
+#: ``prompt`` only with an adapter; runs from before strategies, and the quality
+#: benchmark's before it used the evaluation API, ran ARK's loop).
+_UNWRITTEN = {"adapter": None, "prompt": "full", "strategy": "ark"}
 
 
 def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="reading STaRK's .pt files needs torch ([stark] extra)")
 
 from _stark_fixture import write_kb  # noqa: E402
-from ark.graph._stark import convert_stark  # noqa: E402
+from ark.datasets import convert_stark  # noqa: E402
 from ark.index import build_index  # noqa: E402
 
 
@@ -113,7 +113,7 @@ def test_not_a_stark_directory(tmp_path):
 
 
 def test_candidate_types_travel_from_conversion_into_the_index(tmp_path):
-    from ark.graph import stark_candidate_types
+    from ark.datasets import stark_candidate_types
 
     test_mag_uses_the_constant_type_dicts_and_keeps_indices(tmp_path)
     index_meta = json.loads((tmp_path / "idx" / "meta.json").read_text())

@@ -1,0 +1,42 @@
+"""Datasets: the question sets and graphs ARK is measured on, as adapters.
+
+The core packages know no dataset: ``ark.graph`` loads any graph and ``ark.index``
+indexes it; what is particular to MetaQA (its relation schema, its question files)
+and to STaRK (conversion of its knowledge bases, the node types it scores, its QA
+files) lives here, with the generic JSONL question format and the one parser of
+``--dataset`` specs. A new dataset is a module here plus a case in
+:func:`load_dataset`.
+"""
+
+from ark.datasets._queries import Query, load_jsonl, name_lookup, sample
+from ark.datasets._specs import default_split, load_dataset
+from ark.datasets.metaqa import METAQA_SCHEMA, default_metaqa_dir, load_metaqa
+from ark.datasets.stark import (
+    CANDIDATE_TYPES,
+    STARK_META_FILE,
+    convert_stark,
+    load_stark_qa,
+    read_stark_meta,
+    stark_candidate_types,
+)
+from ark.graph import register_known_schema
+
+register_known_schema("metaqa", METAQA_SCHEMA)  # MetaQA's kb.txt gets typed nodes
+
+__all__ = [
+    "CANDIDATE_TYPES",
+    "METAQA_SCHEMA",
+    "STARK_META_FILE",
+    "Query",
+    "convert_stark",
+    "default_metaqa_dir",
+    "default_split",
+    "load_dataset",
+    "load_jsonl",
+    "load_metaqa",
+    "load_stark_qa",
+    "name_lookup",
+    "read_stark_meta",
+    "sample",
+    "stark_candidate_types",
+]

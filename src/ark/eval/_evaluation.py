@@ -1,0 +1,320 @@
+"""The evaluation API: everything that defines a run as one object, and one call.
+
+``ark eval`` parses its options into an :class:`Evaluation` and prints what
+:meth:`Evaluation.run` returns; ``benchmarks/bench_quality.py`` builds one per
+question set; a library user does either, or calls :func:`evaluate`. The object
+opens the index, loads and samples the dataset, builds the method (ARK's retriever
+with any registered strategy, a baseline, or the same spread over Ray workers),
+writes the run's config, and hands all of it to the one resumable runner
+(:func:`~ark.eval.run_queries`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ark import datasets
+from ark._safe import redact_url
+from ark.agent import (
+    EventHandler,
+    Retriever,
+    StrategyFactory,
+    ToolConfig,
+    resolve_strategy,
+    strategy_info,
+    strategy_names,
+)
+from ark.cost import PriceTable
+from ark.errors import ArkError
+from ark.eval._methods import BM25Method, DenseMethod, Method, RetrieverMethod
+from ark.eval._runner import ProgressFn, run_queries
+from ark.eval._runstore import RunStore
+from ark.index import Index, open_index
+from ark.llm import ChatModel, ModelSettings, with_llm_cache
+
+METHODS = ("ark", "bm25", "dense")
+MODES = ("strict", "stark")
+
+
+@dataclass(frozen=True)
+class RaySettings:
+    """Spread the queries over a Ray cluster's workers (the ``[ray]`` extra)."""
+
+    #: ``auto``, ``HOST:6379`` or ``ray://HOST:10001``; None: a local cluster.
+    address: str | None = None
+    #: Workers to start (None: the cluster's CPUs).
+    workers: int | None = None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One run of ``method`` over a dataset, scored (the options of ``ark eval``).
+
+    Error messages name the settings as ``ark eval`` spells its options.
+    """
+
+    #: ``metaqa:N-hop``, ``stark:amazon|mag|prime`` or ``jsonl:PATH``.
+    dataset: str
+    #: The index directory, or an index already open (recorded by the path it was
+    #: opened from).
+    index: Index | str | Path
+    #: The run directory (``results.jsonl``, ``trajectories.jsonl``, ``summary.json``).
+    out: str | Path
+    split: str | None = None  # None: dev for MetaQA, test for STaRK
+    limit: int | None = None  # a deterministic sample of this many queries
+    sample_seed: int = 0
+    method: str = "ark"  # ark | bm25 | dense
+    #: A registered strategy name or a factory (None: ark, or what the adapter was
+    #: trained for).
+    strategy: str | StrategyFactory | None = None
+    agents: int | None = None  # None: the strategy's default
+    max_steps: int = 20
+    fusion: str = "vote"
+    temperature: float = 0.7
+    tools: ToolConfig = field(default_factory=ToolConfig)
+    prompt: str | None = None  # None: the adapter's variant, else "full"
+    seed: int | None = 0
+    #: The chat model for ``ark``; ``model.model`` is the encoder for ``dense``.
+    model: ModelSettings = field(default_factory=ModelSettings)
+    #: A LoRA adapter (``ark distill export``) for the local model; its prompt
+    #: variant, tools and strategy come with it.
+    adapter: str | Path | None = None
+    mode: str = "strict"  # strict | stark (STaRK's evaluator's fill-in)
+    data_dir: str | Path | None = None
+    candidate_types: list[str] | None = None  # None: the dataset's default
+    concurrency: int = 1  # queries at once (with Ray: per worker)
+    prices: PriceTable | None = None
+    ray: RaySettings | None = None
+    #: More settings to record in the run's config (compared on resume like the rest).
+    extra_config: Mapping[str, Any] = field(default_factory=dict)
+
+    def check(self) -> None:
+        """Refuse impossible settings before anything is opened or written."""
+        if self.method not in METHODS:
+            raise ArkError(f"unknown --method {self.method!r}; use ark, bm25 or dense")
+        if self.mode not in MODES:
+            raise ArkError(f"unknown --mode {self.mode!r}; use strict or stark")
+        if self.strategy is not None and self.method != "ark":
+            name = resolve_strategy(self.strategy)[0]
+            raise ArkError(
+                f"--strategy {name} needs --method ark (a strategy is how the agents search)"
+            )
+        if isinstance(self.strategy, str) and self.strategy not in strategy_names():
+            raise ArkError(
+                f"unknown --strategy {self.strategy!r}; use {' or '.join(strategy_names())}"
+            )
+
+    def run(
+        self,
+        *,
+        resume: bool = False,
+        retry_failed: bool = True,
+        llm: ChatModel | None = None,
+        progress: ProgressFn | None = None,
+        on_event: EventHandler | None = None,
+        on_retry: Callable[[str, int, str], None] | None = None,
+        status: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        """Evaluate, writing the run to :attr:`out`; returns the summary.
+
+        ``resume`` continues an interrupted run (same settings, or it is refused);
+        ``retry_failed`` redoes its failed queries. ``llm``: a chat model to use instead
+        of building one from :attr:`model` (your own backend, or
+        ``ark.testing.ScriptedChatModel``). ``progress(done, total)`` after each query;
+        ``on_event`` for each agent's tool call; ``on_retry(query_id, attempt, why)``
+        when a Ray worker died; ``status`` for a line of news (Ray starting).
+        """
+        self.check()
+        ark = self.method == "ark"
+        from ark.distill.export import adapter_settings  # the adapter's recorded settings
+
+        student = adapter_settings(self.adapter if ark else None, self.model.base_url, self.tools)
+        strategy = self.strategy or student.strategy or "ark"
+        name, factory = resolve_strategy(strategy)
+        agents = _default_agents(strategy, factory) if self.agents is None else self.agents
+        prompt = self.prompt or student.prompt
+        if isinstance(self.index, Index):
+            index, index_path = self.index, str(self.index.path)
+        else:
+            index, index_path = open_index(self.index), str(Path(self.index).resolve())
+        split = self.split or datasets.default_split(self.dataset)
+        data_dir = Path(self.data_dir) if self.data_dir is not None else None
+        queries, default_candidates = datasets.load_dataset(self.dataset, index, split, data_dir)
+        if self.limit is not None:
+            queries = datasets.sample(queries, self.limit, self.sample_seed)
+        candidate_types = self.candidate_types or default_candidates
+        candidates = candidate_mask(index, candidate_types)
+        model = self.model
+        if student.llm_kwargs:
+            model = _with_options(model, student.llm_kwargs)
+        retriever_kwargs = {
+            "n_agents": agents,
+            "max_steps": self.max_steps,
+            "temperature": self.temperature,
+            "fusion": self.fusion,
+            "tools": student.tools,
+            "seed": self.seed,
+            "prompt": prompt,
+        }
+        ray_runner = None
+        try:
+            if self.ray is not None:
+                if llm is not None:
+                    raise ArkError("a model object cannot travel to Ray workers; pass settings")
+                from ark.eval._ray import MethodSpec, RayMethod
+
+                spec = MethodSpec(
+                    method=self.method,
+                    index=str(Path(index.path).resolve()),
+                    llm=model.kwargs(),
+                    llm_cache=str(Path(model.llm_cache).resolve()) if model.llm_cache else None,
+                    retriever={**retriever_kwargs, "strategy": strategy},
+                    dense_model=model.model,
+                )
+                if status:
+                    status("Starting Ray workers …")
+                method: Method = RayMethod(
+                    spec,
+                    address=self.ray.address,
+                    workers=self.ray.workers,
+                    per_worker=self.concurrency,
+                    on_retry=on_retry,
+                )
+                ray_runner = method
+                model_name = ray_runner.worker_info[0].get("model")
+            else:
+                method, model_name = self._local_method(
+                    index, llm, model, strategy, retriever_kwargs, on_event
+                )
+            config = {
+                "dataset": self.dataset,
+                "index": index_path,
+                "split": split,
+                "limit": self.limit,
+                "sample_seed": self.sample_seed,
+                "method": self.method,
+                "mode": self.mode,
+                "candidate_types": candidate_types,
+                **(
+                    {
+                        "strategy": name,
+                        "agents": agents,
+                        "max_steps": self.max_steps,
+                        "fusion": self.fusion,
+                        "temperature": self.temperature,
+                        "tools": student.tools.to_dict(),
+                        "model": model_name,
+                        "base_url": redact_url(model.base_url),
+                        "seed": self.seed,
+                        "adapter": str(Path(self.adapter).resolve()) if self.adapter else None,
+                        "prompt": prompt,
+                    }
+                    if ark
+                    else {"model": model_name}
+                    if self.method == "dense"
+                    else {}
+                ),
+                "concurrency": self.concurrency,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "llm_cache": str(model.llm_cache) if model.llm_cache else None,
+                "prices": self.prices.to_dict() if self.prices else None,
+                "ray": {"address": self.ray.address, "workers": ray_runner.workers}
+                if ray_runner
+                else None,
+                **self.extra_config,
+            }
+            return asyncio.run(
+                run_queries(
+                    queries,
+                    method,
+                    RunStore(self.out),
+                    config,
+                    resume=resume,
+                    concurrency=ray_runner.slots if ray_runner else self.concurrency,
+                    mode=self.mode,
+                    candidates=candidates,
+                    n_nodes=index.graph.n_nodes,
+                    progress=progress,
+                    prices=self.prices,
+                    retry_failed=retry_failed,
+                )
+            )
+        finally:
+            if ray_runner is not None:
+                ray_runner.close()
+
+    def _local_method(
+        self,
+        index: Index,
+        llm: ChatModel | None,
+        model: ModelSettings,
+        strategy: str | StrategyFactory,
+        retriever_kwargs: dict[str, Any],
+        on_event: EventHandler | None,
+    ) -> tuple[Method, str | None]:
+        """The method in this process, and the model name its config records."""
+        if self.method == "bm25":
+            return BM25Method(index), None
+        if self.method == "dense":
+            from ark.index import DenseEncoder, open_dense
+
+            encoder = DenseEncoder(model.model)
+            return DenseMethod(open_dense(index, encoder.name), encoder), encoder.name
+        chat = with_llm_cache(llm, model.llm_cache) if llm is not None else model.build()
+        retriever = Retriever(index, chat, strategy=strategy, on_event=on_event, **retriever_kwargs)
+        return RetrieverMethod(retriever), chat.name
+
+
+def evaluate(
+    dataset: str,
+    index: Index | str | Path,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    retry_failed: bool = True,
+    llm: ChatModel | None = None,
+    progress: ProgressFn | None = None,
+    on_event: EventHandler | None = None,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Evaluate on ``dataset`` over ``index`` into the run directory ``out``; returns the
+    summary (``summary.json``). ``settings`` are :class:`Evaluation`'s fields
+    (``method``, ``strategy``, ``agents``, ``limit``, ``model=ModelSettings(...)``...);
+    the rest as :meth:`Evaluation.run`.
+
+    >>> evaluate("metaqa:1-hop", "metaqa.idx", "runs/a", limit=30)  # doctest: +SKIP
+    """
+    run = Evaluation(dataset, index, out, **settings)
+    return run.run(
+        resume=resume, retry_failed=retry_failed, llm=llm, progress=progress, on_event=on_event
+    )
+
+
+def candidate_mask(index: Index, types: list[str] | None) -> np.ndarray | None:
+    """The nodes a query is scored on: those of ``types`` (None: every node)."""
+    if not types:
+        return None
+    ids = [index.graph.type_id(t) for t in types]
+    if any(i is None for i in ids):
+        raise ArkError(f"candidate type(s) {types} not in this index's node types")
+    return np.isin(np.asarray(index.graph.node_type), ids)
+
+
+def _default_agents(strategy: str | StrategyFactory, factory: StrategyFactory) -> int:
+    if isinstance(strategy, str):
+        return strategy_info(strategy).default_agents
+    agents = getattr(factory, "default_agents", None)
+    return agents if isinstance(agents, int) and agents > 0 else 1
+
+
+def _with_options(model: ModelSettings, options: Mapping[str, Any]) -> ModelSettings:
+    from dataclasses import replace
+
+    return replace(model, options={**model.options, **options})

@@ -1,0 +1,114 @@
+"""The summary of a scored run: metrics overall and by query type, time, tokens and
+cost, as ``summary.json`` and the Markdown table of ``summary.md``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ark.cost import PriceTable, run_cost
+from ark.eval.metrics import MEASURES, aggregate
+
+
+def summarize_run(
+    records: list[dict[str, Any]], config: dict[str, Any], prices: PriceTable | None = None
+) -> dict[str, Any]:
+    """The summary of a run's records (``ark.eval.summarize`` before; renamed so it is
+    not mistaken for the graph's schema summary)."""
+    scored = [r for r in records if r["metrics"] is not None]
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for r in scored:
+        by_type.setdefault(r["qtype"] or "all", []).append(r)
+    walls = [r["wall_s"] for r in records]
+    return {
+        "method": config.get("method"),
+        "dataset": config.get("dataset"),
+        "config": config,
+        "queries": len(records),
+        "scored": len(scored),
+        "failed": sum(r["status"] == "failed" for r in records),
+        "no_gold_in_graph": sum(r["status"] == "no_gold" for r in records),
+        "metrics": aggregate([r["metrics"] for r in scored]) if scored else {},
+        "by_qtype": {
+            t: {"n": len(rs), **aggregate([r["metrics"] for r in rs])}
+            for t, rs in sorted(by_type.items())
+        }
+        if len(by_type) > 1
+        else {},
+        "wall_s_per_query": {
+            "mean": round(float(np.mean(walls)), 4) if walls else 0.0,
+            "p50": round(float(np.median(walls)), 4) if walls else 0.0,
+        },
+        "tokens": {
+            "prompt": sum(r["prompt_tokens"] for r in records),
+            "completion": sum(r["completion_tokens"] for r in records),
+        },
+        **cost_summary(records, config, prices),
+    }
+
+
+def cost_summary(
+    records: list[dict[str, Any]], config: dict[str, Any], prices: PriceTable | None
+) -> dict[str, Any]:
+    """``cost`` (calls, tokens paid for, model vs tool seconds, USD) and, when the run
+    used ``--llm-cache``, its hits and misses (misses: requests that reached the model)."""
+    cost = run_cost(records, prices)
+    out: dict[str, Any] = {"cost": cost}
+    if config.get("llm_cache"):
+        out["llm_cache"] = {
+            "dir": config["llm_cache"],
+            "hits": cost["cache_hits"],
+            "misses": cost["llm_calls"],
+            "hit_rate": cost["cache_hit_rate"],
+        }
+    return out
+
+
+def summary_markdown(summary: dict[str, Any]) -> str:
+    m = summary["metrics"]
+    lines = [
+        f"# {summary['method']} on {summary['dataset']}",
+        "",
+        f"{summary['queries']} queries, {summary['scored']} scored, {summary['failed']} failed, "
+        f"{summary['no_gold_in_graph']} with no answer in the graph; "
+        f"{summary['wall_s_per_query']['mean']:.2f} s per query (mean).",
+        *cost_markdown(summary),
+        "",
+        "| slice | n | Hit@1 | Hit@5 | R@20 | MRR |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    if m:
+        lines.append(_row("all", summary["scored"], m))
+    for t, s in summary["by_qtype"].items():
+        lines.append(_row(t, s["n"], s))
+    return "\n".join(lines) + "\n"
+
+
+def cost_markdown(summary: dict[str, Any]) -> list[str]:
+    """One line of cost, and one of the response cache when the run used it."""
+    c = summary.get("cost")
+    if not c or not (c["llm_calls"] or c["cache_hits"]):
+        return []
+    usd = (
+        "no price given"
+        if c["usd"] is None
+        else f"${c['usd']:.4f} (${c['per_query']['usd']:.5f} per query)"
+    )
+    lines = [
+        "",
+        f"Cost: {c['llm_calls']} model calls, {c['prompt_tokens']:,} prompt + "
+        f"{c['completion_tokens']:,} completion tokens, {usd}; {c['llm_s']:.1f} s in the "
+        f"model, {c['tool_s']:.3g} s in the tools.",
+    ]
+    if "llm_cache" in summary:
+        k = summary["llm_cache"]
+        lines.append(
+            f"LLM cache {k['dir']}: {k['hits']} hits, {k['misses']} misses "
+            f"({100 * k['hit_rate']:.1f} % hit rate)."
+        )
+    return lines
+
+
+def _row(name: str, n: int, m: dict[str, Any]) -> str:
+    return f"| {name} | {n} | " + " | ".join(f"{m[k]:.2f}" for k in MEASURES) + " |"
