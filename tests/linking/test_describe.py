@@ -44,6 +44,26 @@ def test_describe_asks_once_per_forward_relation_and_type_and_stores_it(index):
     assert again.sources == ("name", "model:scripted-test-model")
 
 
+def test_words_the_model_echoes_from_the_prompt_are_dropped(index):
+    # A small model repeats the prompt's own vocabulary ("head -> tail", "nodes"):
+    # no question says "number on head entity".
+    replies = [
+        json_reply(
+            {"description": "the club of the head entity", "aliases": ["club", "team of head"]}
+        ),
+        json_reply(
+            {"description": "the age of the head entity", "aliases": ["age", "age of tail entity"]}
+        ),
+        json_reply({"description": "a thing", "aliases": ["player", "entity"]}),
+    ]
+    described = describe_index(index, ScriptedChatModel(replies, per_call=True))
+    assert described.relation("plays_in_club").aliases == ("club",)
+    assert described.relation("is_aged").aliases == ("age",)
+    assert described.relation("is_aged").description == "the age of the subject"
+    # The type's own name is not the prompt's word.
+    assert described.type("entity").aliases == ("player", "entity")
+
+
 def test_a_reply_that_is_not_json_leaves_the_names(index):
     described = describe_index(index, ScriptedChatModel([json_reply("no")] * 3, per_call=True))
     assert described.relation("plays_in_club").aliases == ()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ark.graph import DescribedSchema, describe_from_names, with_layer
+from ark.linking._words import tokens
 from ark.llm import ChatModel, Message
 
 #: Most words asked for per relation or type. (The schema bounds no string length: a
@@ -42,6 +43,12 @@ RESPONSE_SCHEMA: dict[str, Any] = {
 
 ProgressFn = Callable[[int, int], None]
 
+#: The words the prompts use to talk about the graph itself. A small model echoes them
+#: into its answer ("number on head entity"); a question never says them, so an alias
+#: using one that the relation's own name does not is dropped, and in a description
+#: "the head/tail entity" reads as that end's type (or subject/object).
+PROMPT_WORDS = frozenset({"head", "tail", "entity", "entities", "node", "nodes", "relation"})
+
 
 def relation_prompt(described: DescribedSchema, name: str) -> str:
     doc = described.relation(name)
@@ -64,6 +71,24 @@ def type_prompt(described: DescribedSchema, name: str) -> str:
         f"{MAX_WORDS} other words a question could use for such nodes (plural, synonyms), "
         'as JSON {"description": "...", "aliases": ["...", ...]}.'
     )
+
+
+def _own_words(aliases: list[str], name: str) -> list[str]:
+    """``aliases`` without those that borrow the prompt's words (see
+    :data:`PROMPT_WORDS`) that ``name`` itself does not have."""
+    allowed = set(tokens(name))
+    return [a for a in aliases if not (set(tokens(a)) - allowed) & PROMPT_WORDS]
+
+
+def _plain(description: str, source: str | None, target: str | None) -> str:
+    """``description`` with "the head/tail entity" (the prompt's words) read as the
+    type of that end, when the graph has one other than the generic ``entity``, and
+    otherwise as the subject or object."""
+    for end, type_name, role in (("head", source, "subject"), ("tail", target, "object")):
+        said = type_name if type_name and type_name != "entity" else role
+        for form in (f"the {end} entity", f"the {end} node", f"a {end} entity"):
+            description = description.replace(form, f"the {said}")
+    return description
 
 
 async def _ask(llm: ChatModel, prompt: str, seed: int) -> dict[str, Any]:
@@ -107,11 +132,18 @@ async def ask_model(
     relations: dict[str, dict[str, Any]] = {}
     type_docs: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(forward):
-        relations[name] = await _ask(llm, relation_prompt(described, name), seed)
+        said = await _ask(llm, relation_prompt(described, name), seed)
+        doc = described.relation(name)
+        said["aliases"] = _own_words(said.get("aliases", []), name)
+        if said.get("description") and doc is not None:
+            said["description"] = _plain(said["description"], doc.source_type, doc.target_type)
+        relations[name] = said
         if progress:
             progress(i + 1, total)
     for j, name in enumerate(type_names):
-        type_docs[name] = await _ask(llm, type_prompt(described, name), seed)
+        said = await _ask(llm, type_prompt(described, name), seed)
+        said["aliases"] = _own_words(said.get("aliases", []), name)
+        type_docs[name] = said
         if progress:
             progress(len(forward) + j + 1, total)
     for r in described.relations:
