@@ -29,7 +29,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage, parse_json_reply
+from ark.llm import _kv_state
+from ark.llm._kv_disk import SystemPromptStates, kv_cache_dir
+from ark.llm._types import (
+    CallProfile,
+    Completion,
+    LLMError,
+    Message,
+    ToolCall,
+    Usage,
+    parse_json_reply,
+)
 from ark.llm.chat_format import (
     TOOL_CALL_CLOSE,
     TOOL_CALL_OPEN,
@@ -245,21 +255,25 @@ def prompt_segments(
 
 
 class _Deadline:
-    """A llama.cpp stopping criterion that ends generation once ``seconds`` passed."""
+    """A llama.cpp stopping criterion, called after every sampled token: ends
+    generation once ``seconds`` passed, and notes when the first token came (the end
+    of prompt evaluation, for the call's profile)."""
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
         self.start = time.perf_counter()
+        self.first: float | None = None
         self.passed = False
 
     def __call__(self, input_ids: Any, logits: Any) -> bool:
-        if self.seconds is not None and time.perf_counter() - self.start > self.seconds:
+        now = time.perf_counter()
+        if self.first is None:
+            self.first = now
+        if self.seconds is not None and now - self.start > self.seconds:
             self.passed = True
         return self.passed
 
     def criteria(self) -> Any:
-        if self.seconds is None:
-            return None
         from llama_cpp import StoppingCriteriaList
 
         return StoppingCriteriaList([self])
@@ -278,6 +292,7 @@ class LocalChatModel:
         request_timeout: float | None = None,
         max_retries: int = 0,
         lora_path: str | Path | None = None,
+        kv_cache: str | Path | bool | None = None,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -322,6 +337,8 @@ class LocalChatModel:
         #: at the next token and is tried again up to ``max_retries`` times.
         self.request_timeout = request_timeout
         self.max_retries = max(0, max_retries)
+        #: The system prompt's KV state on disk (``_kv_disk.py``; None: off).
+        self.system_states = SystemPromptStates(self, kv_cache_dir(kv_cache))
 
     def cache_identity(self) -> dict[str, Any]:
         """What a cached response depends on: the weights (sha256), any LoRA adapter
@@ -387,9 +404,12 @@ class LocalChatModel:
         for _ in range(self.max_retries + 1):
             with self._lock:
                 started = time.perf_counter()
+                warm = self.system_states.warm(messages, tools, prompt)
+                reused = _kv_state.reused_prefix(self._llm, prompt) - warm.evaluated
                 if seed is not None:
                     self._llm.set_seed(seed)
                 over_time = _Deadline(self.request_timeout)
+                _kv_state.reset_perf(self._llm)
                 try:
                     out = self._llm.create_completion(
                         prompt,
@@ -402,19 +422,35 @@ class LocalChatModel:
                     )
                 except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
                     raise LLMError(f"local model failed: {exc}") from exc
-                latency = time.perf_counter() - started
+                ended = time.perf_counter()
+                decode_ms = _kv_state.decode_ms(self._llm)
             if not over_time.passed:
                 break
         else:
             raise self._timeout_error()
         choice = out["choices"][0]
         usage = out.get("usage", {})
+        generated = usage.get("completion_tokens", 0)
+        first = over_time.first or ended  # no token sampled: all of it was the prompt
+        decode_s = ended - first
+        profile = CallProfile(
+            prompt_tokens=len(prompt),
+            evaluated_tokens=len(prompt) - reused,
+            reused_tokens=reused,
+            generated_tokens=generated,
+            prompt_s=warm.prompt_s + first - over_time.start,
+            decode_s=decode_s,
+            state_s=warm.state_s,
+            wall_s=ended - started,
+            sample_s=None if decode_ms is None else max(0.0, decode_s - decode_ms / 1000),
+        )
         return self._completion(
             choice["text"],
             response_schema,
-            Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
-            latency,
+            Usage(usage.get("prompt_tokens", 0), generated),
+            ended - started,
             choice.get("finish_reason") or "stop",
+            profile,
         )
 
     # -- pieces shared with the batched backend (``_local_batched.py``) -------------------
@@ -440,6 +476,7 @@ class LocalChatModel:
         usage: Usage,
         latency: float,
         finish_reason: str,
+        profile: CallProfile | None = None,
     ) -> Completion:
         """The generated text as a Completion: tool calls parsed, or the JSON reply."""
         data = None
@@ -454,6 +491,7 @@ class LocalChatModel:
             latency_s=latency,
             finish_reason=finish_reason,
             data=data,
+            profile=profile,
         )
 
     async def complete(
