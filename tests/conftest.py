@@ -11,6 +11,15 @@ from _helpers import write_metaqa_kb
 from ark.index import Index, build_index
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _kv_cache_in_a_temporary_directory(tmp_path_factory: pytest.TempPathFactory):
+    """The local model's saved prompt states (``ARK_KV_CACHE``) go to a temporary
+    directory, never the user's ``~/.cache/ark/kv``."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ARK_KV_CACHE", str(tmp_path_factory.mktemp("kv")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def metaqa_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_metaqa_kb(tmp_path_factory.mktemp("metaqa-kb") / "kb.txt")

@@ -40,6 +40,13 @@ def test_ask_reports_cost_and_replays_from_the_cache(metaqa_index, tmp_path, mon
     assert second["cost"]["usd"] == 0.0 and second["llm_cache"]["hits"] == 6
     assert second["ranking"] == first["ranking"]
     assert first["trajectories"][0]["cost"]["llm_calls"] == 3
+    # The profile: what the server reports (tokens), its seconds unsplit.
+    prof = first["profile"]
+    assert prof["steps"] == prof["profiled_steps"] == 6 and prof["prompt_tokens"] == 6 * 42
+    assert prof["evaluated_tokens"] == 6 * 42 and prof["generated_tokens"] == 6 * 7
+    assert prof["unsplit_s"] == pytest.approx(prof["llm_s"]) and prof["prompt_s"] == 0
+    assert second["profile"]["profiled_steps"] == 0  # cache hits call no model
+    assert "Time: 0.0 s evaluating the prompt (0 tokens; 0 reused)" in text
     assert "Cost: 0 model calls (6 from the cache), 0 prompt + 0 completion tokens, $0.0000" in text
 
     stats = json.loads(run("llm-cache", "stats", cache, "--json").output)

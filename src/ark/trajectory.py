@@ -40,6 +40,11 @@ the center they link: ``{"type", "direction", "center"}`` — a neighbor reached
 several centers lists each; and an ``add_to_answer`` call's ``added`` (the nodes it
 appended to the answer). Evidence paths (:mod:`ark.agent._evidence`) read these;
 an older record leaves the hop's centers or relations unknown, never guessed.
+
+Added in minor 4: a step's ``profile`` (:class:`ark.llm.CallProfile` as a dict: prompt
+tokens sent, evaluated and reused from the KV cache, tokens generated, seconds in
+prompt evaluation, in decoding and with saved KV state), which :mod:`ark.profile`
+sums per query; None for a cache hit, a step without a model call, or an older record.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ from ark._safe import dumps
 from ark.errors import ArkError
 
 SCHEMA_VERSION = 1
-SCHEMA_MINOR = 3
+SCHEMA_MINOR = 4
 StopReason = Literal["finish", "max_steps", "error"]
 
 
@@ -106,6 +111,7 @@ class StepRecord:
     note: str | None = None  # e.g. "no tool call" when the model replied in prose
     module: str | None = None  # minor 1: the workflow module that made this model call
     cached: bool = False  # minor 2: the reply came from the LLM response cache (no model call)
+    profile: dict[str, Any] | None = None  # minor 4: the call's tokens and seconds, by phase
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

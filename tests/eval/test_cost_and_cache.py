@@ -43,7 +43,7 @@ def ark_eval(index_dir, out, base_url, cache, *extra):
 
 #: What may differ between a run and its replay: ids, clocks, and the accounting of
 #: where each reply came from.
-VOLATILE = {"id", "created", "wall_s", "llm_latency_s", "duration_s", "cached", "cost"}
+VOLATILE = {"id", "created", "wall_s", "llm_latency_s", "duration_s", "cached", "cost", "profile"}
 
 
 def stable(value):

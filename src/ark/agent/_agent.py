@@ -245,6 +245,7 @@ class Agent:
             completion_tokens=completion.usage.completion_tokens,
             content=completion.message.content,
             cached=completion.cached,
+            profile=completion.profile.to_dict() if completion.profile else None,
         )
 
 

@@ -36,6 +36,7 @@ from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.cost import PriceTable, query_cost
 from ark.errors import ArkError
 from ark.index import Index, build_index, open_index
+from ark.profile import profile_line, query_profile
 from ark.trajectory import write_trajectories
 
 DEMO_QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
@@ -137,6 +138,7 @@ def _run(
                 "trajectories": [t.to_dict() for t in result.trajectories],
                 "wall_s": result.wall_s,
                 "cost": cost,
+                "profile": query_profile(result.trajectories),
                 **({"llm_cache": counters} if (counters := cache_counters(llm)) else {}),
             }
         )
@@ -145,6 +147,7 @@ def _run(
         if why:
             _print_evidence(result, index)
         console.print(f"Cost: {cost_line(cost)}", markup=False)
+        console.print(f"Time: {profile_line(query_profile(result.trajectories))}", markup=False)
     if result.failed:
         if not as_json:
             err_console.print(

@@ -23,6 +23,7 @@ from ark.eval._methods import Method, MethodOutput
 from ark.eval._runstore import RunStore
 from ark.eval._summary import summarize_run, summary_markdown
 from ark.eval.metrics import MEASURES, evaluate_query
+from ark.profile import query_profile
 
 ProgressFn = Callable[[int, int], None]
 
@@ -134,6 +135,7 @@ async def run_queries(
         cost = query_cost(out.trajectories, prices)  # also fills each trajectory's cost
         line = make_record(q, out, wall, mode, candidates, n_nodes)
         line["cost"] = cost
+        line["profile"] = query_profile(out.trajectories)  # where the time went, by phase
         return line
 
     def summarize(records: list[Record]) -> dict[str, Any]:

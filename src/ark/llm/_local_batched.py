@@ -41,7 +41,7 @@ from typing import Any
 from ark.llm._lazy_grammar import LazyGrammarSampler
 from ark.llm._local import LocalChatModel
 from ark.llm._local_states import common_prefix
-from ark.llm._types import Completion, LLMError, Message, Usage
+from ark.llm._types import CallProfile, Completion, LLMError, Message, Usage
 
 STOP_TEXT = "<|im_end|>"
 
@@ -88,6 +88,10 @@ class _Request:
     generated: list[int] = field(default_factory=list)
     next_token: int | None = None  # sampled, to be decoded in the next batch
     started: float = 0.0
+    # For the call's profile.
+    reused: int = 0  # prompt tokens found in a sequence's cache (its own or shared)
+    first_at: float | None = None  # when the first token was sampled
+    sample_s: float = 0.0
 
 
 @dataclass
@@ -98,6 +102,7 @@ class _Result:
     finish_reason: str
     latency_s: float
     timed_out: bool = False
+    profile: CallProfile | None = None
 
 
 @dataclass(eq=False)
@@ -218,7 +223,12 @@ class LocalBatchedChatModel(LocalChatModel):
             raise self._timeout_error()
         usage = Usage(result.prompt_tokens, result.completion_tokens)
         return self._completion(
-            result.text, response_schema, usage, result.latency_s, result.finish_reason
+            result.text,
+            response_schema,
+            usage,
+            result.latency_s,
+            result.finish_reason,
+            result.profile,
         )
 
     def close(self) -> None:
@@ -305,6 +315,7 @@ class LocalBatchedChatModel(LocalChatModel):
         target.request, target.last_used = req, self._clock
         req.slot = target
         req.pending = prompt[n:]
+        req.reused = n
         req.started = time.perf_counter()
         # The same chain, seed draw and grammar as ``Llama.create_completion``.
         llm = self._llm
@@ -388,7 +399,11 @@ class LocalBatchedChatModel(LocalChatModel):
         for r, index in outputs:
             started = time.perf_counter()
             token = r.sampler.sample(self._ctx, index)
-            self.stats.sample_s += time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            self.stats.sample_s += elapsed
+            r.sample_s += elapsed
+            if r.first_at is None:
+                r.first_at = started + elapsed
             self._after_sample(r, token)
 
     def _after_sample(self, req: _Request, token: int) -> None:
@@ -429,13 +444,15 @@ class LocalBatchedChatModel(LocalChatModel):
                 text = self._text(req)
                 if STOP_TEXT in text:
                     text = text[: text.index(STOP_TEXT)]
+                ended = time.perf_counter()
                 result = _Result(
                     text,
                     len(req.prompt),
                     len(req.generated),
                     "length" if outcome == "length" else "stop",
-                    time.perf_counter() - req.started,
+                    ended - req.started,
                     timed_out=outcome == "timeout",
+                    profile=_profile(req, ended),
                 )
                 req.future.set_result(result)
         except concurrent.futures.InvalidStateError:  # the caller cancelled meanwhile
@@ -452,3 +469,20 @@ class LocalBatchedChatModel(LocalChatModel):
                 s.tokens = []
                 freed = True
         return freed
+
+
+def _profile(req: _Request, ended: float) -> CallProfile:
+    """One call's share of the batches it rode in: its own prompt and tokens, and
+    wall seconds that overlap the other sequences' (a batch is one decode for all).
+    ``sample_s`` is its own sampling and grammar time."""
+    first = req.first_at if req.first_at is not None else ended
+    return CallProfile(
+        prompt_tokens=len(req.prompt),
+        evaluated_tokens=len(req.prompt) - req.reused,
+        reused_tokens=req.reused,
+        generated_tokens=len(req.generated),
+        prompt_s=first - req.started,
+        decode_s=ended - first,
+        wall_s=ended - req.started,
+        sample_s=req.sample_s,
+    )

@@ -22,25 +22,18 @@ only counts, for benchmarks).
 
 from __future__ import annotations
 
-import ctypes
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ark.llm import _kv_state
+from ark.llm._kv_state import common_prefix
 from ark.llm._local import LocalChatModel
 
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the longest common prefix of two token sequences."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+__all__ = ["LocalStatesChatModel", "StateCache", "StateStats", "common_prefix"]
 
 
 @dataclass
@@ -113,13 +106,24 @@ class LocalStatesChatModel(LocalChatModel):
         # The same tokens the parent sends: special tokens only from the template.
         tokens = self.tokenize_prompt(messages, () if response_schema is not None else tools)
         with self._lock:
+            restore_s = self.stats.restore_s
             self._restore(tokens)
+            restore_s = self.stats.restore_s - restore_s
             completion = super()._complete_sync(
                 messages, tools, temperature, max_tokens, seed, response_schema
             )
             self.stats.generated_tokens += completion.usage.completion_tokens
             self.stats.model_s += completion.latency_s
-            self._save()
+            save_s = self._save()
+        profile = completion.profile
+        if profile is not None:  # the snapshot's tokens already count as reused
+            state_s = restore_s + save_s
+            profile = replace(
+                profile, state_s=profile.state_s + state_s, wall_s=profile.wall_s + state_s
+            )
+            completion = replace(
+                completion, profile=profile, latency_s=completion.latency_s + state_s
+            )
         return completion
 
     # -- snapshots ----------------------------------------------------------------------
@@ -135,33 +139,21 @@ class LocalStatesChatModel(LocalChatModel):
             return
         key, data, shared = best
         started = time.perf_counter()
-        import llama_cpp
-
-        ctx = llm._ctx.ctx
-        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
-        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-        if llama_cpp.llama_state_seq_set_data(ctx, buf, len(data), 0) != len(data):
-            llm.reset()  # the cache is now empty; the next call evaluates everything
-            self.stats.evaluated_tokens += len(tokens)
+        if not _kv_state.load_seq_state(llm, key, data):
+            self.stats.evaluated_tokens += len(tokens)  # the cache is empty now
             return
-        llm.input_ids[: len(key)] = key
-        llm.n_tokens = len(key)
-        llm._requires_eval = True
         self.stats.restores += 1
         self.stats.restore_s += time.perf_counter() - started
         self.stats.evaluated_tokens += len(tokens) - shared
 
-    def _save(self) -> None:
-        import llama_cpp
-
+    def _save(self) -> float:
+        """Snapshot the sequence just generated; the seconds it took."""
         if self.states.max_states <= 0:  # max_states=0: the plain backend, with its stats
-            return
-        llm = self._llm
+            return 0.0
         started = time.perf_counter()
-        ctx = llm._ctx.ctx
-        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
-        buf = (ctypes.c_uint8 * size)()
-        written = llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0)
-        if written:
-            self.states.put(llm._input_ids.tolist(), ctypes.string_at(buf, written))
-        self.stats.save_s += time.perf_counter() - started
+        data = _kv_state.seq_state(self._llm)
+        if data:
+            self.states.put(self._llm._input_ids.tolist(), data)
+        elapsed = time.perf_counter() - started
+        self.stats.save_s += elapsed
+        return elapsed

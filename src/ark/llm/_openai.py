@@ -22,7 +22,15 @@ from urllib.parse import urlsplit
 
 from ark._coerce import as_int
 from ark._safe import clean, clean_text, redact, redact_url, too_deep
-from ark.llm._types import Completion, LLMError, Message, ToolCall, Usage, parse_json_reply
+from ark.llm._types import (
+    CallProfile,
+    Completion,
+    LLMError,
+    Message,
+    ToolCall,
+    Usage,
+    parse_json_reply,
+)
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client needs one
 METADATA_TIMEOUT_S = 10.0
@@ -278,18 +286,28 @@ def _completion(response: Any, model: str, latency: float) -> Completion:
         )
     usage = getattr(response, "usage", None)
     fingerprint = getattr(response, "system_fingerprint", None)
+    prompt_tokens = as_int(getattr(usage, "prompt_tokens", 0)) or 0
+    completion_tokens = as_int(getattr(usage, "completion_tokens", 0)) or 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    reused = max(0, min(as_int(getattr(details, "cached_tokens", 0)) or 0, prompt_tokens))
     return Completion(
         message=Message(
             role="assistant", content=clean_text(content or ""), tool_calls=tuple(calls)
         ),
-        usage=Usage(
-            as_int(getattr(usage, "prompt_tokens", 0)) or 0,
-            as_int(getattr(usage, "completion_tokens", 0)) or 0,
-        ),
+        usage=Usage(prompt_tokens, completion_tokens),
         model=getattr(response, "model", None) or model,
         latency_s=latency,
         finish_reason=str(getattr(choice, "finish_reason", None) or "stop"),
         system_fingerprint=clean_text(fingerprint) if isinstance(fingerprint, str) else None,
+        # What the server says: tokens (cached ones where it reports them) and the wall
+        # time; how its seconds split between prompt and decoding it does not say.
+        profile=CallProfile(
+            prompt_tokens=prompt_tokens,
+            evaluated_tokens=prompt_tokens - reused,
+            reused_tokens=reused,
+            generated_tokens=completion_tokens,
+            wall_s=latency,
+        ),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal, Protocol
 
 from ark.errors import ArkError
@@ -40,6 +40,47 @@ class ToolCall:
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CallProfile:
+    """Where one model call's tokens and seconds went: the parts of a latency budget.
+
+    Tokens: ``prompt_tokens`` sent, of which ``reused_tokens`` were already in the KV
+    cache (the previous call's, a saved snapshot, or the system prompt's state on disk)
+    and ``evaluated_tokens`` were computed; ``generated_tokens`` sampled, of which
+    ``forced_tokens`` the grammar allowed only one (0 while no backend can tell).
+    Seconds: ``prompt_s`` from the start of generation to the first sampled token
+    (prompt evaluation), ``decode_s`` the rest of generation (decoding, sampling and
+    the grammar together), ``state_s`` reading and writing saved KV state, ``wall_s`` the
+    whole call. ``sample_s`` is the part of ``decode_s`` spent outside llama.cpp's
+    decode (sampling, grammar, detokenizing), when its counters say so; None
+    otherwise. A server reports tokens only (``reused_tokens`` where it returns
+    ``cached_tokens``); its seconds stay in ``wall_s``, unsplit.
+    """
+
+    prompt_tokens: int = 0
+    evaluated_tokens: int = 0
+    reused_tokens: int = 0
+    generated_tokens: int = 0
+    forced_tokens: int = 0
+    prompt_s: float = 0.0
+    decode_s: float = 0.0
+    state_s: float = 0.0
+    wall_s: float = 0.0
+    sample_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            d[f.name] = round(value, 6) if isinstance(value, float) else value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CallProfile:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +126,9 @@ class Completion:
     #: What an OpenAI-compatible server says about the configuration that answered
     #: (``system_fingerprint``); a change means the same request may answer otherwise.
     system_fingerprint: str | None = None
+    #: Where the call's tokens and seconds went (None: no model was called, e.g. a
+    #: response-cache hit, or the backend does not measure).
+    profile: CallProfile | None = None
 
 
 class ChatModel(Protocol):

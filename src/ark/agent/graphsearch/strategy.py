@@ -264,6 +264,7 @@ class GraphSearch:
             completion_tokens=completion.usage.completion_tokens,
             content=completion.message.content,
             module=module,
+            profile=completion.profile.to_dict() if completion.profile else None,
         )
         data = completion.data
         if data is None:
