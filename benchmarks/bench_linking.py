@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ark.agent._hints import named_relations
+from ark.agent.hints._lines import named_relations
 from ark.datasets import load_dataset, sample
 from ark.linking import linker_for, read_question
 from ark.linking._chains import step_table

@@ -6,7 +6,9 @@ import asyncio
 from _doubles import ScriptedChatModel, tool_call
 from _helpers import node
 from ark.agent import Agent, AgentConfig, AgentOptions, Retriever, ToolConfig, ToolSession
-from ark.agent._hints import (
+from ark.agent._prompt import system_prompt, worked_example
+from ark.agent.hints import ChainHints
+from ark.agent.hints._lines import (
     after_add,
     after_neighborhood,
     chain_hint,
@@ -14,7 +16,6 @@ from ark.agent._hints import (
     named_relations,
     onward_relations,
 )
-from ark.agent._prompt import system_prompt, worked_example
 from ark.graph import describe_from_names
 from ark.linking import RelationLinker
 
@@ -251,17 +252,18 @@ def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):
 
 def test_session_tracks_followed_relations_for_the_chain(movie_index):
     zemeckis = node(movie_index, "Robert Zemeckis")
+    hints = ChainHints(movie_index, QUESTION)
     session = ToolSession(
-        movie_index, hints=True, question=QUESTION, config=ToolConfig(multi_neighborhood=True)
+        movie_index, config=ToolConfig(multi_neighborhood=True), observers=[hints]
     )
     films = session.call(
         "search_in_neighborhood", {"node_index": zemeckis, "edge_type": "directed_by"}
     ).nodes
-    assert session.followed == ["directed_by"]
+    assert hints.followed == ["directed_by"]
     early = session.call("add_to_answer", {"node_indices": films[:1]})
     assert "the question also names has_genre, not followed yet" in early.observation
     genres = session.call("search_in_neighborhood", {"node_index": films, "node_type": "genre"})
-    assert session.followed == ["directed_by", "has_genre"]  # read from the results
+    assert hints.followed == ["directed_by", "has_genre"]  # read from the results
     assert f"add_to_answer(node_indices={genres.nodes})" in genres.observation
 
 
@@ -367,11 +369,9 @@ def test_the_first_hop_after_a_global_search_is_ready_made(movie_index):
 def test_a_shared_relation_is_followed_twice_before_the_add(movie_index):
     gump, zemeckis = node(movie_index, "Forrest Gump"), node(movie_index, "Robert Zemeckis")
     others = [node(movie_index, n) for n in ("Cast Away", "Back to the Future")]
+    hints = ChainHints(movie_index, "Which films share the director of Forrest Gump?")
     session = ToolSession(
-        movie_index,
-        hints=True,
-        question="Which films share the director of Forrest Gump?",
-        config=ToolConfig(multi_neighborhood=True),
+        movie_index, config=ToolConfig(multi_neighborhood=True), observers=[hints]
     )
     first = session.call("search_in_neighborhood", {"node_index": gump, "edge_type": "directed_by"})
     assert (
@@ -383,11 +383,11 @@ def test_a_shared_relation_is_followed_twice_before_the_add(movie_index):
         "search_in_neighborhood",
         {"node_index": gump, "edge_type": "directed_by", "query": "director"},
     )
-    assert session.followed == ["directed_by"]
+    assert hints.followed == ["directed_by"]
     films = session.call(
         "search_in_neighborhood", {"node_index": zemeckis, "edge_type": "directed_by"}
     )
-    assert session.followed == ["directed_by", "directed_by"]
+    assert hints.followed == ["directed_by", "directed_by"]
     # The film the question starts from is not suggested.
     assert films.observation.endswith(
         f"Add them now: add_to_answer(node_indices={others}), then finish."
@@ -396,13 +396,14 @@ def test_a_shared_relation_is_followed_twice_before_the_add(movie_index):
 
 def test_a_hop_off_the_chain_points_back_to_where_it_started(movie_index):
     big, hanks = node(movie_index, "Big"), node(movie_index, "Tom Hanks")
-    session = ToolSession(movie_index, hints=True, question="What genre is Big?")
+    hints = ChainHints(movie_index, "What genre is Big?")
+    session = ToolSession(movie_index, observers=[hints])
     # Two relations at once: which one the chain took is unknown, so neither counts.
     session.call(
         "search_in_neighborhood",
         {"node_index": big, "edge_type": ["starred_actors", "directed_by"], "query": "x"},
     )
-    assert session.followed == []
+    assert hints.followed == []
     off = session.call("search_in_neighborhood", {"node_index": big, "edge_type": "starred_actors"})
     assert off.nodes == [hanks]
     assert off.observation.endswith(

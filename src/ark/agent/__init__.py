@@ -1,5 +1,5 @@
-"""Agents over the tools: the tool session, the strategy protocol, ARK's loop as one
-strategy, parallel agents, and fusion of their answers."""
+"""Agents over the tools: the tool session and its observers (the hints), the strategy
+protocol, ARK's loop as one strategy, parallel agents, and fusion of their answers."""
 
 from ark.agent._agent import Agent, AgentOptions
 from ark.agent._evidence import (
@@ -13,6 +13,7 @@ from ark.agent._evidence import (
     render_evidence,
 )
 from ark.agent._fusion import FUSIONS, fuse_ordering, fuse_random, fuse_vote
+from ark.agent._observer import SessionObserver
 from ark.agent._prompt import system_prompt
 from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
 from ark.agent._session import CallOutcome, ToolSession, normalise_arguments
@@ -32,6 +33,7 @@ from ark.agent._strategy import (
     strategy_names,
 )
 from ark.agent.graphsearch import GraphSearch, GraphSearchConfig
+from ark.agent.hints import ChainHints
 
 #: The built-in strategies' default agent counts, for code that read this table;
 #: the registry is the source (``strategy_info(name).default_agents``), and knows
@@ -49,6 +51,7 @@ __all__ = [
     "AgentEvent",
     "AgentOptions",
     "CallOutcome",
+    "ChainHints",
     "EventHandler",
     "EvidencePath",
     "GraphSearch",
@@ -58,6 +61,7 @@ __all__ = [
     "RankedNode",
     "RetrievalResult",
     "Retriever",
+    "SessionObserver",
     "Strategy",
     "StrategyContext",
     "StrategyFactory",

@@ -26,6 +26,7 @@ from ark.agent._strategy import (
     register_strategy,
     start_trajectory,
 )
+from ark.agent.hints import ChainHints
 from ark.errors import ArkError
 from ark.index import Index
 from ark.llm import ChatModel, Completion, Message
@@ -117,12 +118,10 @@ class Agent:
         return cls(ctx.index, ctx.llm, ctx.config, options=options, **ctx.shared())
 
     def new_session(self, query: str | None = None) -> ToolSession:
+        """The session of one run, with the hints observing it when the options ask."""
+        hints = [ChainHints(self.index, query)] if self.options.hints else []
         return ToolSession(
-            self.index,
-            tools=self.tools,
-            config=self.config.tools,
-            hints=self.options.hints,
-            question=query,
+            self.index, tools=self.tools, config=self.config.tools, question=query, observers=hints
         )
 
     async def run(self, query: str, query_id: str | None = None) -> Trajectory:

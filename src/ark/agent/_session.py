@@ -2,9 +2,11 @@
 
 Every strategy (ARK's loop, GraphSearch's workflow), the MCP server and the oracle
 policy of distillation go through a session, so the answer state, repeat detection
-and error handling live here once. A call is a name and JSON arguments; the result
-is a :class:`CallOutcome` — the observation a model reads plus a structured record.
-Nothing a caller sends makes it raise.
+and error handling live here once. Aids that add lines to observations (the hints of
+``ark-guided``) are observers a strategy composes (:mod:`ark.agent._observer`). A
+call is a name and JSON arguments; the result is a :class:`CallOutcome` — the
+observation a model reads plus a structured record. Nothing a caller sends makes it
+raise.
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ from typing import Any
 
 from ark._coerce import as_int
 from ark._safe import MAX_NESTING, cut, short_repr, too_deep
-from ark.agent import _hints
+from ark.agent._observer import SessionObserver
 from ark.index import Index
-from ark.linking import linker_for, read_chain, read_question
 from ark.llm import ToolCall
 from ark.tools import (
     MAX_ADD,
@@ -132,8 +133,9 @@ class ToolSession:
 
     ``answer_tools=False`` offers the retrieval tools only (an MCP client keeps its own
     answer); ``detect_repeats=False`` runs a repeated search again instead of pointing
-    at the earlier one. ``hints=True`` appends the lines of :mod:`ark.agent._hints` to
-    observations (``question`` is quoted back in reminders).
+    at the earlier one. ``observers`` append their lines to observations
+    (:class:`~ark.agent.SessionObserver`); ``hints=True`` is the shorthand for adding
+    :class:`ark.agent.hints.ChainHints` over ``question`` first.
     """
 
     def __init__(
@@ -146,38 +148,18 @@ class ToolSession:
         detect_repeats: bool = True,
         hints: bool = False,
         question: str | None = None,
+        observers: Sequence[SessionObserver] = (),
     ) -> None:
-        self.hints = hints
+        #: The question this session serves, when the caller gave it.
         self.question = question
         #: Centers of neighborhood calls, in the order first explored.
         self.explored: list[int] = []
-        #: Relations followed by neighborhood calls with results, one entry per use: a
-        #: relation followed again from other nodes counts again (kept with hints only).
-        self.followed: list[str] = []
-        self._uses: set[tuple[str, frozenset[int]]] = set()  # (relation, centers)
-        self._last_hits: list[tuple[int, str, str]] = []  # of the last search with results
         self.index = index
-        #: The question read against the index (relations linked, nodes named), and
-        #: its chain: the graph's path from the node it names that best accounts for
-        #: its words (:func:`ark.linking.read_chain`), or, when it names no node or
-        #: several, the relations the linker is sure of.
-        self.reading = read_question(index, question) if hints and question else None
-        self.chain = read_chain(index, self.reading, question or "") if self.reading else None
-        if self.chain is not None:
-            self._chain = _hints.chain_relations(self.chain)
-            self._unaccounted: tuple[str, ...] = self.chain.unexplained
-        elif self.reading is not None:
-            self._chain = _hints.named_relations(self.reading.linking)
-            self._unaccounted = self.reading.linking.unaccounted
-        else:
-            self._chain, self._unaccounted = [], ()
-        self._named = [n.relation for n in self._chain]
-        self._wanted = {n.relation: n.uses for n in self._chain}
-        #: The nodes the question names, when it names several (an intersection).
-        self._anchors = (
-            list(self.reading.entities) if self.reading and len(self.reading.entities) > 1 else []
-        )
-        self._canonical = linker_for(index).canonical if self.reading else {}
+        self.observers: list[SessionObserver] = list(observers)
+        if hints:  # the shorthand distillation, ark.testing users and tests call
+            from ark.agent.hints import ChainHints
+
+            self.observers.insert(0, ChainHints(index, question))
         self.tools = tools or GraphTools(index)
         self.config = config or ToolConfig()
         self.specs = tool_specs(index.schema, self.config, answer_tools=answer_tools)
@@ -269,10 +251,9 @@ class ToolSession:
                 "Use a different node, filter or query, add the nodes that answer the "
                 "question, or finish."
             )
-            if self.hints:
-                text += _hints.after_repeat(
-                    [h for h in self._last_hits if h[0] not in self.explored]
-                )
+            for observer in self.observers:
+                line = observer.after_repeat(self, name, arguments)
+                text += " " + line if line else ""
             return _error(text, ErrorCode.REPEATED_CALL)
         self._searches[signature] = self.step
         multi = (
@@ -298,108 +279,10 @@ class ToolSession:
         self.seen.update(centers)
         self.explored += [c for c in centers if c not in self.explored]
         observation = result.render()
-        if result.hits:
-            self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
-        if self.hints and result.hits:
-            hint = self._hint(name, arguments, result, centers)
-            observation += "\n" + hint if hint else ""
+        for observer in self.observers:
+            line = observer.after_search(self, name, arguments, result, centers)  # type: ignore[arg-type]
+            observation += "\n" + line if line else ""
         return CallOutcome(observation, nodes=nodes, result=result)  # type: ignore[arg-type]
-
-    def _hint(
-        self, name: str, arguments: Mapping[str, Any], result: Any, centers: list[int]
-    ) -> str:
-        """The hint for a search with results: the first hop after a global search, the
-        chain's next move after a neighborhood."""
-        schema = self.index.schema
-        anchors = [e.index for e in self._anchors]
-        if not centers:
-            if name == "search_in_graph" and anchors and not self.explored:
-                return _hints.intersection_call(
-                    self._anchors, self._anchor_relations(), multi=self.config.multi_neighborhood
-                )
-            if name != "search_in_graph" or not self._chain or self.explored:
-                return ""
-            top = result.hits[0].score
-            candidates = [
-                (h.index, h.name, h.type, self.tools.links(h.index))
-                for h in result.hits[:3]
-                if h.score >= 0.9 * top
-            ]
-            return _hints.first_hop(
-                self._chain, self.question or "", candidates, ordered=self.chain is not None
-            )
-        hop = self._follow(arguments.get("edge_type"), result.hits, centers)
-        if anchors and len(centers) > 1 and set(anchors) <= set(centers):
-            merged = [(m.hit.index, len(m.centers)) for m in result.merged]
-            filtered = bool(arguments.get("edge_type") or arguments.get("node_type"))
-            if any(c == len(centers) for _, c in merged):
-                # The intersection is the whole chain: every named relation is used up.
-                for relation in self._named:
-                    missing = self._wanted[relation] - self.followed.count(relation)
-                    self.followed += [relation] * max(0, missing)
-            return _hints.after_intersection(
-                merged, len(centers), self._unaccounted, centers, filtered, self._anchor_relations()
-            )
-        hits = [(h.index, h.type) for h in result.hits]
-        multi = self.config.multi_neighborhood
-        if not self.question:
-            return _hints.after_neighborhood(schema, hits, self.explored, multi=multi)
-        return _hints.chain_hint(
-            schema,
-            self._named,
-            hits,
-            self.explored,
-            self.followed,
-            multi=multi,
-            uses=self._wanted,
-            centers=[(c, self.index.graph.type_name(c)) for c in centers],
-            hop=hop,
-            unaccounted=self._unaccounted,
-        )
-
-    def _anchor_relations(self) -> list[str]:
-        """For the intersection's filter: per anchor, the relation it has that the
-        linker scores highest, however low (forward names; an anchor's relation is
-        rarely named outright: "a player from Mexico"); empty when some anchor has no
-        scored relation, so that no filter cuts its neighbors."""
-        assert self.reading is not None
-        linking = self.reading.linking
-        chosen: list[str] = []
-        for e in self._anchors:
-            present = {self._canonical.get(r, r) for _, r, _, _ in self.tools.links(e.index)}
-            scored = [(linking.score(r), r) for r in present if linking.score(r) > 0]
-            if not scored:
-                return []
-            best = max(scored)[1]
-            if best not in chosen:
-                chosen.append(best)
-        return chosen
-
-    def _follow(self, edge_type: object, hits: Sequence[Any], centers: list[int]) -> list[str]:
-        """Record the relation a neighborhood call went along (its edge filter, or else
-        the relation its results were reached by) as one use, unless the call names
-        several: which of them the chain took is then unknown. A relation followed
-        again from the same centers is not a new use. Returns the relations recorded."""
-        names = [edge_type] if isinstance(edge_type, str) else edge_type
-        if isinstance(names, list) and names:
-            new = {n for n in names if isinstance(n, str)}
-        else:
-            new = {r.type for h in hits for r in h.relations}
-        known = {n.casefold(): n for n in self.index.schema.relation_names}
-        # A stored reverse (plays_in_club_inverse) is a use of its forward relation.
-        canonical = {
-            self._canonical.get(known[n.casefold()], known[n.casefold()])
-            for n in new
-            if n.casefold() in known
-        }
-        if len(canonical) != 1:
-            return []
-        (relation,) = canonical
-        use = (relation, frozenset(centers))
-        if use not in self._uses:
-            self._uses.add(use)
-            self.followed.append(relation)
-        return [relation]
 
     # -- the answer ----------------------------------------------------------------------
 
@@ -458,13 +341,8 @@ class ToolSession:
         if invalid:
             parts.append(f"Not node indices: {short_repr(invalid)}.")
         parts.append(f"The answer has {len(answer)} node(s).")
-        if self.hints and added:
-            note = _hints.after_add(
-                self.question,
-                [(n, g.name(n), g.type_name(n)) for n in added],
-                self.explored,
-                remaining=[r for r in self._named if self.followed.count(r) < self._wanted[r]],
-            )
+        for observer in self.observers if added else ():
+            note = observer.after_add(self, added)
             if note:
                 parts.append(note)
         ok = not unseen and not invalid

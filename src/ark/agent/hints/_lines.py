@@ -1,4 +1,7 @@
-"""Observations that make a small model's next move obvious (``AgentOptions.hints``).
+"""The lines of the hints: observations that make a small model's next move obvious.
+
+Text only: :class:`ark.agent.hints.ChainHints` holds what the search has done and
+calls these to write its lines.
 
 A 1.5B model reaches the right intermediate nodes and then stops: it adds the entity
 the question names, or the bridge, as the answer. These lines are appended to the
@@ -121,7 +124,7 @@ def after_repeat(unexplored: Sequence[tuple[int, str, str]], limit: int = 5) -> 
     if not unexplored:
         return ""
     shown = ", ".join(f"[{i}] {name} ({t})" for i, name, t in unexplored[:limit])
-    return f" Hint: not explored yet from your latest results: {shown}."
+    return f"Hint: not explored yet from your latest results: {shown}."
 
 
 class Named(NamedTuple):

@@ -1,0 +1,243 @@
+"""The chain hints of ``ark-guided`` as a session observer.
+
+:class:`ChainHints` reads the question once against the index (the relations it
+names, the nodes it names, the chain the graph has from them), keeps what the search
+has followed of that chain, and after each call appends the line of
+:mod:`ark.agent.hints._lines` that makes the next move obvious. The session never
+knows about any of it.
+
+The reading costs a dense encoder pass and a path search, and every agent of a
+retriever asks the same question: :func:`question_reading` keeps the last readings
+per index, so ``n_agents`` agents read a question once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ark.agent._observer import SessionObserver
+from ark.agent.hints import _lines
+from ark.index import Index
+from ark.linking import Chain, Reading, linker_for, read_chain, read_question
+
+if TYPE_CHECKING:
+    from ark.agent._session import ToolSession
+    from ark.tools import GraphTools
+
+#: Readings kept per index: enough for the questions an evaluation runs at once.
+READINGS_KEPT = 64
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class QuestionReading:
+    """A question read against one index, as the hints use it: the linker's reading and
+    the chain read from the node it names (None when it names no node or several)."""
+
+    reading: Reading
+    chain: Chain | None
+
+
+def question_reading(index: Index, question: str) -> QuestionReading:
+    """The reading of ``question``, computed once per index and question text (the
+    agents of one retrieval share it; a re-described index reads it again)."""
+    described = index.described
+    cache: OrderedDict[str, tuple[object, QuestionReading]]
+    with _LOCK:
+        cache = index.__dict__.setdefault("_question_readings", OrderedDict())
+        hit = cache.get(question)
+        if hit is not None and hit[0] is described:
+            cache.move_to_end(question)
+            return hit[1]
+    reading = read_question(index, question)
+    read = QuestionReading(reading, read_chain(index, reading, question))
+    with _LOCK:
+        cache[question] = (described, read)
+        cache.move_to_end(question)
+        while len(cache) > READINGS_KEPT:
+            cache.popitem(last=False)
+    return read
+
+
+class ChainHints(SessionObserver):
+    """The hints of ``AgentOptions(hints=True)``: after a global search, the first hop
+    of the question's chain (or the hop over the nodes it names, for an
+    intersection); after a neighborhood, the chain's next relation or the add; after a
+    repeat, the nodes not explored yet; after an add, a reminder when the node was a
+    step on the way. ``question=None`` keeps the hints that need no question."""
+
+    def __init__(self, index: Index, question: str | None = None) -> None:
+        self.index = index
+        self.question = question
+        #: Relations followed by neighborhood calls with results, one entry per use: a
+        #: relation followed again from other nodes counts again.
+        self.followed: list[str] = []
+        self._uses: set[tuple[str, frozenset[int]]] = set()  # (relation, centers)
+        self._last_hits: list[tuple[int, str, str]] = []  # of the last search with results
+        read = question_reading(index, question) if question else None
+        #: The question read against the index (relations linked, nodes named), and
+        #: its chain: the graph's path from the node it names that best accounts for
+        #: its words (:func:`ark.linking.read_chain`), or, when it names no node or
+        #: several, the relations the linker is sure of.
+        self.reading = read.reading if read else None
+        self.chain = read.chain if read else None
+        if self.chain is not None:
+            self._chain = _lines.chain_relations(self.chain)
+            self._unaccounted: tuple[str, ...] = self.chain.unexplained
+        elif self.reading is not None:
+            self._chain = _lines.named_relations(self.reading.linking)
+            self._unaccounted = self.reading.linking.unaccounted
+        else:
+            self._chain, self._unaccounted = [], ()
+        self._named = [n.relation for n in self._chain]
+        self._wanted = {n.relation: n.uses for n in self._chain}
+        #: The nodes the question names, when it names several (an intersection).
+        self._anchors = (
+            list(self.reading.entities) if self.reading and len(self.reading.entities) > 1 else []
+        )
+        self._canonical = linker_for(index).canonical if self.reading else {}
+
+    # -- the hooks ----------------------------------------------------------------------
+
+    def after_search(
+        self,
+        session: ToolSession,
+        name: str,
+        arguments: Mapping[str, Any],
+        result: Any,
+        centers: list[int],
+    ) -> str | None:
+        """The first hop after a global search, the chain's next move after a
+        neighborhood (nothing after a search without results)."""
+        if not result.hits:
+            return None
+        self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
+        return self._hint(session, name, arguments, result, centers)
+
+    def after_repeat(
+        self, session: ToolSession, name: str, arguments: Mapping[str, Any]
+    ) -> str | None:
+        """The latest results' nodes not explored yet, as next moves."""
+        return _lines.after_repeat([h for h in self._last_hits if h[0] not in session.explored])
+
+    def after_add(self, session: ToolSession, added: list[int]) -> str | None:
+        """A reminder when an added node was a step on the way, or when the question
+        names relations not followed yet."""
+        g = self.index.graph
+        return _lines.after_add(
+            self.question,
+            [(n, g.name(n), g.type_name(n)) for n in added],
+            session.explored,
+            remaining=[r for r in self._named if self.followed.count(r) < self._wanted[r]],
+        )
+
+    # -- the hint after a search ----------------------------------------------------------
+
+    def _hint(
+        self,
+        session: ToolSession,
+        name: str,
+        arguments: Mapping[str, Any],
+        result: Any,
+        centers: list[int],
+    ) -> str:
+        schema = self.index.schema
+        explored = session.explored
+        multi = session.config.multi_neighborhood
+        anchors = [e.index for e in self._anchors]
+        if not centers:
+            if name == "search_in_graph" and anchors and not explored:
+                return _lines.intersection_call(
+                    self._anchors, self._anchor_relations(session.tools), multi=multi
+                )
+            if name != "search_in_graph" or not self._chain or explored:
+                return ""
+            top = result.hits[0].score
+            candidates = [
+                (h.index, h.name, h.type, session.tools.links(h.index))
+                for h in result.hits[:3]
+                if h.score >= 0.9 * top
+            ]
+            return _lines.first_hop(
+                self._chain, self.question or "", candidates, ordered=self.chain is not None
+            )
+        hop = self._follow(arguments.get("edge_type"), result.hits, centers)
+        if anchors and len(centers) > 1 and set(anchors) <= set(centers):
+            merged = [(m.hit.index, len(m.centers)) for m in result.merged]
+            filtered = bool(arguments.get("edge_type") or arguments.get("node_type"))
+            if any(c == len(centers) for _, c in merged):
+                # The intersection is the whole chain: every named relation is used up.
+                for relation in self._named:
+                    missing = self._wanted[relation] - self.followed.count(relation)
+                    self.followed += [relation] * max(0, missing)
+            return _lines.after_intersection(
+                merged,
+                len(centers),
+                self._unaccounted,
+                centers,
+                filtered,
+                self._anchor_relations(session.tools),
+            )
+        hits = [(h.index, h.type) for h in result.hits]
+        if not self.question:
+            return _lines.after_neighborhood(schema, hits, explored, multi=multi)
+        return _lines.chain_hint(
+            schema,
+            self._named,
+            hits,
+            explored,
+            self.followed,
+            multi=multi,
+            uses=self._wanted,
+            centers=[(c, self.index.graph.type_name(c)) for c in centers],
+            hop=hop,
+            unaccounted=self._unaccounted,
+        )
+
+    def _anchor_relations(self, tools: GraphTools) -> list[str]:
+        """For the intersection's filter: per anchor, the relation it has that the
+        linker scores highest, however low (forward names; an anchor's relation is
+        rarely named outright: "a player from Mexico"); empty when some anchor has no
+        scored relation, so that no filter cuts its neighbors."""
+        assert self.reading is not None
+        linking = self.reading.linking
+        chosen: list[str] = []
+        for e in self._anchors:
+            present = {self._canonical.get(r, r) for _, r, _, _ in tools.links(e.index)}
+            scored = [(linking.score(r), r) for r in present if linking.score(r) > 0]
+            if not scored:
+                return []
+            best = max(scored)[1]
+            if best not in chosen:
+                chosen.append(best)
+        return chosen
+
+    def _follow(self, edge_type: object, hits: Sequence[Any], centers: list[int]) -> list[str]:
+        """Record the relation a neighborhood call went along (its edge filter, or else
+        the relation its results were reached by) as one use, unless the call names
+        several: which of them the chain took is then unknown. A relation followed
+        again from the same centers is not a new use. Returns the relations recorded."""
+        names = [edge_type] if isinstance(edge_type, str) else edge_type
+        if isinstance(names, list) and names:
+            new = {n for n in names if isinstance(n, str)}
+        else:
+            new = {r.type for h in hits for r in h.relations}
+        known = {n.casefold(): n for n in self.index.schema.relation_names}
+        # A stored reverse (plays_in_club_inverse) is a use of its forward relation.
+        canonical = {
+            self._canonical.get(known[n.casefold()], known[n.casefold()])
+            for n in new
+            if n.casefold() in known
+        }
+        if len(canonical) != 1:
+            return []
+        (relation,) = canonical
+        use = (relation, frozenset(centers))
+        if use not in self._uses:
+            self._uses.add(use)
+            self.followed.append(relation)
+        return [relation]
