@@ -192,9 +192,22 @@ def top_k(  # type: ignore[no-untyped-def]
        lists not read, each dropped as soon as its partial score plus the bounds
        left falls below ``theta``; ``theta`` rises with each completed score.
     """
+    terms, mult = _distinct_terms(indptr, raw)
+    return top_k_weighted(
+        indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, 0.0
+    )
+
+
+@njit(cache=True, nogil=True)
+def top_k_weighted(  # type: ignore[no-untyped-def]
+    indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, theta0
+):
+    """:func:`top_k` over distinct ``terms`` each weighted by ``mult`` (float32,
+    positive) instead of its count in a query. ``theta0 > 0`` is a known lower bound
+    of the k-th best score: with a large ``k`` it returns every document scoring at
+    least ``theta0`` (and perhaps a few just below), pruning the rest."""
     for i in range(len(stats)):
         stats[i] = 0
-    terms, mult = _distinct_terms(indptr, raw)
     m = len(terms)
     if m == 0 or k <= 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -220,7 +233,7 @@ def top_k(  # type: ignore[no-untyped-def]
         read += lengths[a]
         a += 1
 
-    theta = 0.0
+    theta = theta0
     if a < m and n_touched >= k:
         # 2. A first theta from the exact scores of the best documents so far.
         n_s = min(n_touched, max(n_seed, k))
@@ -245,7 +258,7 @@ def top_k(  # type: ignore[no-untyped-def]
                 stats[STAT_PROBES] += _probe(
                     indptr, indices, data, terms[j], mult[j], seed, exact, n_s
                 )
-        theta = _kth_largest(exact, n_s, k)
+        theta = max(theta0, _kth_largest(exact, n_s, k))
 
     # 3. Lists read in full: those MaxScore requires, then those cheaper to read.
     while a < m:
@@ -363,4 +376,32 @@ def score_docs(indptr, indices, data, raw, docs):  # type: ignore[no-untyped-def
                     break
                 if indices[pos] == docs[c]:
                     out[c] += data[pos] * w
+    return out
+
+
+@njit(cache=True, nogil=True)
+def gather_tf(indptr, indices, tf, terms, docs):  # type: ignore[no-untyped-def]
+    """``out[j, c]``: the term frequency of ``terms[j]`` in ``docs[c]`` (ascending,
+    unique; 0 where absent), galloping as :func:`score_docs` does."""
+    nd = len(docs)
+    out = np.zeros((len(terms), nd), np.uint32)
+    for j in range(len(terms)):
+        t = terms[j]
+        s, e = indptr[t], indptr[t + 1]
+        if e - s <= nd:
+            pos = 0
+            for q in range(s, e):
+                pos = _gallop(docs, pos, nd, indices[q])
+                if pos >= nd:
+                    break
+                if docs[pos] == indices[q]:
+                    out[j, pos] = tf[q]
+        else:
+            pos = s
+            for c in range(nd):
+                pos = _gallop(indices, pos, e, docs[c])
+                if pos >= e:
+                    break
+                if indices[pos] == docs[c]:
+                    out[j, c] = tf[pos]
     return out

@@ -59,6 +59,7 @@ from ark.graph import (
 )
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
+from ark.index._segments import open_snapshot, read_manifest
 from ark.index._tokenize import Tokenizer, TokenizerConfig, TokenizerSettingsError
 from ark.index._verify import (
     check_structure,
@@ -106,8 +107,25 @@ class Index:
                 cached = DescribedSchema.from_dict(json.loads(file.read_text(encoding="utf-8")))
             else:
                 cached = describe_from_names(self.schema, self.graph)
+            cached = _with_new_names(cached, self.schema)
             self.__dict__["_described"] = cached
         return cached
+
+
+def _with_new_names(described: DescribedSchema, schema: Schema) -> DescribedSchema:
+    """``described`` plus what the names give for relations and types added by
+    updates since it was written."""
+    new_rels = [r for r in schema.relation_names if described.relation(r) is None]
+    new_types = [t for t in schema.node_type_names if described.type(t) is None]
+    if not new_rels and not new_types:
+        return described
+    names = describe_from_names(schema)
+    return DescribedSchema(
+        (*described.relations, *(d for d in names.relations if d.name in set(new_rels))),
+        (*described.types, *(d for d in names.types if d.name in set(new_types))),
+        described.sources,
+        described.layers,
+    )
 
 
 def build_index(
@@ -144,6 +162,38 @@ def build_index(
             )
         except ValueError as exc:
             raise IndexFormatError(f"{schema_file}: {exc}") from None
+    stark = read_stark_meta(source) if Path(source).is_dir() else None
+    return write_index(
+        graph,
+        described,
+        out,
+        source_info=_source_info(Path(source), fmt),
+        tokenizer=tokenizer,
+        params=params,
+        extra={"stark": stark} if stark is not None else None,
+        progress=progress,
+        started=started,
+    )
+
+
+def write_index(
+    graph: Graph,
+    described: DescribedSchema,
+    out: Path,
+    *,
+    source_info: dict[str, Any],
+    tokenizer: TokenizerConfig,
+    params: BM25Params,
+    extra: dict[str, Any] | None = None,
+    files: dict[str, Any] | None = None,
+    progress: ProgressFn | None = None,
+    started: float | None = None,
+) -> Index:
+    """Index ``graph`` (BM25 over its descriptors) and write it as ``out``: into a
+    temporary sibling, then swapped into place (:func:`_swap_in`). ``extra`` entries
+    go into ``meta.json``; ``files`` (name -> array) are saved beside the index's own
+    (``compact`` writes its ``remap.npy`` so)."""
+    started = time.perf_counter() if started is None else started
     tok = Tokenizer(tokenizer)
     bm25 = build_bm25(_descriptors(graph), graph.n_nodes, tok, params, progress=progress)
 
@@ -157,11 +207,13 @@ def build_index(
         _write_graph(graph, tmp)
         _write_described(described, tmp)
         bm25.save(tmp / BM25_DIR)
+        for name, array in (files or {}).items():
+            np.save(tmp / name, array)
         meta = {
             "format": FORMAT_NAME,
             "format_version": FORMAT_VERSION,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "source": _source_info(Path(source), fmt),
+            "source": source_info,
             "counts": {
                 "nodes": graph.n_nodes,
                 "edges": graph.n_edges,
@@ -184,20 +236,21 @@ def build_index(
             },
             "build_seconds": round(time.perf_counter() - started, 2),
         }
-        stark = read_stark_meta(source) if Path(source).is_dir() else None
-        if stark is not None:
-            meta["stark"] = stark
+        meta.update(extra or {})
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         _chmod_as_umask(tmp)  # mkdtemp makes 0700; an index is shared like any folder
         _check_writable_target(out)  # again: it may have changed during the build
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            held.append(_hold(old))
-            os.replace(out, old / "index")
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        if out.exists() and _exchange(tmp, out):
+            shutil.rmtree(tmp, ignore_errors=True)  # now the previous index
+        else:  # no atomic exchange here: park the previous index, then rename
+            old = None
+            if out.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+                held.append(_hold(old))
+                os.replace(out, old / "index")
+            os.replace(tmp, out)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -209,6 +262,24 @@ def build_index(
     if progress:
         progress("writing", 1, 1)
     return Index(out, graph, bm25, meta)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``),
+    so that readers see the old index or the new one, never none; False where the
+    system cannot (then the caller renames in two steps)."""
+    if not hasattr(os, "uname") or os.uname().sysname != "Linux":
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    done = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    return bool(done == 0)
 
 
 #: A build's temporary directory younger than this is never removed by another build
@@ -386,7 +457,41 @@ def _source_info(source: Path, fmt: str) -> dict[str, Any]:
     }
 
 
+def snapshot_stamp(path: str | Path) -> tuple[Any, ...]:
+    """What changes when an update commits or a compact or build replaces the index:
+    compared between calls by a server to pick up a new snapshot (a few ``stat``s)."""
+    root = Path(path)
+    out: list[Any] = []
+    for p in (root, root / META_FILE, root / "segments.json"):
+        try:
+            st = p.stat()
+            out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
+    """Open an index directory (its base and every committed update segment) without
+    reading or re-tokenising the source.
+
+    An update or compact committing meanwhile can make one attempt read files of two
+    snapshots; such a failure is retried on the new snapshot. Otherwise as
+    :func:`_open_once`.
+    """
+    root = Path(path)
+    for attempt in range(4):
+        stamp = snapshot_stamp(root)
+        try:
+            return _open_once(root, check_samples=check_samples)
+        except IndexFormatError:
+            if attempt == 3 or snapshot_stamp(root) == stamp:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _open_once(root: Path, *, check_samples: bool = True) -> Index:
     """Open an index directory without reading or re-tokenising the source.
 
     Refuses, with what to do, an index that is missing, of another format version,
@@ -395,7 +500,6 @@ def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
     file's sampled digest (256 KiB per large file, whatever the index's size). Reading
     every byte is ``ark index verify``'s job (:func:`verify_index`).
     """
-    root = Path(path)
     hint = REBUILD_HINT.format(path=root)
     meta_path = root / META_FILE
     if not root.is_dir():
@@ -449,7 +553,17 @@ def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
         )
         if problems:
             raise IndexFormatError(f"{root} is corrupted: {'; '.join(problems)}; {hint}")
-    return Index(root, graph, bm25, meta)
+    index = Index(root, graph, bm25, meta)
+    manifest = read_manifest(root)
+    if manifest is None:
+        return index
+    try:
+        return open_snapshot(index, manifest, check_samples=check_samples)  # type: ignore[no-any-return]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, pa.ArrowInvalid) as exc:
+        raise IndexFormatError(
+            f"{root}: its update segments could not be read ({type(exc).__name__}: {exc}); "
+            "run `ark index verify`"
+        ) from exc
 
 
 def _open_tokenizer(meta_path: Path, meta: dict[str, Any], hint: str) -> Tokenizer:

@@ -1,0 +1,356 @@
+"""BM25 over a base index plus delta segments, scored with the whole graph's statistics.
+
+A full rebuild on the changed graph gives every posting the weight
+``idf(df, N) * tfc(tf, len, avg_len)`` with the *whole* graph's ``N``, document
+frequencies and average length. The base's stored weights were computed with the
+base's statistics, so after an update they are all slightly off. Recomputing them is
+what a rebuild costs; instead, a query is answered exactly in two steps:
+
+1. **Bounds.** Each query term's base weights are rescaled by ``idf'/idf`` (exact per
+   term). What remains is the length part: with ``K = k1 (1 - b + b len/avg)``,
+   ``tf/(tf + K')`` lies between ``tfc * min(1, avg'/avg)`` and ``tfc * max(1,
+   avg'/avg)`` (proof in ``docs/updates.md``), so the rescaled score ``A`` of a base
+   document bounds its true score ``S``: ``S <= hi * A``.
+2. **Exact rescoring.** The base's compiled MaxScore kernel returns the top
+   candidates by ``A``; their ``S`` is recomputed from the stored term frequencies and
+   lengths with bm25s's own formulas (bit-identical weights). If a document left out
+   could still reach the k-th best ``S`` (``hi * A_last >= S_k``), one more kernel
+   call returns every document with ``A >= S_k / hi`` — those near ties — and they are
+   rescored too. The answer is the top k of a rebuild, up to float32 summation order.
+
+The delta segments are small: their weights are computed exactly once per snapshot
+and they are an ordinary :class:`BM25Index` (local document ids). Removed documents
+are dropped from the delta and filtered out of the base's candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
+
+from ark.index._bm25 import BM25Index, BM25Params, _kernels
+from ark.index._tokenize import Tokenizer
+
+#: Methods whose length part has the form ``tf / (tf + K)`` (times a constant) and
+#: whose idf is always positive: the bounds above hold. Others refuse updates.
+UPDATABLE_METHODS = ("lucene",)
+#: Relative slack on the bound, far above float32 rounding of a few dozen terms.
+SLACK = 1e-4
+#: Extra candidates asked of the base beyond k in the first step.
+EXTRA = 8
+
+
+@dataclass(frozen=True)
+class Stats:
+    """The whole graph's BM25 statistics (live documents only)."""
+
+    n_docs: int
+    total_len: int
+
+    @property
+    def avg_len(self) -> float:
+        # == float(doc_len.mean()) of a rebuild: an exact integer sum, one rounding.
+        return self.total_len / self.n_docs if self.n_docs else 0.0
+
+
+def exact_weights(
+    tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, stats: Stats, params: BM25Params
+) -> np.ndarray:
+    """``idf * tfc`` as ``build_bm25`` computes them (same functions, same dtypes):
+    bit-identical to a rebuild's stored weights."""
+    tfc = _select_tfc_scorer(params.method)(
+        tf_array=np.asarray(tf).astype(np.float32),
+        l_d=np.asarray(lengths).astype(np.float32),
+        l_avg=np.float32(stats.avg_len),
+        k1=params.k1,
+        b=params.b,
+    ).astype(np.float32)
+    return (np.asarray(idf, dtype=np.float32) * tfc).astype(np.float32)
+
+
+def idf_of(df: np.ndarray | int, n_docs: int, method: str) -> np.ndarray:
+    """float32 idf, as ``build_bm25`` computes it (float64 then cast)."""
+    fn = _select_idf_scorer(method)
+    values = np.atleast_1d(np.asarray(df, dtype=np.int64))
+    return np.asarray([fn(int(d), n_docs) for d in values.tolist()], np.float64).astype(np.float32)
+
+
+class SegmentedBM25:
+    """The query interface of :class:`BM25Index` (``query_terms``, ``top_k``,
+    ``score_docs``) over base + delta, exact under the whole graph's statistics.
+
+    Term ids are unified: a base term keeps its base id, a term only the delta has
+    gets ``len(base.vocab) + its delta id``.
+    """
+
+    def __init__(
+        self,
+        base: BM25Index,
+        delta: BM25Index,
+        n_base: int,
+        dead_base: np.ndarray,
+        removed_df: dict[str, int],
+        stats: Stats,
+    ) -> None:
+        if base.tf is None or base.doc_len is None:
+            raise ValueError("the base index has no term counts")
+        self.base = base
+        self.delta = delta  # exact weights, documents n_base.. as 0..
+        self.n_base = n_base
+        self.n_docs = n_base + delta.n_docs
+        self.stats = stats
+        self.params = base.params
+        self.tokenizer: Tokenizer = base.tokenizer
+        self._dead = np.zeros(n_base, dtype=bool)
+        self._dead[dead_base] = True
+        self._any_dead = bool(len(dead_base))
+        self._removed_df = removed_df
+        self._v0 = len(base.vocab)
+        self._delta_only: dict[str, int] = {
+            t: i for t, i in delta.vocab.items() if t not in base.vocab
+        }
+        self._delta_terms = list(delta.vocab)
+        self._delta_df = np.diff(delta.indptr)
+        self._idf_cache: dict[int, tuple[float, float, int, int]] = {}
+        self.vocab = _VocabView(self)
+        self._avg_base = float(base.doc_len.sum(dtype=np.int64)) / n_base if n_base else 0.0
+        ratio = stats.avg_len / self._avg_base if self._avg_base else 1.0
+        self._hi = max(1.0, ratio) * (1 + SLACK)
+
+    # -- terms ------------------------------------------------------------------------
+
+    def _term(self, u: int) -> tuple[float, float, int, int]:
+        """(idf', base rescale factor, base id or -1, delta id or -1) of unified id ``u``."""
+        got = self._idf_cache.get(u)
+        if got is not None:
+            return got
+        if u < self._v0:
+            base_id = u
+            word = self.base_word(u)
+            delta_id = self.delta.vocab.get(word, -1)
+            base_df = int(self.base.indptr[u + 1] - self.base.indptr[u])
+        else:
+            base_id, delta_id, base_df = -1, u - self._v0, 0
+            word = self._delta_terms[delta_id]
+        df = base_df - self._removed_df.get(word, 0)
+        if delta_id >= 0:
+            df += int(self._delta_df[delta_id])
+        idf = float(idf_of(df, self.stats.n_docs, self.params.method)[0]) if df > 0 else 0.0
+        scale = 0.0
+        if base_id >= 0 and base_df:
+            idf_base = float(idf_of(base_df, self.n_base, self.params.method)[0])
+            scale = idf / idf_base if idf_base > 0 else 0.0
+        got = (idf, scale, base_id, delta_id)
+        if len(self._idf_cache) < 100_000:
+            self._idf_cache[u] = got
+        return got
+
+    def base_word(self, u: int) -> str:
+        words = self.__dict__.get("_base_words")
+        if words is None:
+            words = self.__dict__["_base_words"] = list(self.base.vocab)
+        return words[u]  # type: ignore[no-any-return]
+
+    def query_terms(self, text: str) -> np.ndarray:
+        """Unified ids of the query's tokens (repeats kept); tokens no live document
+        has are dropped, as a rebuild's vocabulary would not know them."""
+        out = []
+        base_vocab, delta_only = self.base.vocab, self._delta_only
+        for token in self.tokenizer.tokens(text):
+            u = base_vocab.get(token)
+            if u is None:
+                d = delta_only.get(token)
+                if d is None:
+                    continue
+                u = self._v0 + d
+            if self._term(u)[0] > 0:
+                out.append(u)
+        return np.asarray(out, dtype=np.int64)
+
+    def _distinct(self, terms: np.ndarray) -> list[tuple[float, float, int, int, int]]:
+        uniq, counts = np.unique(np.asarray(terms, dtype=np.int64), return_counts=True)
+        out = []
+        for u, c in zip(uniq.tolist(), counts.tolist(), strict=True):
+            idf, scale, b, d = self._term(u)
+            if idf > 0:
+                out.append((idf, scale, b, d, c))
+        return out
+
+    # -- scoring ----------------------------------------------------------------------
+
+    def _base_exact(
+        self, docs: np.ndarray, terms: list[tuple[float, float, int, int, int]]
+    ) -> np.ndarray:
+        """Exact scores of base documents ``docs`` (ascending, unique)."""
+        out = np.zeros(len(docs), np.float32)
+        base_ids = np.asarray([t[2] for t in terms if t[2] >= 0], np.int64)
+        if len(docs) == 0 or len(base_ids) == 0:
+            return out
+        tf = _kernels().gather_tf(self.base.indptr, self.base.indices, self.base.tf, base_ids, docs)
+        lengths = self.base.doc_len[docs]
+        j = 0
+        for idf, _, b, _, count in terms:
+            if b < 0:
+                continue
+            row = tf[j]
+            j += 1
+            hit = np.flatnonzero(row)
+            if len(hit) == 0:
+                continue
+            w = exact_weights(row[hit], lengths[hit], np.float32(idf), self.stats, self.params)
+            out[hit] += w * np.float32(count)
+        return out
+
+    def score_docs(self, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
+        """Exact BM25 of each of ``docs`` (ascending, unique node indices)."""
+        docs = np.asarray(docs, dtype=np.int64)
+        out = np.zeros(len(docs), np.float32)
+        distinct = self._distinct(terms)
+        if not distinct or len(docs) == 0:
+            return out
+        split = int(np.searchsorted(docs, self.n_base))
+        if split:
+            out[:split] = self._base_exact(docs[:split], distinct)
+        if split < len(docs):
+            out[split:] = self._delta_scores(distinct, docs[split:] - self.n_base)
+        return out
+
+    def _delta_scores(
+        self, distinct: list[tuple[float, float, int, int, int]], local: np.ndarray
+    ) -> np.ndarray:
+        ids = [(d, c) for _, _, _, d, c in distinct if d >= 0]
+        if not ids:
+            return np.zeros(len(local), np.float32)
+        raw = np.repeat(np.asarray([d for d, _ in ids], np.int64), [c for _, c in ids])
+        return self.delta.score_docs(raw, local)
+
+    def top_k(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best live documents by exact score, ties by ascending index."""
+        distinct = self._distinct(terms)
+        if not distinct or k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        docs_d, scores_d = self._delta_top(distinct, k)
+        docs_b, scores_b = self._base_top(distinct, k, scores_d)
+        docs = np.concatenate([docs_b, docs_d])
+        scores = np.concatenate([scores_b, scores_d])
+        order = np.lexsort((docs, -scores))[:k]
+        return docs[order], scores[order]
+
+    def _delta_top(
+        self, distinct: list[tuple[float, float, int, int, int]], k: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        ids = [(d, c) for _, _, _, d, c in distinct if d >= 0]
+        if not ids or self.delta.n_docs == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        docs, scores = self.delta.top_k_weighted(
+            np.asarray([d for d, _ in ids], np.int64),
+            np.asarray([c for _, c in ids], np.float32),
+            k,
+        )
+        return docs + self.n_base, scores
+
+    def _base_top(
+        self, distinct: list[tuple[float, float, int, int, int]], k: int, delta_scores: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        chosen = [(b, s * c) for _, s, b, _, c in distinct if b >= 0 and s > 0]
+        if not chosen:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        ids = np.asarray([b for b, _ in chosen], np.int64)
+        weights = np.asarray([w for _, w in chosen], np.float32)
+        ask = k + EXTRA
+        while True:
+            cand, approx = self.base.top_k_weighted(ids, weights, ask)
+            exhausted = len(cand) < ask
+            live = self._live(cand)
+            docs = cand[live]
+            if exhausted or len(docs) >= k:
+                break
+            ask = 4 * ask  # removed documents took the places: ask for more
+        order = np.argsort(docs)
+        docs = docs[order]
+        exact = self._base_exact(docs, distinct)
+        if exhausted:
+            return docs, exact
+        pool = np.concatenate([exact, delta_scores])
+        kth = float(np.partition(pool, len(pool) - k)[len(pool) - k]) if len(pool) >= k else 0.0
+        if self._hi * float(approx[-1]) < kth:
+            return docs, exact
+        # Near ties at the cut: every document whose bound reaches the k-th best.
+        theta = kth / self._hi
+        more, _ = self.base.top_k_weighted(ids, weights, self.n_base, theta)
+        more = np.setdiff1d(more[self._live(more)], docs)
+        if len(more):
+            docs = np.concatenate([docs, more])
+            exact = np.concatenate([exact, self._base_exact(more, distinct)])
+        return docs, exact
+
+    def _live(self, docs: np.ndarray) -> np.ndarray:
+        if not self._any_dead:
+            return np.ones(len(docs), dtype=bool)
+        return ~self._dead[docs]
+
+
+class _VocabView:
+    """``term in bm25.vocab`` and ``len(bm25.vocab)`` over base and delta, for code that
+    only asks whether a word is searchable."""
+
+    def __init__(self, owner: SegmentedBM25) -> None:
+        self._owner = owner
+
+    def __contains__(self, word: object) -> bool:
+        o = self._owner
+        return word in o.base.vocab or word in o._delta_only
+
+    def __len__(self) -> int:
+        return self._owner._v0 + len(self._owner._delta_only)
+
+    def get(self, word: str, default: int | None = None) -> int | None:
+        o = self._owner
+        u = o.base.vocab.get(word)
+        if u is not None:
+            return u  # type: ignore[no-any-return]
+        d = o._delta_only.get(word)
+        return default if d is None else o._v0 + d
+
+
+def delta_index(
+    vocab: dict[str, int],
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    tf: np.ndarray,
+    doc_len: np.ndarray,
+    base: BM25Index,
+    removed_df: dict[str, int],
+    stats: Stats,
+) -> BM25Index:
+    """The live delta postings as a :class:`BM25Index` with exact weights under
+    ``stats`` (computed once per snapshot: the delta is small)."""
+    params = base.params
+    df_delta = np.diff(indptr)
+    words = list(vocab)
+    df = df_delta.astype(np.int64).copy()
+    for i, w in enumerate(words):
+        b = base.vocab.get(w)
+        if b is not None:
+            df[i] += int(base.indptr[b + 1] - base.indptr[b])
+        df[i] -= removed_df.get(w, 0)
+    idf = np.zeros(len(words), np.float32)
+    fn = _select_idf_scorer(params.method)
+    for i, d in enumerate(df.tolist()):
+        if d > 0:
+            idf[i] = np.float32(fn(d, stats.n_docs))
+    term = np.repeat(np.arange(len(words), dtype=np.int64), df_delta)
+    data = exact_weights(tf, doc_len[indices], idf[term], stats, params)
+    return BM25Index(
+        data, indices, indptr, vocab, len(doc_len), base.tokenizer, params, tf, doc_len
+    )
+
+
+def check_updatable(params: BM25Params) -> None:
+    if params.method not in UPDATABLE_METHODS:
+        raise ValueError(
+            f"BM25 method {params.method!r} cannot be updated in place (only "
+            f"{', '.join(UPDATABLE_METHODS)}); rebuild the index instead"
+        )
