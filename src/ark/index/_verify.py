@@ -169,7 +169,16 @@ def verify_index(path: str | Path) -> dict[str, Any]:
     try:
         index = open_index(root, check_samples=False)  # the full checksums below say more
     except IndexFormatError as exc:
-        return _report(root, [str(exc)], 0, 0, started)
+        problems = [str(exc)]
+        try:  # name the damaged segment file, when that is what failed
+            from ark.index._segments import read_manifest, segment_problems
+
+            manifest = read_manifest(root)
+            if manifest is not None:
+                problems += segment_problems(root, manifest, full=True)
+        except (IndexFormatError, OSError, KeyError, TypeError):
+            pass
+        return _report(root, problems, 0, 0, started)
     sums: dict[str, str] = index.meta.get("checksums") or {}
     if not sums:
         problems.append(

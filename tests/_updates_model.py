@@ -171,12 +171,21 @@ def same_ranking(got: list, want: list, what: str) -> None:
             assert len(g) == len(w), (what, got, want)
 
 
-def assert_same_answers(tools: GraphTools, ref: GraphTools, m: Model, rng: random.Random) -> None:
-    """Every kind of query answered alike by the updated index and the rebuild."""
+def assert_same_answers(
+    tools: GraphTools,
+    ref: GraphTools,
+    m: Model,
+    rng: random.Random,
+    *,
+    nodes: list[str] | None = None,
+    extra_queries: list[str] = (),  # type: ignore[assignment]
+) -> None:
+    """Every kind of query answered alike by the updated index and the rebuild (the
+    neighborhoods of ``nodes``, default all)."""
     g, rg = tools.graph, ref.graph
     assert g.schema.to_dict() == rg.schema.to_dict()
     queries = [*WORDS, *(n.split()[0] for n in list(m.nodes)[:5]), "person", "movie"]
-    queries += [" ".join(rng.sample(WORDS, 3)) for _ in range(10)]
+    queries += [" ".join(rng.sample(WORDS, 3)) for _ in range(10)] + list(extra_queries)
     for q in queries:
         for k in (1, 3, 10):
             got, want = tools.search_in_graph(q, k=k), ref.search_in_graph(q, k=k)
@@ -188,7 +197,7 @@ def assert_same_answers(tools: GraphTools, ref: GraphTools, m: Model, rng: rando
     ids = {n: i for i, n in enumerate(g.names.to_pylist()) if not _removed(g, i)}
     ref_ids = {n: i for i, n in enumerate(rg.names.to_pylist())}
     assert set(ids) == set(ref_ids) == set(m.nodes)
-    for name in m.nodes:
+    for name in m.nodes if nodes is None else nodes:
         for query, ntype, etype in (
             (None, None, None),
             (rng.choice(WORDS), None, None),
