@@ -22,4 +22,5 @@ from ark.cli import (  # noqa: E402, F401
     _eval_cmds,
     _graph_cmds,
     _serve_cmds,
+    _update_cmds,
 )
