@@ -21,9 +21,9 @@ import ipaddress
 import json
 import os
 import socket
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -34,8 +34,9 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from ark._coerce import as_int
 from ark.agent import ToolSession
+from ark.errors import ArkError
 from ark.graph import DIRECTION_NAMES
-from ark.index import Index
+from ark.index import Index, open_index, snapshot_stamp
 from ark.serve._why import WHY_SPEC, WhyError, why
 from ark.tools import ErrorCode, GraphTools, tool_specs
 
@@ -91,20 +92,57 @@ INSTRUCTIONS = (
 )
 
 
-@dataclass
 class IndexService:
-    """One served index: its name (the ``index`` argument), tools and schema."""
+    """One served index: its name (the ``index`` argument), tools and schema.
 
-    name: str
-    index: Index
+    With ``follow`` (the default), a call first checks (a few ``stat``s) whether an
+    ``ark index add/remove/compact`` or a rebuild committed since, and if so serves
+    the new snapshot from then on — no restart. A call in flight keeps the snapshot
+    it started with; a snapshot that cannot be opened yet is retried on the next call
+    while the previous one keeps serving.
+    """
 
-    def __post_init__(self) -> None:
-        self.tools = GraphTools(self.index)
+    def __init__(self, name: str, index: Index, *, follow: bool = True) -> None:
+        self.name = name
+        self.follow = follow
+        self._current = (index, GraphTools(index))
+        self._stamp = snapshot_stamp(index.path) if follow else None
+        self._lock = threading.Lock()
+        self.reloads = 0
 
-    def session(self) -> ToolSession:
+    @property
+    def index(self) -> Index:
+        return self._current[0]
+
+    @property
+    def tools(self) -> GraphTools:
+        return self._current[1]
+
+    def snapshot(self) -> tuple[Index, GraphTools]:
+        """The current (index, tools) pair, after picking up a committed update."""
+        if self.follow and snapshot_stamp(self._current[0].path) != self._stamp:
+            self._reload()
+        return self._current
+
+    def _reload(self) -> None:
+        with self._lock:
+            path = self._current[0].path
+            stamp = snapshot_stamp(path)
+            if stamp == self._stamp:
+                return  # another thread reloaded meanwhile
+            try:
+                index = open_index(path)
+            except ArkError:
+                return  # mid-commit or damaged: keep serving the old snapshot
+            self._current = (index, GraphTools(index))  # one assignment: a consistent pair
+            self._stamp = stamp
+            self.reloads += 1
+
+    def session(self, tools: GraphTools | None = None) -> ToolSession:
         """A fresh session per call: the server keeps no state between calls (no
         answer list, no repeat detection), so concurrent clients cannot interfere."""
-        return ToolSession(self.index, tools=self.tools, answer_tools=False, detect_repeats=False)
+        tools = tools or self.tools
+        return ToolSession(tools.index, tools=tools, answer_tools=False, detect_repeats=False)
 
 
 def node_record(index: Index, node: int) -> dict[str, Any]:
@@ -203,12 +241,18 @@ def make_server(
     # One index: exactly the agent's schemas (type names enumerated). Several: the
     # generic schemas, since each graph has its own types.
     first = next(iter(services.values()))
-    specs = [*tool_specs(None if multi else first.index.schema), GET_NODE_SPEC, WHY_SPEC]
-    tool_list = [_spec_tool(s, names) for s in specs]
-    tool_names = {t.name for t in tool_list}
+
+    def tool_list() -> list[types.Tool]:
+        """The specs of the current snapshot: an update's new types and relations
+        appear in the enumerated names."""
+        schema = None if multi else first.snapshot()[0].schema
+        specs = [*tool_specs(schema), GET_NODE_SPEC, WHY_SPEC]
+        return [_spec_tool(s, names) for s in specs]
+
+    tool_names = {t.name for t in tool_list()}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list)
+        return types.ListToolsResult(tools=tool_list())
 
     # Tools are synchronous numpy/numba work: run on the event loop, one heavy call (a
     # hub's neighborhood, a long query) stalled every client. They run in a bounded
@@ -237,11 +281,12 @@ def make_server(
                     {"suggestions": list(services)},
                 )
             service = services[wanted]
+        index, tools = service.snapshot()
         if name == "get_node":
-            return _get_node(service, args)
+            return _get_node(index, args)
         if name == "why":
-            return _why(service, args)
-        outcome = service.session().call(name, args, json.dumps(arguments, default=str))
+            return _why(index, tools, args)
+        outcome = service.session(tools).call(name, args, json.dumps(arguments, default=str))
         if outcome.ok and outcome.result is not None and outcome.result.ok:
             return types.CallToolResult(
                 content=[types.TextContent(text=outcome.observation)],
@@ -274,7 +319,7 @@ def make_server(
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
         for name, service in services.items():
-            schema = service.index.schema
+            schema = service.snapshot()[0].schema
             if uri == _schema_uri(name, "text"):
                 body, mime = schema.describe(), "text/plain"
             elif uri == _schema_uri(name, "json"):
@@ -304,7 +349,7 @@ def _schema_uri(name: str, fmt: str) -> str:
     return f"ark://{name}/schema" + (".json" if fmt == "json" else "")
 
 
-def _get_node(service: IndexService, args: Mapping[str, Any]) -> types.CallToolResult:
+def _get_node(index: Index, args: Mapping[str, Any]) -> types.CallToolResult:
     tool = "get_node"
     unknown = set(args) - {"node_index"}
     if unknown:
@@ -321,22 +366,23 @@ def _get_node(service: IndexService, args: Mapping[str, Any]) -> types.CallToolR
             ErrorCode.BAD_ARGUMENT,
             f"Error in {tool}: node_index must be an integer, got {args.get('node_index')!r}.",
         )
-    n = service.index.graph.n_nodes
-    if not 0 <= node < n:
+    n = index.graph.n_nodes
+    is_removed = getattr(index.graph, "is_removed", None)
+    if not 0 <= node < n or (is_removed is not None and is_removed(node)):
         return _error(
             tool,
             ErrorCode.UNKNOWN_NODE,
             f"Error in {tool}: node {node} is not in the graph (indices 0..{n - 1}).",
         )
-    record = node_record(service.index, node)
+    record = node_record(index, node)
     return types.CallToolResult(
         content=[types.TextContent(text=render_node(record))], structured_content=record
     )
 
 
-def _why(service: IndexService, args: Mapping[str, Any]) -> types.CallToolResult:
+def _why(index: Index, tools: GraphTools, args: Mapping[str, Any]) -> types.CallToolResult:
     try:
-        text, structured = why(service.index, service.tools, args)
+        text, structured = why(index, tools, args)
     except WhyError as exc:
         return _error("why", exc.code, f"Error in why: {exc.message}")
     return types.CallToolResult(
