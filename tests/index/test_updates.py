@@ -21,7 +21,7 @@ from ark.index import (
     remove_from_index,
     verify_index,
 )
-from ark.index._seg_bm25 import SegmentedBM25, Stats, delta_index
+from ark.index._seg_bm25 import SegmentedBM25, Stats, delta_index, idf_of
 from ark.tools import GraphTools, tool_specs
 
 
@@ -208,3 +208,26 @@ def test_an_index_without_term_counts_is_refused(small):
     (small / "add.txt").write_text("A|b|C\n")
     with pytest.raises(ArkError, match="rebuild it once"):
         add_to_index(small / "idx", small / "add.txt")
+
+
+def test_the_exact_kernel_gives_a_rebuilds_bits():
+    """Scores computed from tf and lengths in the compiled kernel equal the stored
+    weights of a build (same float32 steps as bm25s's numpy code)."""
+    from ark.index._bm25 import _kernels
+
+    rng = np.random.default_rng(3)
+    texts = [" ".join(f"w{x}" for x in rng.zipf(1.3, rng.integers(1, 60))) for _ in range(500)]
+    full = build_bm25(texts, len(texts), Tokenizer(), BM25Params())
+    lengths = np.asarray(full.doc_len)
+    avg = np.float32(float(lengths.sum()) / len(lengths))
+    for t in range(0, len(full.vocab) - 1, 7):
+        s, e = int(full.indptr[t]), int(full.indptr[t + 1])
+        docs = np.asarray(full.indices[s:e], np.int64)
+        weights = full.data[s:e]
+        idf = idf_of(e - s, len(texts), "lucene")
+        got = _kernels().exact_scores(
+            full.indptr, full.indices, full.tf, full.doc_len, np.asarray([t], np.int64),
+            idf, np.ones(1, np.float32), docs, avg, np.float32(1.5), np.float32(1 - 0.75),
+            np.float32(0.75),
+        )  # fmt: skip
+        assert np.array_equal(got, weights), t

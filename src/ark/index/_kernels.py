@@ -380,13 +380,23 @@ def score_docs(indptr, indices, data, raw, docs):  # type: ignore[no-untyped-def
 
 
 @njit(cache=True, nogil=True)
-def gather_tf(indptr, indices, tf, terms, docs):  # type: ignore[no-untyped-def]
-    """``out[j, c]``: the term frequency of ``terms[j]`` in ``docs[c]`` (ascending,
-    unique; 0 where absent), galloping as :func:`score_docs` does."""
+def _tfc(t, length, avg, k1, one_b, b):  # type: ignore[no-untyped-def]
+    """float32 ``t / (k1 * ((1 - b) + b * length / avg) + t)``, one rounding per step."""
+    x = (b * np.float32(length)) / avg
+    return t / (k1 * (one_b + x) + t)
+
+
+@njit(cache=True, nogil=True)
+def exact_scores(indptr, indices, tf, doc_len, terms, idf, mult, docs, avg, k1, one_b, b):  # type: ignore[no-untyped-def]
+    """BM25 (Lucene/Robertson length part) of ``docs`` (ascending, unique) from raw term
+    frequencies and lengths, step by step in float32 as bm25s's numpy code computes
+    ``idf * tf / (k1 * ((1 - b) + b * len / avg) + tf)``: the bits of a rebuild's
+    stored weights (a test checks). ``avg``, ``k1``, ``1 - b`` and ``b`` are float32
+    (``1 - b`` computed in float64 first, as numpy does with a Python float)."""
     nd = len(docs)
-    out = np.zeros((len(terms), nd), np.uint32)
+    out = np.zeros(nd, np.float32)
     for j in range(len(terms)):
-        t = terms[j]
+        t, w, m = terms[j], idf[j], mult[j]
         s, e = indptr[t], indptr[t + 1]
         if e - s <= nd:
             pos = 0
@@ -395,7 +405,8 @@ def gather_tf(indptr, indices, tf, terms, docs):  # type: ignore[no-untyped-def]
                 if pos >= nd:
                     break
                 if docs[pos] == indices[q]:
-                    out[j, pos] = tf[q]
+                    c = _tfc(np.float32(tf[q]), doc_len[docs[pos]], avg, k1, one_b, b)
+                    out[pos] += (w * c) * m
         else:
             pos = s
             for c in range(nd):
@@ -403,5 +414,6 @@ def gather_tf(indptr, indices, tf, terms, docs):  # type: ignore[no-untyped-def]
                 if pos >= e:
                     break
                 if indices[pos] == docs[c]:
-                    out[j, c] = tf[pos]
+                    x = _tfc(np.float32(tf[pos]), doc_len[docs[c]], avg, k1, one_b, b)
+                    out[c] += (w * x) * m
     return out

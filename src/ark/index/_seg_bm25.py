@@ -170,9 +170,13 @@ class SegmentedBM25:
         return np.asarray(out, dtype=np.int64)
 
     def _distinct(self, terms: np.ndarray) -> list[tuple[float, float, int, int, int]]:
-        uniq, counts = np.unique(np.asarray(terms, dtype=np.int64), return_counts=True)
+        """(idf', base rescale, base id, delta id, count) of each distinct term, in
+        ascending id order (a plain dict: queries have a handful of terms)."""
+        counts: dict[int, int] = {}
+        for u in sorted(np.asarray(terms).tolist()):
+            counts[u] = counts.get(u, 0) + 1
         out = []
-        for u, c in zip(uniq.tolist(), counts.tolist(), strict=True):
+        for u, c in counts.items():
             idf, scale, b, d = self._term(u)
             if idf > 0:
                 out.append((idf, scale, b, d, c))
@@ -183,25 +187,26 @@ class SegmentedBM25:
     def _base_exact(
         self, docs: np.ndarray, terms: list[tuple[float, float, int, int, int]]
     ) -> np.ndarray:
-        """Exact scores of base documents ``docs`` (ascending, unique)."""
-        out = np.zeros(len(docs), np.float32)
-        base_ids = np.asarray([t[2] for t in terms if t[2] >= 0], np.int64)
-        if len(docs) == 0 or len(base_ids) == 0:
-            return out
-        tf = _kernels().gather_tf(self.base.indptr, self.base.indices, self.base.tf, base_ids, docs)
-        lengths = self.base.doc_len[docs]
-        j = 0
-        for idf, _, b, _, count in terms:
-            if b < 0:
-                continue
-            row = tf[j]
-            j += 1
-            hit = np.flatnonzero(row)
-            if len(hit) == 0:
-                continue
-            w = exact_weights(row[hit], lengths[hit], np.float32(idf), self.stats, self.params)
-            out[hit] += w * np.float32(count)
-        return out
+        """Exact scores of base documents ``docs`` (ascending, unique): one compiled
+        pass over the query's postings and the stored counts."""
+        chosen = [(b, idf, c) for idf, _, b, _, c in terms if b >= 0]
+        if len(docs) == 0 or not chosen:
+            return np.zeros(len(docs), np.float32)
+        p = self.params
+        return _kernels().exact_scores(  # type: ignore[no-any-return]
+            self.base.indptr,
+            self.base.indices,
+            self.base.tf,
+            self.base.doc_len,
+            np.asarray([b for b, _, _ in chosen], np.int64),
+            np.asarray([idf for _, idf, _ in chosen], np.float32),
+            np.asarray([c for _, _, c in chosen], np.float32),
+            np.ascontiguousarray(docs, dtype=np.int64),
+            np.float32(self.stats.avg_len),
+            np.float32(p.k1),
+            np.float32(1 - p.b),
+            np.float32(p.b),
+        )
 
     def score_docs(self, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
         """Exact BM25 of each of ``docs`` (ascending, unique node indices)."""

@@ -74,6 +74,7 @@ class SegmentedGraph(Graph):
         self._type_ids = {n: i for i, n in enumerate(self.node_type_names)}
         self._rel_ids = {n: i for i, n in enumerate(self.relation_names)}
         self._masks: dict[tuple[int, ...], np.ndarray] = {}
+        self._kernel: Any = None
         #: The live delta edges (src, relation, dst) and their ids (row in the
         #: concatenation of every segment's edges), for updates and compact.
         self.delta_edges = edges
@@ -83,6 +84,14 @@ class SegmentedGraph(Graph):
         self.removed_entries = np.unique(np.asarray(removed_entries, dtype=np.int64))
         self.removed = np.zeros(self.n_nodes, dtype=bool)
         self.removed[np.asarray(removed_nodes, dtype=np.int64)] = True
+        touched = np.zeros(self.n_nodes, dtype=np.uint8)
+        touched[self.d_center] = 1
+        if len(self.removed_entries):
+            rows = np.searchsorted(np.asarray(base.indptr), self.removed_entries, "right") - 1
+            touched[rows] = 1
+        #: Whether an update changed a node's row: one byte lookup decides between the
+        #: base's kernel (untouched) and the merge below.
+        self._touched = touched.tobytes()
         self._base_arrays: tuple[np.ndarray, ...] | None = None
         self._merged: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
@@ -116,17 +125,17 @@ class SegmentedGraph(Graph):
             raise IndexError(f"node {index} out of range [0, {self.n_nodes})")
         type_ok = self._mask(node_types, len(self.node_type_names))
         rel_ok = self._mask(relations, len(self.relation_names))
-        s, e, rs, re_, ds, de = self._row(index)
-        if rs == re_ and ds == de:  # untouched: the base's kernel, as unsegmented
+        if not self._touched[index]:  # untouched: the base's kernel, as unsegmented
             if index >= self.n_base:
                 return _empty()
-            from ark.graph import _kernels
+            if self._kernel is None:
+                from ark.graph import _kernels
 
+                self._kernel = _kernels.neighborhood
             indptr, adj_node, adj_code = self._base()
-            out = _kernels.neighborhood(
-                indptr, adj_node, adj_code, self.node_type, index, type_ok, rel_ok
-            )
+            out = self._kernel(indptr, adj_node, adj_code, self.node_type, index, type_ok, rel_ok)
             return Neighborhood(*out)
+        s, e, rs, re_, ds, de = self._row(index)
         other = np.asarray(self.base.adj_node[s:e], dtype=np.int64)
         code = np.asarray(self.base.adj_code[s:e], dtype=np.int64)
         if re_ > rs:
@@ -150,7 +159,10 @@ class SegmentedGraph(Graph):
         return Neighborhood(other[first], starts, code >> 1, code & 1)
 
     def degree(self, index: int) -> int:
-        s, e, rs, re_, ds, de = self._row(int(index))
+        index = int(index)
+        if not self._touched[index] and index < self.n_base:
+            return int(self.base.indptr[index + 1] - self.base.indptr[index])
+        s, e, rs, re_, ds, de = self._row(index)
         return (e - s) - (re_ - rs) + (de - ds)
 
     def _base(self) -> tuple[np.ndarray, ...]:
