@@ -25,7 +25,10 @@ are dropped from the delta and filtered out of the base's candidates.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
@@ -86,6 +89,52 @@ class SegmentedBM25:
     """
 
     def __init__(
+        self,
+        base: BM25Index,
+        delta: BM25Index,
+        n_base: int,
+        dead_base: np.ndarray,
+        removed_df: dict[str, int],
+        stats: Stats,
+    ) -> None:
+        self._setup(base, delta, n_base, dead_base, removed_df, stats)
+
+    @classmethod
+    def lazy(
+        cls,
+        base: BM25Index,
+        n_base: int,
+        n_delta: int,
+        build: Callable[[], tuple[BM25Index, np.ndarray, dict[str, int], Stats]],
+    ) -> SegmentedBM25:
+        """One whose delta is built on first use (``build`` returns the delta, the
+        removed base documents, their term counts and the statistics): an update,
+        which only needs the graph, does not pay for it."""
+        self = cls.__new__(cls)
+        self.__dict__.update(
+            base=base,
+            n_base=n_base,
+            n_docs=n_base + n_delta,
+            params=base.params,
+            tokenizer=base.tokenizer,
+            _build=build,
+            _lock=threading.Lock(),
+        )
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        """Attributes of the delta side, built once on first access (see :meth:`lazy`)."""
+        build = self.__dict__.get("_build")
+        if build is None or name.startswith("__"):
+            raise AttributeError(name)
+        with self.__dict__["_lock"]:
+            if "_build" in self.__dict__:
+                delta, dead, removed_df, stats = build()
+                self._setup(self.base, delta, self.n_base, dead, removed_df, stats)
+                del self.__dict__["_build"]
+        return self.__dict__[name] if name in self.__dict__ else object.__getattribute__(self, name)
+
+    def _setup(
         self,
         base: BM25Index,
         delta: BM25Index,
@@ -336,16 +385,19 @@ def delta_index(
     df_delta = np.diff(indptr)
     words = list(vocab)
     df = df_delta.astype(np.int64).copy()
-    for i, w in enumerate(words):
-        b = base.vocab.get(w)
-        if b is not None:
-            df[i] += int(base.indptr[b + 1] - base.indptr[b])
-        df[i] -= removed_df.get(w, 0)
+    get = base.vocab.get
+    in_base = np.fromiter((get(w, -1) for w in words), np.int64, len(words))
+    known = in_base >= 0
+    ptr = np.asarray(base.indptr)
+    df[known] += ptr[in_base[known] + 1] - ptr[in_base[known]]
+    for w, n in removed_df.items():
+        i = vocab.get(w)
+        if i is not None:
+            df[i] -= n
     idf = np.zeros(len(words), np.float32)
-    fn = _select_idf_scorer(params.method)
-    for i, d in enumerate(df.tolist()):
-        if d > 0:
-            idf[i] = np.float32(fn(d, stats.n_docs))
+    live = df > 0
+    values, where = np.unique(df[live], return_inverse=True)  # few distinct df values
+    idf[live] = idf_of(values, stats.n_docs, params.method)[where]
     term = np.repeat(np.arange(len(words), dtype=np.int64), df_delta)
     data = exact_weights(tf, doc_len[indices], idf[term], stats, params)
     return BM25Index(

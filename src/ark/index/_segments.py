@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,7 +147,9 @@ def commit_manifest(root: Path, manifest: dict[str, Any]) -> None:
     _fsync(root)
 
 
-def load_segment(directory: Path) -> Segment:
+def load_segment(directory: Path, *, postings: bool = True) -> Segment:
+    """A segment's graph part, and its postings unless ``postings`` is false (an
+    update reads only the graph; the postings are read on a snapshot's first query)."""
     table = ipc.open_file(pa.memory_map(str(directory / "nodes.arrow"), "r")).read_all()
     seg = Segment(
         names=table.column("name").combine_chunks(),  # type: ignore[arg-type]
@@ -154,10 +157,15 @@ def load_segment(directory: Path) -> Segment:
     )
     for name in ARRAYS:
         setattr(seg, name, np.load(directory / f"{name}.npy"))
+    if postings:
+        load_postings(directory, seg)
+    return seg
+
+
+def load_postings(directory: Path, seg: Segment) -> None:
     post = directory / "postings"
     seg.vocab = json.loads((post / "vocab.json").read_text(encoding="utf-8"))
     seg.postings = {name: np.load(post / f"{name}.npy") for name in POSTINGS}
-    return seg
 
 
 def schema_from_counts(manifest: dict[str, Any]) -> Schema:
@@ -209,12 +217,26 @@ def open_snapshot(base: Any, manifest: dict[str, Any], *, check_samples: bool = 
     problems = segment_problems(root, manifest, full=False) if check_samples else []
     if problems:
         raise IndexFormatError(f"{root} is corrupted: {'; '.join(problems)}")
-    segs = [load_segment(root / SEGMENTS_DIR / e["name"]) for e in manifest["segments"]]
-    return assemble(base, manifest, segs)
+    dirs = [root / SEGMENTS_DIR / e["name"] for e in manifest["segments"]]
+    segs = [load_segment(d, postings=False) for d in dirs]
+
+    def postings() -> list[Segment]:
+        for d, seg in zip(dirs, segs, strict=True):
+            load_postings(d, seg)
+        return segs
+
+    return assemble(base, manifest, segs, postings)
 
 
-def assemble(base: Any, manifest: dict[str, Any], segs: list[Segment]) -> Any:
-    """Combine an opened base and loaded segments into one snapshot ``Index``."""
+def assemble(
+    base: Any,
+    manifest: dict[str, Any],
+    segs: list[Segment],
+    postings: Callable[[], list[Segment]] | None = None,
+) -> Any:
+    """Combine an opened base and loaded segments into one snapshot ``Index``; the
+    BM25 delta is built on first use, from ``postings()`` (default: ``segs`` hold
+    them)."""
     from ark.index._store import Index
 
     g0, b0 = base.graph, base.bm25
@@ -252,19 +274,25 @@ def assemble(base: Any, manifest: dict[str, Any], segs: list[Segment]) -> Any:
     )
     dead_base = removed_nodes[removed_nodes < n_base]
     dead_delta = removed_nodes[removed_nodes >= n_base] - n_base
-    vocab, indptr, indices, tf, doc_len = _merge_postings(segs, len(node_type), dead_delta)
-    removed_df = _removed_df(g0, b0, dead_base)
-    base_len = int(np.asarray(b0.doc_len).sum(dtype=np.int64))
-    alive = np.ones(len(doc_len), dtype=bool)
-    alive[dead_delta] = False
-    stats = Stats(
-        n_docs=n_base - len(dead_base) + int(alive.sum()),
-        total_len=base_len
-        - int(np.asarray(b0.doc_len)[dead_base].sum(dtype=np.int64))
-        + int(doc_len[alive].sum(dtype=np.int64)),
-    )
-    delta = delta_index(vocab, indptr, indices, tf, doc_len, b0, removed_df, stats)
-    bm25 = SegmentedBM25(b0, delta, n_base, dead_base, removed_df, stats)
+    n_delta = len(node_type)
+
+    def build() -> tuple[Any, np.ndarray, dict[str, int], Stats]:
+        full = postings() if postings is not None else segs
+        vocab, indptr, indices, tf, doc_len = _merge_postings(full, n_delta, dead_delta)
+        removed_df = _removed_df(g0, b0, dead_base)
+        base_len = int(np.asarray(b0.doc_len).sum(dtype=np.int64))
+        alive = np.ones(len(doc_len), dtype=bool)
+        alive[dead_delta] = False
+        stats = Stats(
+            n_docs=n_base - len(dead_base) + int(alive.sum()),
+            total_len=base_len
+            - int(np.asarray(b0.doc_len)[dead_base].sum(dtype=np.int64))
+            + int(doc_len[alive].sum(dtype=np.int64)),
+        )
+        delta = delta_index(vocab, indptr, indices, tf, doc_len, b0, removed_df, stats)
+        return delta, dead_base, removed_df, stats
+
+    bm25 = SegmentedBM25.lazy(b0, n_base, n_delta, build)
     meta = {
         **base.meta,
         "counts": {**base.meta["counts"], **manifest["counts"]},
