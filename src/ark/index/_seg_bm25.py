@@ -41,8 +41,10 @@ from ark.index._tokenize import Tokenizer
 UPDATABLE_METHODS = ("lucene",)
 #: Relative slack on the bound, far above float32 rounding of a few dozen terms.
 SLACK = 1e-4
-#: Extra candidates asked of the base beyond k in the first step.
-EXTRA = 8
+#: Extra candidates asked of the base beyond k in the first step: one shows whether
+#: the k-th is clear of the rest; more cost pruning (measured: 8 made long queries
+#: 1.5x slower), and a near tie is settled by the second step anyway.
+EXTRA = 1
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,7 @@ class SegmentedBM25:
         }
         self._delta_terms = list(delta.vocab)
         self._delta_df = np.diff(delta.indptr)
+        self._delta_max = delta.term_max().tolist()  # per-term bounds, as Python floats
         self._idf_cache: dict[int, tuple[float, float, int, int]] = {}
         self.vocab = _VocabView(self)
         self._avg_base = float(base.doc_len.sum(dtype=np.int64)) / n_base if n_base else 0.0
@@ -285,56 +288,75 @@ class SegmentedBM25:
         distinct = self._distinct(terms)
         if not distinct or k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        docs_d, scores_d = self._delta_top(distinct, k)
-        docs_b, scores_b = self._base_top(distinct, k, scores_d)
+        # The base first: its k-th best exact score is a lower bound of the answer's,
+        # which lets the delta's kernel prune everything below it.
+        docs_b, scores_b, rest = self._base_top(distinct, k)
+        docs_d, scores_d = self._delta_top(distinct, k, _kth(scores_b, k))
+        if rest is not None:
+            docs_b, scores_b = self._near_ties(distinct, k, docs_b, scores_b, scores_d, rest)
         docs = np.concatenate([docs_b, docs_d])
         scores = np.concatenate([scores_b, scores_d])
         order = np.lexsort((docs, -scores))[:k]
         return docs[order], scores[order]
 
     def _delta_top(
-        self, distinct: list[tuple[float, float, int, int, int]], k: int
+        self, distinct: list[tuple[float, float, int, int, int]], k: int, floor: float
     ) -> tuple[np.ndarray, np.ndarray]:
+        """The delta's best (exact weights), pruned below ``floor`` (lowered by the
+        slack: it was summed in another order)."""
         ids = [(d, c) for _, _, _, d, c in distinct if d >= 0]
         if not ids or self.delta.n_docs == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        bound = self._delta_max
+        if sum(float(bound[d]) * c for d, c in ids) * (1 + SLACK) < floor:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)  # cannot reach the base's
         docs, scores = self.delta.top_k_weighted(
             np.asarray([d for d, _ in ids], np.int64),
             np.asarray([c for _, c in ids], np.float32),
             k,
+            floor * (1 - SLACK),
         )
         return docs + self.n_base, scores
 
     def _base_top(
-        self, distinct: list[tuple[float, float, int, int, int]], k: int, delta_scores: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+        self, distinct: list[tuple[float, float, int, int, int]], k: int
+    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, float] | None]:
+        """Live base candidates by the rescaled weights, exactly rescored (ascending
+        documents), and what :meth:`_near_ties` needs (None: the base had no more)."""
         chosen = [(b, s * c) for _, s, b, _, c in distinct if b >= 0 and s > 0]
         if not chosen:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+            return np.zeros(0, np.int64), np.zeros(0, np.float32), None
         ids = np.asarray([b for b, _ in chosen], np.int64)
         weights = np.asarray([w for _, w in chosen], np.float32)
         ask = k + EXTRA
         while True:
             cand, approx = self.base.top_k_weighted(ids, weights, ask)
             exhausted = len(cand) < ask
-            live = self._live(cand)
-            docs = cand[live]
+            docs = self._live(cand)
             if exhausted or len(docs) >= k:
                 break
             ask = 4 * ask  # removed documents took the places: ask for more
-        order = np.argsort(docs)
-        docs = docs[order]
+        docs = np.sort(docs)
         exact = self._base_exact(docs, distinct)
-        if exhausted:
+        return docs, exact, None if exhausted else (ids, weights, float(approx[-1]))
+
+    def _near_ties(
+        self,
+        distinct: list[tuple[float, float, int, int, int]],
+        k: int,
+        docs: np.ndarray,
+        exact: np.ndarray,
+        delta_scores: np.ndarray,
+        rest: tuple[np.ndarray, np.ndarray, float],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Add every base document the first step left out whose bound (``hi`` times
+        its rescaled score) still reaches the k-th best exact score of both sides."""
+        ids, weights, last = rest
+        kth = _kth(np.concatenate([exact, delta_scores]), k)
+        if self._hi * last < kth:
             return docs, exact
-        pool = np.concatenate([exact, delta_scores])
-        kth = float(np.partition(pool, len(pool) - k)[len(pool) - k]) if len(pool) >= k else 0.0
-        if self._hi * float(approx[-1]) < kth:
-            return docs, exact
-        # Near ties at the cut: every document whose bound reaches the k-th best.
-        theta = kth / self._hi
-        more, _ = self.base.top_k_weighted(ids, weights, self.n_base, theta)
-        more = np.setdiff1d(more[self._live(more)], docs)
+        more, _ = self.base.top_k_weighted(ids, weights, self.n_base, kth / self._hi)
+        more = np.setdiff1d(self._live(more), docs)
         if len(more):
             docs = np.concatenate([docs, more])
             exact = np.concatenate([exact, self._base_exact(more, distinct)])
@@ -342,8 +364,15 @@ class SegmentedBM25:
 
     def _live(self, docs: np.ndarray) -> np.ndarray:
         if not self._any_dead:
-            return np.ones(len(docs), dtype=bool)
-        return ~self._dead[docs]
+            return docs
+        return docs[~self._dead[docs]]
+
+
+def _kth(scores: np.ndarray, k: int) -> float:
+    """The k-th largest score (0 when there are fewer)."""
+    if len(scores) < k:
+        return 0.0
+    return float(np.partition(scores, len(scores) - k)[len(scores) - k])
 
 
 class _VocabView:
