@@ -146,3 +146,14 @@ def test_a_reader_keeps_its_snapshot(built):
     compact_index(root)
     assert old_tools.search_in_graph("Newcomer Star").to_dict() == first  # still mapped
     assert json.loads((root / "meta.json").read_text())["compacted"]["segments"] == 2
+
+
+def test_what_a_killed_update_left_is_cleared_by_the_next(built):
+    root = built / "idx"
+    assert _run(["add", str(root), str(built / "add.txt"), "step", "written"]) == 9
+    assert _run(["add", str(root), str(built / "add.txt"), "step", "renamed"]) == 9
+    left = sorted(p.name for p in (root / "segments").iterdir())
+    assert left and all(p.startswith(".tmp-") or p == "000001" for p in left), left
+    add_to_index(root, built / "add.txt")
+    assert sorted(p.name for p in (root / "segments").iterdir()) == ["000001"]
+    assert verify_index(root)["ok"]

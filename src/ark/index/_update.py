@@ -195,14 +195,12 @@ def update_index(
         name = f"{manifest['generation']:06d}"
         segdir = root / SEGMENTS_DIR
         segdir.mkdir(exist_ok=True)
+        _remove_orphans(segdir, {e["name"] for e in manifest["segments"]})
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=segdir))
         try:
             entry = write_segment(tmp / "s", seg)
             _step("written")
-            final = segdir / name
-            if final.exists():  # a killed update's segment that no manifest names
-                shutil.rmtree(final)
-            os.replace(tmp / "s", final)
+            os.replace(tmp / "s", segdir / name)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         _step("renamed")
@@ -493,6 +491,15 @@ class _Plan:
             ids = np.searchsorted(self.g.delta_edge_ids, seg.removed_edges)
             rows.append(self.g.delta_edges[ids])
         return np.concatenate(rows) if rows else np.zeros((0, 3), np.int64)
+
+
+def _remove_orphans(segdir: Path, live: set[str]) -> None:
+    """Remove what killed updates left in ``segments/``: every entry the current
+    manifest does not name (segments are append-only until compact, so no reader's
+    snapshot names one either). Only called with the update lock held."""
+    for entry in segdir.iterdir():
+        if entry.name not in live:
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _snapshot_counts(snap: Any) -> tuple[list[int], dict[tuple[int, int, int], int]]:
