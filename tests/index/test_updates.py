@@ -21,7 +21,8 @@ from ark.index import (
     remove_from_index,
     verify_index,
 )
-from ark.index._seg_bm25 import SegmentedBM25, Stats, delta_index, idf_of
+from ark.index._seg_bm25 import SegmentedBM25
+from ark.index._seg_stats import Stats, delta_index, idf_of
 from ark.tools import GraphTools, tool_specs
 
 

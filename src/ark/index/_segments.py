@@ -39,8 +39,9 @@ import pyarrow.ipc as ipc
 from ark.errors import IndexFormatError
 from ark.graph import Schema, descriptor_text
 from ark.graph._schema import NodeTypeSummary, RelationSummary
-from ark.index._seg_bm25 import SegmentedBM25, Stats, delta_index
+from ark.index._seg_bm25 import SegmentedBM25
 from ark.index._seg_graph import SegmentedGraph
+from ark.index._seg_stats import Stats, delta_index
 from ark.index._verify import file_checksums, sample_params, sample_problems, sampled_digests
 
 MANIFEST = "segments.json"

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -34,11 +33,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-try:
-    import fcntl
-except ImportError:  # Windows: stale build directories are told apart by age only
-    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
 import pyarrow as pa
@@ -59,6 +53,17 @@ from ark.graph import (
 )
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
+from ark.index._dirs import (  # noqa: F401 - re-exported: tests and _dense use them here
+    FORMAT_NAME,
+    META_FILE,
+    STALE_AFTER_S,
+    _check_writable_target,
+    _chmod_as_umask,
+    _exchange,
+    _hold,
+    is_ark_index_dir,
+    remove_stale_builds,
+)
 from ark.index._segments import open_snapshot, read_manifest
 from ark.index._tokenize import Tokenizer, TokenizerConfig, TokenizerSettingsError
 from ark.index._verify import (
@@ -71,9 +76,7 @@ from ark.index._verify import (
     sha256_of,
 )
 
-FORMAT_NAME = "ark-index"
 FORMAT_VERSION = 1
-META_FILE = "meta.json"
 SCHEMA_FILE = "schema.json"
 DESCRIBED_FILE = "described.json"
 NODES_FILE = "nodes.arrow"
@@ -264,95 +267,6 @@ def write_index(
     return Index(out, graph, bm25, meta)
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two directories in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``),
-    so that readers see the old index or the new one, never none; False where the
-    system cannot (then the caller renames in two steps)."""
-    if not hasattr(os, "uname") or os.uname().sysname != "Linux":
-        return False
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    done = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
-    return bool(done == 0)
-
-
-#: A build's temporary directory younger than this is never removed by another build
-#: (it covers the instant between creating the directory and locking it).
-STALE_AFTER_S = 30.0
-
-
-def _hold(directory: Path) -> int | None:
-    """Lock ``directory`` for as long as the returned descriptor is open, so that other
-    builds can tell a live temporary directory from one a killed build left behind.
-    ``None`` where directories cannot be locked (then only age tells them apart)."""
-    if fcntl is None:
-        return None
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def remove_stale_builds(out: Path) -> list[Path]:
-    """Remove the temporary directories (``.NAME.XXXXXXXX``, ``.NAME.old.XXXXXXXX``) that
-    builds of ``out`` killed before their end left beside it; returns what was removed.
-
-    Only directories named as a build names them, older than :data:`STALE_AFTER_S` and
-    not locked by a live build are removed; a previous index parked in an ``old``
-    directory is kept while ``out`` itself holds no index (the kill came between the
-    two renames, so it is the only copy).
-    """
-    pattern = re.compile(rf"\.{re.escape(out.name)}\.(old\.)?[a-z0-9_]{{8}}")
-    try:
-        candidates = sorted(out.parent.iterdir())
-    except OSError:
-        return []
-    removed = []
-    now = time.time()
-    for path in candidates:
-        match = pattern.fullmatch(path.name)
-        if match is None or path.is_symlink() or not path.is_dir():
-            continue
-        try:
-            young = now - path.lstat().st_mtime < (STALE_AFTER_S if fcntl else 86_400.0)
-        except OSError:
-            continue
-        if young or (match.group(1) and not is_ark_index_dir(out)):
-            continue
-        fd = None
-        if fcntl is not None:
-            fd = _hold(path)
-            if fd is None:  # a live build holds it (or it cannot be opened)
-                continue
-        try:
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-        finally:
-            if fd is not None:
-                os.close(fd)
-    return removed
-
-
-def _chmod_as_umask(directory: Path) -> None:
-    """Give ``directory`` (and its subdirectories) the mode ``mkdir`` would have."""
-    mask = os.umask(0)
-    os.umask(mask)
-    for d in [directory, *(p for p in directory.rglob("*") if p.is_dir())]:
-        d.chmod(0o777 & ~mask)
-
-
 def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
     """Each node's descriptor text, materialised a batch at a time to bound memory."""
     type_names = graph.node_type_names
@@ -363,27 +277,6 @@ def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
         types = graph.node_type[start:stop].tolist()
         for n, t, x in zip(names, types, texts, strict=True):
             yield descriptor_text(n, type_names[t], x)
-
-
-def is_ark_index_dir(path: Path) -> bool:
-    """Whether ``path`` is provably an ARK index: its ``meta.json`` carries the format
-    marker. Only such a directory may be replaced by a build."""
-    try:
-        meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and meta.get("format") == FORMAT_NAME
-
-
-def _check_writable_target(out: Path) -> None:
-    if not out.exists() and not out.is_symlink():
-        return
-    if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or is_ark_index_dir(out)):
-        return
-    raise ArkError(
-        f"{out} exists and is not an ARK index; choose another output directory "
-        "(an existing index is replaced, anything else is left alone)"
-    )
 
 
 def _write_graph(graph: Graph, directory: Path) -> None:
