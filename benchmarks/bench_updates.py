@@ -46,9 +46,7 @@ def write_addition(
     """One addition: new papers with text, edges to existing nodes listed by name and
     type (no properties: a reference), as an ``ark index add`` source."""
     g = index.graph
-    types = np.asarray(g.node_type)
-    wanted = ("paper", "field_of_study", "author")
-    by_type = {t: np.flatnonzero(types == g.type_id(t)) for t in wanted}
+    by_type = _unique_named(index)
     n_new = min(NEW_PER_ADD, triples)
     lengths = rng.integers(80, 141, size=n_new)
     texts = [" ".join(rng.choice(syn.vocab, size=int(k), p=syn.word_p)) for k in lengths]
@@ -94,6 +92,27 @@ def write_addition(
         ),
         out / "edges.parquet",
     )
+
+
+def _unique_named(index: Any) -> dict[str, np.ndarray]:
+    """Existing nodes per type whose name no other node has (synthetic names repeat;
+    an addition naming a shared name is refused as ambiguous). Computed once."""
+    cached = index.__dict__.get("_bench_unique")
+    if cached is None:
+        import pyarrow.compute as pc
+
+        g = index.graph
+        names = g.names.arrow
+        counts = pc.value_counts(names)
+        dup = counts.filter(pc.greater(counts.field("counts"), 1)).field("values")
+        shared = np.asarray(pc.is_in(names, value_set=dup).to_numpy(zero_copy_only=False))
+        types = np.asarray(g.node_type)
+        cached = {
+            t: np.flatnonzero((types == g.type_id(t)) & ~shared)
+            for t in ("paper", "field_of_study", "author")
+        }
+        index.__dict__["_bench_unique"] = cached
+    return cached  # type: ignore[no-any-return]
 
 
 def latencies(
