@@ -164,10 +164,12 @@ def report(res: dict[str, Any]) -> str:
         f"of {len(adds)} | {np.median(secs):.3f} / {max(secs):.3f} s | <= 1 s at scale 1.0 |",
     ]
     rows += [f"| — {k}, p50 | {v * 1000:.1f} ms | |" for k, v in phases.items()]
-    rows.append(f"| compact after {len(adds)} additions | {res['compact_s']:.1f} s | |")
+    if res["compact_s"] is not None:
+        rows.append(f"| compact after {len(adds)} additions | {res['compact_s']:.1f} s | |")
     stages = res["stages"]
-    comp = stages["compacted"]
-    header = "| p50 / p95 (ms) | " + " | ".join(stages) + " | after 100 / compacted |"
+    ref = "compacted" if "compacted" in stages else "base"
+    comp = stages[ref]
+    header = "| p50 / p95 (ms) | " + " | ".join(stages) + f" | after {len(adds)} / {ref} |"
     rows += ["", header, "|---|" + "---:|" * (len(stages) + 1)]
     for key, label in (
         ("global_short", "global search, short queries"),
@@ -176,7 +178,7 @@ def report(res: dict[str, Any]) -> str:
         ("hood_query", "neighborhood, with a query"),
     ):
         cells = [f"{s[key + '_p50']:.2f} / {s[key + '_p95']:.2f}" for s in stages.values()]
-        last = stages.get(f"after {max(CHECKPOINTS)}") or list(stages.values())[-2]
+        last = stages[f"after {len(adds)}"]
         ratio = last[key + "_p50"] / comp[key + "_p50"] if comp[key + "_p50"] else float("nan")
         rows.append(f"| {label} | " + " | ".join(cells) + f" | {ratio:.2f}x (target <= 1.2x) |")
     rows.append("| open | " + " | ".join(f"{s['open_s']:.2f} s" for s in stages.values()) + " | |")
@@ -194,6 +196,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--workdir", type=Path, default=Path(".bench-updates"))
     p.add_argument("--keep", action="store_true", help="keep the generated data and index")
+    p.add_argument(
+        "--no-compact",
+        action="store_true",
+        help="skip compact (a second build's memory and time); the base is the reference",
+    )
     args = p.parse_args(argv)
 
     from ark.index import add_to_index, build_index, compact_index, open_index
@@ -219,8 +226,10 @@ def main(argv: list[str] | None = None) -> None:
         if gen in CHECKPOINTS or gen == args.additions:
             print(f"after {gen} additions: {adds[-1]['seconds']:.3f} s the last", file=sys.stderr)
             stages[f"after {gen}"] = latencies(index_dir, short, long, nodes)
-    compact_s, _ = timed(compact_index, index_dir)
-    stages["compacted"] = latencies(index_dir, short, long, nodes)
+    compact_s = None
+    if not args.no_compact:
+        compact_s, _ = timed(compact_index, index_dir)
+        stages["compacted"] = latencies(index_dir, short, long, nodes)
     res = {
         "scale": args.scale,
         "nodes": syn.n_nodes,

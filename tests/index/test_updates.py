@@ -226,9 +226,9 @@ def test_the_exact_kernel_gives_a_rebuilds_bits():
         docs = np.asarray(full.indices[s:e], np.int64)
         weights = full.data[s:e]
         idf = idf_of(e - s, len(texts), "lucene")
+        consts = np.array([avg, 1.5, np.float32(1 - 0.75), 0.75], np.float32)
         got = _kernels().exact_scores(
             full.indptr, full.indices, full.tf, full.doc_len, np.asarray([t], np.int64),
-            idf, np.ones(1, np.float32), docs, avg, np.float32(1.5), np.float32(1 - 0.75),
-            np.float32(0.75),
+            np.array([[idf[0]], [1.0]], np.float32), docs, consts,
         )  # fmt: skip
         assert np.array_equal(got, weights), t

@@ -387,16 +387,18 @@ def _tfc(t, length, avg, k1, one_b, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def exact_scores(indptr, indices, tf, doc_len, terms, idf, mult, docs, avg, k1, one_b, b):  # type: ignore[no-untyped-def]
+def exact_scores(indptr, indices, tf, doc_len, terms, weights, docs, consts):  # type: ignore[no-untyped-def]
     """BM25 (Lucene/Robertson length part) of ``docs`` (ascending, unique) from raw term
     frequencies and lengths, step by step in float32 as bm25s's numpy code computes
     ``idf * tf / (k1 * ((1 - b) + b * len / avg) + tf)``: the bits of a rebuild's
-    stored weights (a test checks). ``avg``, ``k1``, ``1 - b`` and ``b`` are float32
-    (``1 - b`` computed in float64 first, as numpy does with a Python float)."""
+    stored weights (a test checks). ``weights``: each term's idf and count (float32,
+    2 x terms); ``consts``: avg, k1, 1 - b, b (float32; ``1 - b`` computed in float64
+    first, as numpy does with a Python float). Few arguments: dispatch costs per one."""
     nd = len(docs)
     out = np.zeros(nd, np.float32)
+    avg, k1, one_b, b = consts[0], consts[1], consts[2], consts[3]
     for j in range(len(terms)):
-        t, w, m = terms[j], idf[j], mult[j]
+        t, w, m = terms[j], weights[0, j], weights[1, j]
         s, e = indptr[t], indptr[t + 1]
         if e - s <= nd:
             pos = 0

@@ -128,6 +128,11 @@ class SegmentedBM25:
         self._delta_max = delta.term_max().tolist()  # per-term bounds, as Python floats
         self._idf_cache: dict[int, tuple[float, float, int, int]] = {}
         self.vocab = _VocabView(self)
+        p = base.params
+        self._consts = np.array(
+            [np.float32(stats.avg_len), np.float32(p.k1), np.float32(1 - p.b), np.float32(p.b)],
+            np.float32,
+        )
         self._avg_base = float(base.doc_len.sum(dtype=np.int64)) / n_base if n_base else 0.0
         ratio = stats.avg_len / self._avg_base if self._avg_base else 1.0
         self._hi = max(1.0, ratio) * (1 + SLACK)
@@ -202,32 +207,32 @@ class SegmentedBM25:
     ) -> np.ndarray:
         """Exact scores of base documents ``docs`` (ascending, unique): one compiled
         pass over the query's postings and the stored counts."""
-        chosen = [(b, idf, c) for idf, _, b, _, c in terms if b >= 0]
-        if len(docs) == 0 or not chosen:
+        ids = [b for _, _, b, _, _ in terms if b >= 0]
+        if len(docs) == 0 or not ids:
             return np.zeros(len(docs), np.float32)
-        p = self.params
+        weights = np.array(
+            [[t[0] for t in terms if t[2] >= 0], [t[4] for t in terms if t[2] >= 0]], np.float32
+        )
         return _kernels().exact_scores(  # type: ignore[no-any-return]
             self.base.indptr,
             self.base.indices,
             self.base.tf,
             self.base.doc_len,
-            np.asarray([b for b, _, _ in chosen], np.int64),
-            np.asarray([idf for _, idf, _ in chosen], np.float32),
-            np.asarray([c for _, _, c in chosen], np.float32),
-            np.ascontiguousarray(docs, dtype=np.int64),
-            np.float32(self.stats.avg_len),
-            np.float32(p.k1),
-            np.float32(1 - p.b),
-            np.float32(p.b),
+            np.array(ids, np.int64),
+            weights,
+            docs,
+            self._consts,
         )
 
     def score_docs(self, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
         """Exact BM25 of each of ``docs`` (ascending, unique node indices)."""
         docs = np.asarray(docs, dtype=np.int64)
-        out = np.zeros(len(docs), np.float32)
         distinct = self._distinct(terms)
         if not distinct or len(docs) == 0:
-            return out
+            return np.zeros(len(docs), np.float32)
+        if docs[-1] < self.n_base:  # the usual case: no added node among them
+            return self._base_exact(docs, distinct)
+        out = np.zeros(len(docs), np.float32)
         split = int(np.searchsorted(docs, self.n_base))
         if split:
             out[:split] = self._base_exact(docs[:split], distinct)
@@ -297,7 +302,7 @@ class SegmentedBM25:
             if exhausted or len(docs) >= k:
                 break
             ask = 4 * ask  # removed documents took the places: ask for more
-        docs = np.sort(docs)
+        docs = np.sort(docs).astype(np.int64, copy=False)
         exact = self._base_exact(docs, distinct)
         return docs, exact, None if exhausted else (ids, weights, float(approx[-1]))
 
@@ -317,7 +322,7 @@ class SegmentedBM25:
         if self._hi * last < kth:
             return docs, exact
         more, _ = self.base.top_k_weighted(ids, weights, self.n_base, kth / self._hi)
-        more = np.setdiff1d(self._live(more), docs)
+        more = np.setdiff1d(self._live(more), docs).astype(np.int64, copy=False)
         if len(more):
             docs = np.concatenate([docs, more])
             exact = np.concatenate([exact, self._base_exact(more, distinct)])

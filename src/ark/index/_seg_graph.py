@@ -136,27 +136,26 @@ class SegmentedGraph(Graph):
             out = self._kernel(indptr, adj_node, adj_code, self.node_type, index, type_ok, rel_ok)
             return Neighborhood(*out)
         s, e, rs, re_, ds, de = self._row(index)
-        other = np.asarray(self.base.adj_node[s:e], dtype=np.int64)
-        code = np.asarray(self.base.adj_code[s:e], dtype=np.int64)
-        if re_ > rs:
-            keep = np.ones(e - s, dtype=bool)
-            keep[self.removed_entries[rs:re_] - s] = False
-            other, code = other[keep], code[keep]
-        other = np.concatenate([other, self.d_other[ds:de]])
-        code = np.concatenate([code, self.d_code[ds:de]])
-        keep = np.ones(len(other), dtype=bool)
-        if len(rel_ok):
-            keep &= rel_ok[code >> 1]
-        if len(type_ok):
-            keep &= type_ok[self.node_type[other]]
-        other, code = other[keep], code[keep]
-        order = np.lexsort((code, other))
-        other, code = other[order], code[order]
-        if len(other) == 0:
-            return _empty()
-        first = np.concatenate([[0], np.flatnonzero(np.diff(other)) + 1])
-        starts = np.concatenate([first, [len(other)]]).astype(np.int64)
-        return Neighborhood(other[first], starts, code >> 1, code & 1)
+        from ark.index._seg_kernels import merged_neighborhood
+
+        _, adj_node, adj_code = self._base()
+        out = merged_neighborhood(
+            adj_node,
+            adj_code,
+            s,
+            e,
+            self.removed_entries,
+            rs,
+            re_,
+            self.d_other,
+            self.d_code,
+            ds,
+            de,
+            self.node_type,
+            type_ok,
+            rel_ok,
+        )
+        return Neighborhood(*out)
 
     def degree(self, index: int) -> int:
         index = int(index)
