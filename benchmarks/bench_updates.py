@@ -227,6 +227,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"after {gen} additions: {adds[-1]['seconds']:.3f} s the last", file=sys.stderr)
             stages[f"after {gen}"] = latencies(index_dir, short, long, nodes)
     compact_s = None
+    if args.keep:  # for profiling the segmented state afterwards
+        shutil.copytree(index_dir, args.workdir / "index-segmented")
     if not args.no_compact:
         compact_s, _ = timed(compact_index, index_dir)
         stages["compacted"] = latencies(index_dir, short, long, nodes)
