@@ -104,7 +104,7 @@ class BM25Index:
         data: np.ndarray,
         indices: np.ndarray,
         indptr: np.ndarray,
-        vocab: dict[str, int],
+        vocab: dict[str, int] | None,
         n_docs: int,
         tokenizer: Tokenizer,
         params: BM25Params,
@@ -116,7 +116,8 @@ class BM25Index:
         self.data = _frozen(data, np.float32)
         self.indices = _frozen(indices, np.int32)
         self.indptr = _frozen(indptr, np.int64)
-        self.vocab = vocab
+        self._vocab = vocab
+        self._vocab_file: Path | None = None
         self.n_docs = n_docs
         self.tokenizer = tokenizer
         self.params = params
@@ -126,6 +127,19 @@ class BM25Index:
         self.doc_len = None if doc_len is None else doc_len.view(np.ndarray)
         self._term_max: np.ndarray | None = None
         self._scratch: list[tuple[np.ndarray, np.ndarray]] = []  # a pool, one per thread
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Term -> id. A loaded index reads its vocabulary on first use (the largest
+        JSON file of an index: an update, which never queries, does not read it)."""
+        if self._vocab is None:
+            assert self._vocab_file is not None
+            with self._vocab_file.open(encoding="utf-8") as f:
+                vocab = json.load(f)
+            if len(vocab) + 1 != len(self.indptr):
+                raise ValueError(f"{self._vocab_file} does not match the postings")
+            self._vocab = vocab
+        return self._vocab
 
     # -- queries ----------------------------------------------------------------------
 
@@ -277,8 +291,6 @@ class BM25Index:
         cls, directory: Path, tokenizer: Tokenizer, params: BM25Params, n_docs: int
     ) -> BM25Index:
         arrays = {k: np.load(directory / v, mmap_mode="r") for k, v in BM25_FILES.items()}
-        with (directory / VOCAB_FILE).open(encoding="utf-8") as f:
-            vocab = json.load(f)
         counts = [
             np.load(directory / f, mmap_mode="r") if (directory / f).exists() else None
             for f in (TF_FILE, DOC_LEN_FILE)
@@ -287,12 +299,13 @@ class BM25Index:
             arrays["data"],
             arrays["indices"],
             arrays["indptr"],
-            vocab,
+            None,
             n_docs,
             tokenizer,
             params,
             *counts,
         )
+        index._vocab_file = directory / VOCAB_FILE
         if (directory / TERM_MAX_FILE).exists():  # else computed on first use
             index._term_max = _frozen(np.load(directory / TERM_MAX_FILE, mmap_mode="r"), np.float32)
         return index

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from ark.graph import Graph, Neighborhood, Schema
-from ark.graph._graph import IN, OUT, code_dtype
+from ark.graph._graph import IN, OUT, adjacency_order, code_dtype
 
 _NO_FILTER = np.zeros(0, dtype=bool)
 
@@ -32,7 +32,10 @@ def delta_entries(
     center = np.concatenate([src, dst]).astype(np.int64)
     other = np.concatenate([dst, src]).astype(np.int64)
     code = np.concatenate([rel * 2 + OUT, rel * 2 + IN]).astype(np.int64)
-    order = np.lexsort((code, other, center))
+    if len(center) == 0:
+        return center, other, code
+    n = int(max(center.max(), other.max())) + 1
+    order = adjacency_order(center, other, code, n, int(code.max()) + 1)
     return center[order], other[order], code[order]
 
 

@@ -243,12 +243,8 @@ def assemble(
     g0, b0 = base.graph, base.bm25
     n_base = g0.n_nodes
     cat = _concat
-    names = pa.concat_arrays(
-        [pa.array(s.names, pa.large_string()) for s in segs] or [pa.array([], pa.large_string())]
-    )
-    texts = pa.concat_arrays(
-        [pa.array(s.texts, pa.large_string()) for s in segs] or [pa.array([], pa.large_string())]
-    )
+    names = _strings([s.names for s in segs])
+    texts = _strings([s.texts for s in segs])
     node_type = cat([s.node_type for s in segs], np.int64)
     edges = np.concatenate([s.edges.reshape(-1, 3) for s in segs] or [np.zeros((0, 3))]).astype(
         np.int64
@@ -308,6 +304,16 @@ def assemble(
         },
     }
     return Index(base.path, graph, bm25, meta)  # type: ignore[arg-type]
+
+
+def _strings(parts: list[Any]) -> pa.Array:
+    """One large_string array of segments' name (or text) columns, without going
+    through Python strings (a loaded segment holds Arrow arrays already)."""
+    arrays = [
+        p.cast(pa.large_string()) if isinstance(p, pa.Array) else pa.array(p, pa.large_string())
+        for p in parts
+    ]
+    return pa.concat_arrays(arrays) if arrays else pa.array([], pa.large_string())
 
 
 def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:

@@ -434,7 +434,7 @@ def _open_once(root: Path, *, check_samples: bool = True) -> Index:
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowInvalid) as exc:
         raise IndexFormatError(f"{root} could not be read ({exc}); {hint}") from exc
     counts = meta["counts"]
-    if len(bm25.indptr) != len(bm25.vocab) + 1 or len(bm25.indices) != counts["postings"]:
+    if len(bm25.indptr) != counts["vocabulary"] + 1 or len(bm25.indices) != counts["postings"]:
         raise IndexFormatError(f"{root}: BM25 arrays do not match the vocabulary; {hint}")
     check_structure(root, graph, bm25, hint)  # ranges and row pointers; `verify` does all
     samples = meta.get("samples")  # absent in an index built before they were recorded

@@ -206,6 +206,10 @@ def verify_index(path: str | Path) -> dict[str, Any]:
         problems += delta_problems(graph)
         graph, bm25 = graph.base, bm25.base
     problems += structure_problems(graph, bm25, full=True)
+    try:  # opening leaves the vocabulary to the first query; verify reads it
+        _ = bm25.vocab
+    except (OSError, ValueError) as exc:
+        problems.append(f"the BM25 vocabulary could not be read ({exc})")
     return _report(root, problems, checked, size, started)
 
 
