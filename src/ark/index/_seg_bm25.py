@@ -41,6 +41,11 @@ SLACK = 1e-4
 #: the k-th is clear of the rest; more cost pruning (measured: 8 made long queries
 #: 1.5x slower), and a near tie is settled by the second step anyway.
 EXTRA = 1
+#: Queries of at most FEW_TERMS words (names, mostly) ask EXTRA_FEW: their lists are
+#: short, a larger k costs little, and ties at the cut (which a second step would
+#: settle) are common among names.
+FEW_TERMS = 4
+EXTRA_FEW = 8
 
 
 class SegmentedBM25:
@@ -250,20 +255,34 @@ class SegmentedBM25:
         return self.delta.score_docs(raw, local)
 
     def top_k(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` best live documents by exact score, ties by ascending index."""
+        """The ``k`` best live documents by exact score, ties by ascending index.
+
+        The merging is done on Python lists: a few dozen numbers, where each numpy
+        call would cost more than the work."""
         distinct = self._distinct(terms)
         if not distinct or k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         # The base first: its k-th best exact score is a lower bound of the answer's,
         # which lets the delta's kernel prune everything below it.
         docs_b, scores_b, rest = self._base_top(distinct, k)
-        docs_d, scores_d = self._delta_top(distinct, k, _kth(scores_b, k))
+        sb = scores_b.tolist()
+        floor = sorted(sb, reverse=True)[k - 1] if len(sb) >= k else 0.0
+        docs_d, scores_d = self._delta_top(distinct, k, floor)
+        sd = scores_d.tolist()
         if rest is not None:
-            docs_b, scores_b = self._near_ties(distinct, k, docs_b, scores_b, scores_d, rest)
-        docs = np.concatenate([docs_b, docs_d])
-        scores = np.concatenate([scores_b, scores_d])
-        order = np.lexsort((docs, -scores))[:k]
-        return docs[order], scores[order]
+            pool = sorted(sb + sd, reverse=True)
+            kth = pool[k - 1] if len(pool) >= k else 0.0
+            if self._hi * rest[2] >= kth:  # near ties at the cut: the second step
+                docs_b, scores_b = self._near_ties(distinct, docs_b, scores_b, rest, kth)
+                sb = scores_b.tolist()
+        best = sorted(
+            zip(sb + sd, docs_b.tolist() + docs_d.tolist(), strict=True),
+            key=lambda x: (-x[0], x[1]),
+        )[:k]
+        return (
+            np.fromiter((d for _, d in best), np.int64, len(best)),
+            np.fromiter((v for v, _ in best), np.float32, len(best)),
+        )
 
     def _delta_top(
         self, distinct: list[tuple[float, float, int, int, int]], k: int, floor: float
@@ -294,7 +313,7 @@ class SegmentedBM25:
             return np.zeros(0, np.int64), np.zeros(0, np.float32), None
         ids = np.asarray([b for b, _ in chosen], np.int64)
         weights = np.asarray([w for _, w in chosen], np.float32)
-        ask = k + EXTRA
+        ask = k + (EXTRA_FEW if len(chosen) <= FEW_TERMS else EXTRA)
         while True:
             cand, approx = self.base.top_k_weighted(ids, weights, ask)
             exhausted = len(cand) < ask
@@ -309,18 +328,15 @@ class SegmentedBM25:
     def _near_ties(
         self,
         distinct: list[tuple[float, float, int, int, int]],
-        k: int,
         docs: np.ndarray,
         exact: np.ndarray,
-        delta_scores: np.ndarray,
         rest: tuple[np.ndarray, np.ndarray, float],
+        kth: float,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Add every base document the first step left out whose bound (``hi`` times
-        its rescaled score) still reaches the k-th best exact score of both sides."""
-        ids, weights, last = rest
-        kth = _kth(np.concatenate([exact, delta_scores]), k)
-        if self._hi * last < kth:
-            return docs, exact
+        its rescaled score) still reaches ``kth``, the k-th best exact score of both
+        sides so far."""
+        ids, weights, _ = rest
         more, _ = self.base.top_k_weighted(ids, weights, self.n_base, kth / self._hi)
         more = np.setdiff1d(self._live(more), docs).astype(np.int64, copy=False)
         if len(more):
@@ -332,13 +348,6 @@ class SegmentedBM25:
         if not self._any_dead:
             return docs
         return docs[~self._dead[docs]]
-
-
-def _kth(scores: np.ndarray, k: int) -> float:
-    """The k-th largest score (0 when there are fewer)."""
-    if len(scores) < k:
-        return 0.0
-    return float(np.partition(scores, len(scores) - k)[len(scores) - k])
 
 
 class _VocabView:
