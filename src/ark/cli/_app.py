@@ -23,4 +23,5 @@ from ark.cli import (  # noqa: E402, F401
     _graph_cmds,
     _serve_cmds,
     _train_cmds,
+    _update_cmds,
 )

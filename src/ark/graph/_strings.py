@@ -32,12 +32,15 @@ class StringColumn:
         self._single = len(chunks) == 1
         self._off0 = self._offsets[0]
         self._data0 = self._data[0]
+        # An updated index has its base's chunk first and a small one for added nodes:
+        # indices in the first chunk take the single-chunk path.
+        self._n0 = len(chunks[0])
 
     def __len__(self) -> int:
         return int(self._starts[-1])
 
     def __getitem__(self, i: int) -> str:
-        if self._single:
+        if self._single or 0 <= i < self._n0:
             off = self._off0
             return str(self._data0[off[i] : off[i + 1]], "utf-8")
         c = int(np.searchsorted(self._starts, i, "right") - 1)
@@ -49,7 +52,11 @@ class StringColumn:
         if self._single:
             off, data = self._off0, self._data0
             return [str(data[off[i] : off[i + 1]], "utf-8") for i in indices]
-        return [self[int(i)] for i in indices]
+        off, data, n0 = self._off0, self._data0, self._n0
+        return [
+            str(data[off[i] : off[i + 1]], "utf-8") if 0 <= i < n0 else self[int(i)]
+            for i in indices
+        ]
 
     def to_pylist(self) -> list[str]:
         return self.arrow.to_pylist()

@@ -1,9 +1,18 @@
 """The persisted index: graph arrays plus a BM25 index over node text."""
 
 from ark.index._bm25 import BM25Index, BM25Params, build_bm25
+from ark.index._compact import compact_index, read_remap
 from ark.index._dense import DenseEncoder, DenseIndex, build_dense, open_dense
-from ark.index._store import FORMAT_VERSION, Index, build_index, open_index, save_described
+from ark.index._store import (
+    FORMAT_VERSION,
+    Index,
+    build_index,
+    open_index,
+    save_described,
+    snapshot_stamp,
+)
 from ark.index._tokenize import Tokenizer, TokenizerConfig
+from ark.index._update import Removal, add_to_index, remove_from_index, update_index
 from ark.index._verify import verify_index
 
 __all__ = [
@@ -13,13 +22,20 @@ __all__ = [
     "DenseEncoder",
     "DenseIndex",
     "Index",
+    "Removal",
     "Tokenizer",
     "TokenizerConfig",
+    "add_to_index",
     "build_bm25",
     "build_dense",
     "build_index",
+    "compact_index",
     "open_dense",
     "open_index",
+    "read_remap",
+    "remove_from_index",
     "save_described",
+    "snapshot_stamp",
+    "update_index",
     "verify_index",
 ]

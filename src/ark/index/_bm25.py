@@ -32,6 +32,11 @@ BM25_FILES = {
 }
 VOCAB_FILE = "vocab.index.json"
 TERM_MAX_FILE = "term_max.npy"  # ARK's addition: per-term upper bounds for pruning
+#: ARK's additions for updates (``_segments.py``): each posting's term frequency and
+#: each document's length, from which weights are recomputed under the statistics of
+#: a graph that has changed since the build.
+TF_FILE = "tf.npy"
+DOC_LEN_FILE = "doc_len.npy"
 PARAMS_FILE = "params.index.json"
 
 ProgressFn = Callable[[str, int, int], None]
@@ -99,22 +104,42 @@ class BM25Index:
         data: np.ndarray,
         indices: np.ndarray,
         indptr: np.ndarray,
-        vocab: dict[str, int],
+        vocab: dict[str, int] | None,
         n_docs: int,
         tokenizer: Tokenizer,
         params: BM25Params,
+        tf: np.ndarray | None = None,
+        doc_len: np.ndarray | None = None,
     ) -> None:
         # Read-only views of one dtype each, whether built in memory or memory-mapped,
         # so that the compiled kernels have a single specialisation.
         self.data = _frozen(data, np.float32)
         self.indices = _frozen(indices, np.int32)
         self.indptr = _frozen(indptr, np.int64)
-        self.vocab = vocab
+        self._vocab = vocab
+        self._vocab_file: Path | None = None
         self.n_docs = n_docs
         self.tokenizer = tokenizer
         self.params = params
+        #: Raw counts (absent in an index built before updates existed): a posting's
+        #: term frequency and a document's token count.
+        self.tf = None if tf is None else tf.view(np.ndarray)
+        self.doc_len = None if doc_len is None else doc_len.view(np.ndarray)
         self._term_max: np.ndarray | None = None
         self._scratch: list[tuple[np.ndarray, np.ndarray]] = []  # a pool, one per thread
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Term -> id. A loaded index reads its vocabulary on first use (the largest
+        JSON file of an index: an update, which never queries, does not read it)."""
+        if self._vocab is None:
+            assert self._vocab_file is not None
+            with self._vocab_file.open(encoding="utf-8") as f:
+                vocab = json.load(f)
+            if len(vocab) + 1 != len(self.indptr):
+                raise ValueError(f"{self._vocab_file} does not match the postings")
+            self._vocab = vocab
+        return self._vocab
 
     # -- queries ----------------------------------------------------------------------
 
@@ -151,6 +176,37 @@ class BM25Index:
         docs, scores, _ = self.top_k_stats(terms, k)
         return docs, scores
 
+    def top_k_weighted(
+        self, terms: np.ndarray, weights: np.ndarray, k: int, theta: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`top_k` of ``sum(weights[i] * weight(terms[i], doc))`` over distinct
+        ``terms`` (each weight positive): how a segmented index rescales this base's
+        weights to the whole graph's idf (``_seg_bm25.py``). With ``theta``, documents
+        scoring below it are pruned (all those above come back when ``k`` is large)."""
+        kernels = _kernels()
+        stats = np.zeros(kernels.N_STATS, dtype=np.int64)
+        if len(terms) == 0 or k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        acc, touched = self._take_scratch()
+        try:
+            return kernels.top_k_weighted(  # type: ignore[no-any-return]
+                self.indptr,
+                self.indices,
+                self.data,
+                self.term_max(),
+                np.ascontiguousarray(terms, dtype=np.int64),
+                np.ascontiguousarray(weights, dtype=np.float32),
+                int(k),
+                acc,
+                touched,
+                stats,
+                max(SEED_BUDGET_MIN, self.n_docs // SEED_BUDGET_SHARE),
+                N_SEED,
+                float(theta),
+            )
+        finally:
+            self._scratch.append((acc, touched))
+
     def top_k_stats(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, TopKStats]:
         """:meth:`top_k`, and what it read (which shows whether pruning happened)."""
         kernels = _kernels()
@@ -183,7 +239,9 @@ class BM25Index:
         try:
             return self._scratch.pop()
         except IndexError:
-            return np.zeros(self.n_docs, np.float32), np.zeros(self.n_docs, np.int32)
+            # touched: one slot more, as the branch-free accumulation writes one past
+            # the last new document when every document is touched.
+            return np.zeros(self.n_docs, np.float32), np.zeros(self.n_docs + 1, np.int32)
 
     def score_docs(self, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
         """BM25 of the query for each of ``docs`` (sorted ascending, unique).
@@ -208,6 +266,9 @@ class BM25Index:
         np.save(directory / BM25_FILES["indices"], self.indices)
         np.save(directory / BM25_FILES["indptr"], self.indptr)
         np.save(directory / TERM_MAX_FILE, self.term_max())
+        if self.tf is not None and self.doc_len is not None:
+            np.save(directory / TF_FILE, self.tf)
+            np.save(directory / DOC_LEN_FILE, self.doc_len)
         with (directory / VOCAB_FILE).open("w", encoding="utf-8") as f:
             json.dump(self.vocab, f, ensure_ascii=False)
         # The parameters bm25s itself writes, so that bm25s.BM25.load opens this index.
@@ -230,11 +291,21 @@ class BM25Index:
         cls, directory: Path, tokenizer: Tokenizer, params: BM25Params, n_docs: int
     ) -> BM25Index:
         arrays = {k: np.load(directory / v, mmap_mode="r") for k, v in BM25_FILES.items()}
-        with (directory / VOCAB_FILE).open(encoding="utf-8") as f:
-            vocab = json.load(f)
+        counts = [
+            np.load(directory / f, mmap_mode="r") if (directory / f).exists() else None
+            for f in (TF_FILE, DOC_LEN_FILE)
+        ]
         index = cls(
-            arrays["data"], arrays["indices"], arrays["indptr"], vocab, n_docs, tokenizer, params
+            arrays["data"],
+            arrays["indices"],
+            arrays["indptr"],
+            None,
+            n_docs,
+            tokenizer,
+            params,
+            *counts,
         )
+        index._vocab_file = directory / VOCAB_FILE
         if (directory / TERM_MAX_FILE).exists():  # else computed on first use
             index._term_max = _frozen(np.load(directory / TERM_MAX_FILE, mmap_mode="r"), np.float32)
         return index
@@ -312,15 +383,25 @@ def build_bm25(
         k1=params.k1,
         b=params.b,
     ).astype(np.float32)
-    del tf
     # Term-major order; stable so each term's documents stay ascending.
     order = np.argsort(term, kind="stable")
     data = weights[order].astype(np.float32)
     del weights
+    tf = tf[order].astype(count_dtype(int(tf.max()) if len(tf) else 0))
     indices = doc[order].astype(np.int32)
     del order, doc
     indptr = np.zeros(n_vocab + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
     if progress:
         progress("scoring", 1, 1)
-    return BM25Index(data, indices, indptr, vocab, n_docs, tokenizer, params)
+    lengths = doc_len.astype(count_dtype(int(doc_len.max()) if n_docs else 0))
+    return BM25Index(data, indices, indptr, vocab, n_docs, tokenizer, params, tf, lengths)
+
+
+def count_dtype(largest: int) -> type[np.unsignedinteger]:  # type: ignore[type-arg]
+    """The narrowest unsigned type holding counts up to ``largest`` (tf is almost
+    always 1 or 2: one byte per posting, not four)."""
+    for dtype in (np.uint8, np.uint16):
+        if largest <= np.iinfo(dtype).max:
+            return dtype
+    return np.uint32

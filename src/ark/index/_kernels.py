@@ -192,9 +192,22 @@ def top_k(  # type: ignore[no-untyped-def]
        lists not read, each dropped as soon as its partial score plus the bounds
        left falls below ``theta``; ``theta`` rises with each completed score.
     """
+    terms, mult = _distinct_terms(indptr, raw)
+    return top_k_weighted(
+        indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, 0.0
+    )
+
+
+@njit(cache=True, nogil=True)
+def top_k_weighted(  # type: ignore[no-untyped-def]
+    indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, theta0
+):
+    """:func:`top_k` over distinct ``terms`` each weighted by ``mult`` (float32,
+    positive) instead of its count in a query. ``theta0 > 0`` is a known lower bound
+    of the k-th best score: with a large ``k`` it returns every document scoring at
+    least ``theta0`` (and perhaps a few just below), pruning the rest."""
     for i in range(len(stats)):
         stats[i] = 0
-    terms, mult = _distinct_terms(indptr, raw)
     m = len(terms)
     if m == 0 or k <= 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -220,7 +233,7 @@ def top_k(  # type: ignore[no-untyped-def]
         read += lengths[a]
         a += 1
 
-    theta = 0.0
+    theta = theta0
     if a < m and n_touched >= k:
         # 2. A first theta from the exact scores of the best documents so far.
         n_s = min(n_touched, max(n_seed, k))
@@ -245,7 +258,7 @@ def top_k(  # type: ignore[no-untyped-def]
                 stats[STAT_PROBES] += _probe(
                     indptr, indices, data, terms[j], mult[j], seed, exact, n_s
                 )
-        theta = _kth_largest(exact, n_s, k)
+        theta = max(theta0, _kth_largest(exact, n_s, k))
 
     # 3. Lists read in full: those MaxScore requires, then those cheaper to read.
     while a < m:
@@ -363,4 +376,46 @@ def score_docs(indptr, indices, data, raw, docs):  # type: ignore[no-untyped-def
                     break
                 if indices[pos] == docs[c]:
                     out[c] += data[pos] * w
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _tfc(t, length, avg, k1, one_b, b):  # type: ignore[no-untyped-def]
+    """float32 ``t / (k1 * ((1 - b) + b * length / avg) + t)``, one rounding per step."""
+    x = (b * np.float32(length)) / avg
+    return t / (k1 * (one_b + x) + t)
+
+
+@njit(cache=True, nogil=True)
+def exact_scores(indptr, indices, tf, doc_len, terms, weights, docs, consts):  # type: ignore[no-untyped-def]
+    """BM25 (Lucene/Robertson length part) of ``docs`` (ascending, unique) from raw term
+    frequencies and lengths, step by step in float32 as bm25s's numpy code computes
+    ``idf * tf / (k1 * ((1 - b) + b * len / avg) + tf)``: the bits of a rebuild's
+    stored weights (a test checks). ``weights``: each term's idf and count (float32,
+    2 x terms); ``consts``: avg, k1, 1 - b, b (float32; ``1 - b`` computed in float64
+    first, as numpy does with a Python float). Few arguments: dispatch costs per one."""
+    nd = len(docs)
+    out = np.zeros(nd, np.float32)
+    avg, k1, one_b, b = consts[0], consts[1], consts[2], consts[3]
+    for j in range(len(terms)):
+        t, w, m = terms[j], weights[0, j], weights[1, j]
+        s, e = indptr[t], indptr[t + 1]
+        if e - s <= nd:
+            pos = 0
+            for q in range(s, e):
+                pos = _gallop(docs, pos, nd, indices[q])
+                if pos >= nd:
+                    break
+                if docs[pos] == indices[q]:
+                    c = _tfc(np.float32(tf[q]), doc_len[docs[pos]], avg, k1, one_b, b)
+                    out[pos] += (w * c) * m
+        else:
+            pos = s
+            for c in range(nd):
+                pos = _gallop(indices, pos, e, docs[c])
+                if pos >= e:
+                    break
+                if indices[pos] == docs[c]:
+                    x = _tfc(np.float32(tf[pos]), doc_len[docs[c]], avg, k1, one_b, b)
+                    out[c] += (w * x) * m
     return out

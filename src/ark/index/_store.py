@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -34,11 +33,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-try:
-    import fcntl
-except ImportError:  # Windows: stale build directories are told apart by age only
-    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
 import pyarrow as pa
@@ -59,6 +53,18 @@ from ark.graph import (
 )
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
+from ark.index._dirs import (  # noqa: F401 - re-exported: tests and _dense use them here
+    FORMAT_NAME,
+    META_FILE,
+    STALE_AFTER_S,
+    _check_writable_target,
+    _chmod_as_umask,
+    _exchange,
+    _hold,
+    is_ark_index_dir,
+    remove_stale_builds,
+)
+from ark.index._segments import open_snapshot, read_manifest
 from ark.index._tokenize import Tokenizer, TokenizerConfig, TokenizerSettingsError
 from ark.index._verify import (
     check_structure,
@@ -70,9 +76,7 @@ from ark.index._verify import (
     sha256_of,
 )
 
-FORMAT_NAME = "ark-index"
 FORMAT_VERSION = 1
-META_FILE = "meta.json"
 SCHEMA_FILE = "schema.json"
 DESCRIBED_FILE = "described.json"
 NODES_FILE = "nodes.arrow"
@@ -106,8 +110,25 @@ class Index:
                 cached = DescribedSchema.from_dict(json.loads(file.read_text(encoding="utf-8")))
             else:
                 cached = describe_from_names(self.schema, self.graph)
+            cached = _with_new_names(cached, self.schema)
             self.__dict__["_described"] = cached
         return cached
+
+
+def _with_new_names(described: DescribedSchema, schema: Schema) -> DescribedSchema:
+    """``described`` plus what the names give for relations and types added by
+    updates since it was written."""
+    new_rels = [r for r in schema.relation_names if described.relation(r) is None]
+    new_types = [t for t in schema.node_type_names if described.type(t) is None]
+    if not new_rels and not new_types:
+        return described
+    names = describe_from_names(schema)
+    return DescribedSchema(
+        (*described.relations, *(d for d in names.relations if d.name in set(new_rels))),
+        (*described.types, *(d for d in names.types if d.name in set(new_types))),
+        described.sources,
+        described.layers,
+    )
 
 
 def build_index(
@@ -144,6 +165,38 @@ def build_index(
             )
         except ValueError as exc:
             raise IndexFormatError(f"{schema_file}: {exc}") from None
+    stark = read_stark_meta(source) if Path(source).is_dir() else None
+    return write_index(
+        graph,
+        described,
+        out,
+        source_info=_source_info(Path(source), fmt),
+        tokenizer=tokenizer,
+        params=params,
+        extra={"stark": stark} if stark is not None else None,
+        progress=progress,
+        started=started,
+    )
+
+
+def write_index(
+    graph: Graph,
+    described: DescribedSchema,
+    out: Path,
+    *,
+    source_info: dict[str, Any],
+    tokenizer: TokenizerConfig,
+    params: BM25Params,
+    extra: dict[str, Any] | None = None,
+    files: dict[str, Any] | None = None,
+    progress: ProgressFn | None = None,
+    started: float | None = None,
+) -> Index:
+    """Index ``graph`` (BM25 over its descriptors) and write it as ``out``: into a
+    temporary sibling, then swapped into place (:func:`_swap_in`). ``extra`` entries
+    go into ``meta.json``; ``files`` (name -> array) are saved beside the index's own
+    (``compact`` writes its ``remap.npy`` so)."""
+    started = time.perf_counter() if started is None else started
     tok = Tokenizer(tokenizer)
     bm25 = build_bm25(_descriptors(graph), graph.n_nodes, tok, params, progress=progress)
 
@@ -157,11 +210,13 @@ def build_index(
         _write_graph(graph, tmp)
         _write_described(described, tmp)
         bm25.save(tmp / BM25_DIR)
+        for name, array in (files or {}).items():
+            np.save(tmp / name, array)
         meta = {
             "format": FORMAT_NAME,
             "format_version": FORMAT_VERSION,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "source": _source_info(Path(source), fmt),
+            "source": source_info,
             "counts": {
                 "nodes": graph.n_nodes,
                 "edges": graph.n_edges,
@@ -184,20 +239,21 @@ def build_index(
             },
             "build_seconds": round(time.perf_counter() - started, 2),
         }
-        stark = read_stark_meta(source) if Path(source).is_dir() else None
-        if stark is not None:
-            meta["stark"] = stark
+        meta.update(extra or {})
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         _chmod_as_umask(tmp)  # mkdtemp makes 0700; an index is shared like any folder
         _check_writable_target(out)  # again: it may have changed during the build
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            held.append(_hold(old))
-            os.replace(out, old / "index")
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        if out.exists() and _exchange(tmp, out):
+            shutil.rmtree(tmp, ignore_errors=True)  # now the previous index
+        else:  # no atomic exchange here: park the previous index, then rename
+            old = None
+            if out.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+                held.append(_hold(old))
+                os.replace(out, old / "index")
+            os.replace(tmp, out)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -211,77 +267,6 @@ def build_index(
     return Index(out, graph, bm25, meta)
 
 
-#: A build's temporary directory younger than this is never removed by another build
-#: (it covers the instant between creating the directory and locking it).
-STALE_AFTER_S = 30.0
-
-
-def _hold(directory: Path) -> int | None:
-    """Lock ``directory`` for as long as the returned descriptor is open, so that other
-    builds can tell a live temporary directory from one a killed build left behind.
-    ``None`` where directories cannot be locked (then only age tells them apart)."""
-    if fcntl is None:
-        return None
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def remove_stale_builds(out: Path) -> list[Path]:
-    """Remove the temporary directories (``.NAME.XXXXXXXX``, ``.NAME.old.XXXXXXXX``) that
-    builds of ``out`` killed before their end left beside it; returns what was removed.
-
-    Only directories named as a build names them, older than :data:`STALE_AFTER_S` and
-    not locked by a live build are removed; a previous index parked in an ``old``
-    directory is kept while ``out`` itself holds no index (the kill came between the
-    two renames, so it is the only copy).
-    """
-    pattern = re.compile(rf"\.{re.escape(out.name)}\.(old\.)?[a-z0-9_]{{8}}")
-    try:
-        candidates = sorted(out.parent.iterdir())
-    except OSError:
-        return []
-    removed = []
-    now = time.time()
-    for path in candidates:
-        match = pattern.fullmatch(path.name)
-        if match is None or path.is_symlink() or not path.is_dir():
-            continue
-        try:
-            young = now - path.lstat().st_mtime < (STALE_AFTER_S if fcntl else 86_400.0)
-        except OSError:
-            continue
-        if young or (match.group(1) and not is_ark_index_dir(out)):
-            continue
-        fd = None
-        if fcntl is not None:
-            fd = _hold(path)
-            if fd is None:  # a live build holds it (or it cannot be opened)
-                continue
-        try:
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-        finally:
-            if fd is not None:
-                os.close(fd)
-    return removed
-
-
-def _chmod_as_umask(directory: Path) -> None:
-    """Give ``directory`` (and its subdirectories) the mode ``mkdir`` would have."""
-    mask = os.umask(0)
-    os.umask(mask)
-    for d in [directory, *(p for p in directory.rglob("*") if p.is_dir())]:
-        d.chmod(0o777 & ~mask)
-
-
 def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
     """Each node's descriptor text, materialised a batch at a time to bound memory."""
     type_names = graph.node_type_names
@@ -292,27 +277,6 @@ def _descriptors(graph: Graph, batch: int = 50_000) -> Iterator[str]:
         types = graph.node_type[start:stop].tolist()
         for n, t, x in zip(names, types, texts, strict=True):
             yield descriptor_text(n, type_names[t], x)
-
-
-def is_ark_index_dir(path: Path) -> bool:
-    """Whether ``path`` is provably an ARK index: its ``meta.json`` carries the format
-    marker. Only such a directory may be replaced by a build."""
-    try:
-        meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and meta.get("format") == FORMAT_NAME
-
-
-def _check_writable_target(out: Path) -> None:
-    if not out.exists() and not out.is_symlink():
-        return
-    if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or is_ark_index_dir(out)):
-        return
-    raise ArkError(
-        f"{out} exists and is not an ARK index; choose another output directory "
-        "(an existing index is replaced, anything else is left alone)"
-    )
 
 
 def _write_graph(graph: Graph, directory: Path) -> None:
@@ -386,7 +350,41 @@ def _source_info(source: Path, fmt: str) -> dict[str, Any]:
     }
 
 
+def snapshot_stamp(path: str | Path) -> tuple[Any, ...]:
+    """What changes when an update commits or a compact or build replaces the index:
+    compared between calls by a server to pick up a new snapshot (a few ``stat``s)."""
+    root = Path(path)
+    out: list[Any] = []
+    for p in (root, root / META_FILE, root / "segments.json"):
+        try:
+            st = p.stat()
+            out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
+    """Open an index directory (its base and every committed update segment) without
+    reading or re-tokenising the source.
+
+    An update or compact committing meanwhile can make one attempt read files of two
+    snapshots; such a failure is retried on the new snapshot. Otherwise as
+    :func:`_open_once`.
+    """
+    root = Path(path)
+    for attempt in range(4):
+        stamp = snapshot_stamp(root)
+        try:
+            return _open_once(root, check_samples=check_samples)
+        except IndexFormatError:
+            if attempt == 3 or snapshot_stamp(root) == stamp:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _open_once(root: Path, *, check_samples: bool = True) -> Index:
     """Open an index directory without reading or re-tokenising the source.
 
     Refuses, with what to do, an index that is missing, of another format version,
@@ -395,7 +393,6 @@ def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
     file's sampled digest (256 KiB per large file, whatever the index's size). Reading
     every byte is ``ark index verify``'s job (:func:`verify_index`).
     """
-    root = Path(path)
     hint = REBUILD_HINT.format(path=root)
     meta_path = root / META_FILE
     if not root.is_dir():
@@ -437,7 +434,7 @@ def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowInvalid) as exc:
         raise IndexFormatError(f"{root} could not be read ({exc}); {hint}") from exc
     counts = meta["counts"]
-    if len(bm25.indptr) != len(bm25.vocab) + 1 or len(bm25.indices) != counts["postings"]:
+    if len(bm25.indptr) != counts["vocabulary"] + 1 or len(bm25.indices) != counts["postings"]:
         raise IndexFormatError(f"{root}: BM25 arrays do not match the vocabulary; {hint}")
     check_structure(root, graph, bm25, hint)  # ranges and row pointers; `verify` does all
     samples = meta.get("samples")  # absent in an index built before they were recorded
@@ -449,7 +446,17 @@ def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
         )
         if problems:
             raise IndexFormatError(f"{root} is corrupted: {'; '.join(problems)}; {hint}")
-    return Index(root, graph, bm25, meta)
+    index = Index(root, graph, bm25, meta)
+    manifest = read_manifest(root)
+    if manifest is None:
+        return index
+    try:
+        return open_snapshot(index, manifest, check_samples=check_samples)  # type: ignore[no-any-return]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, pa.ArrowInvalid) as exc:
+        raise IndexFormatError(
+            f"{root}: its update segments could not be read ({type(exc).__name__}: {exc}); "
+            "run `ark index verify`"
+        ) from exc
 
 
 def _open_tokenizer(meta_path: Path, meta: dict[str, Any], hint: str) -> Tokenizer:

@@ -169,7 +169,16 @@ def verify_index(path: str | Path) -> dict[str, Any]:
     try:
         index = open_index(root, check_samples=False)  # the full checksums below say more
     except IndexFormatError as exc:
-        return _report(root, [str(exc)], 0, 0, started)
+        problems = [str(exc)]
+        try:  # name the damaged segment file, when that is what failed
+            from ark.index._segments import read_manifest, segment_problems
+
+            manifest = read_manifest(root)
+            if manifest is not None:
+                problems += segment_problems(root, manifest, full=True)
+        except (IndexFormatError, OSError, KeyError, TypeError):
+            pass
+        return _report(root, problems, 0, 0, started)
     sums: dict[str, str] = index.meta.get("checksums") or {}
     if not sums:
         problems.append(
@@ -185,8 +194,38 @@ def verify_index(path: str | Path) -> dict[str, Any]:
         size += file.stat().st_size
         if sha256_of(file) != expected:
             problems.append(f"{name} does not match its checksum (damaged or replaced)")
-    problems += structure_problems(index.graph, index.bm25, full=True)
+    graph, bm25 = index.graph, index.bm25
+    if "segments" in index.meta:  # updates: the base as built, then each segment
+        from ark.index._segments import read_manifest, segment_problems
+
+        manifest = read_manifest(root) or {"segments": []}
+        problems += segment_problems(root, manifest, full=True)
+        for entry in manifest["segments"]:
+            checked += len(entry["files"])
+            size += sum(entry["files"].values())
+        problems += delta_problems(graph)
+        graph, bm25 = graph.base, bm25.base
+    problems += structure_problems(graph, bm25, full=True)
+    try:  # opening leaves the vocabulary to the first query; verify reads it
+        _ = bm25.vocab
+    except (OSError, ValueError) as exc:
+        problems.append(f"the BM25 vocabulary could not be read ({exc})")
     return _report(root, problems, checked, size, started)
+
+
+def delta_problems(graph: Any) -> list[str]:
+    """Out-of-range entries in what the segments hold (opening checks edge ends)."""
+    problems = []
+    entries = len(graph.base.adj_node)
+    if len(graph.removed_entries) and (
+        graph.removed_entries.min() < 0 or graph.removed_entries.max() >= entries
+    ):
+        problems.append(f"a segment removes adjacency entries outside 0..{entries - 1}")
+    if len(graph.d_code) and graph.d_code.max() >= 2 * len(graph.relation_names):
+        problems.append("a segment's edge has an unknown relation code")
+    if len(graph.node_type) and int(np.max(graph.node_type)) >= len(graph.node_type_names):
+        problems.append("a segment's node has an unknown type code")
+    return problems
 
 
 def _report(root: Path, problems: list[str], files: int, size: int, t0: float) -> dict[str, Any]:

@@ -23,7 +23,6 @@ import os
 import socket
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -33,9 +32,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from ark._coerce import as_int
-from ark.agent import ToolSession
 from ark.graph import DIRECTION_NAMES
 from ark.index import Index
+from ark.serve._service import IndexService
 from ark.serve._why import WHY_SPEC, WhyError, why
 from ark.tools import ErrorCode, GraphTools, tool_specs
 
@@ -89,22 +88,6 @@ INSTRUCTIONS = (
     "the node types and relations. why, given your searches, lists the paths by which "
     "they reached a node: the evidence for an answer."
 )
-
-
-@dataclass
-class IndexService:
-    """One served index: its name (the ``index`` argument), tools and schema."""
-
-    name: str
-    index: Index
-
-    def __post_init__(self) -> None:
-        self.tools = GraphTools(self.index)
-
-    def session(self) -> ToolSession:
-        """A fresh session per call: the server keeps no state between calls (no
-        answer list, no repeat detection), so concurrent clients cannot interfere."""
-        return ToolSession(self.index, tools=self.tools, answer_tools=False, detect_repeats=False)
 
 
 def node_record(index: Index, node: int) -> dict[str, Any]:
@@ -203,12 +186,18 @@ def make_server(
     # One index: exactly the agent's schemas (type names enumerated). Several: the
     # generic schemas, since each graph has its own types.
     first = next(iter(services.values()))
-    specs = [*tool_specs(None if multi else first.index.schema), GET_NODE_SPEC, WHY_SPEC]
-    tool_list = [_spec_tool(s, names) for s in specs]
-    tool_names = {t.name for t in tool_list}
+
+    def tool_list() -> list[types.Tool]:
+        """The specs of the current snapshot: an update's new types and relations
+        appear in the enumerated names."""
+        schema = None if multi else first.snapshot()[0].schema
+        specs = [*tool_specs(schema), GET_NODE_SPEC, WHY_SPEC]
+        return [_spec_tool(s, names) for s in specs]
+
+    tool_names = {t.name for t in tool_list()}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list)
+        return types.ListToolsResult(tools=tool_list())
 
     # Tools are synchronous numpy/numba work: run on the event loop, one heavy call (a
     # hub's neighborhood, a long query) stalled every client. They run in a bounded
@@ -237,11 +226,12 @@ def make_server(
                     {"suggestions": list(services)},
                 )
             service = services[wanted]
+        index, tools = service.snapshot()
         if name == "get_node":
-            return _get_node(service, args)
+            return _get_node(index, args)
         if name == "why":
-            return _why(service, args)
-        outcome = service.session().call(name, args, json.dumps(arguments, default=str))
+            return _why(index, tools, args)
+        outcome = service.session(tools).call(name, args, json.dumps(arguments, default=str))
         if outcome.ok and outcome.result is not None and outcome.result.ok:
             return types.CallToolResult(
                 content=[types.TextContent(text=outcome.observation)],
@@ -274,7 +264,7 @@ def make_server(
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
         for name, service in services.items():
-            schema = service.index.schema
+            schema = service.snapshot()[0].schema
             if uri == _schema_uri(name, "text"):
                 body, mime = schema.describe(), "text/plain"
             elif uri == _schema_uri(name, "json"):
@@ -304,7 +294,7 @@ def _schema_uri(name: str, fmt: str) -> str:
     return f"ark://{name}/schema" + (".json" if fmt == "json" else "")
 
 
-def _get_node(service: IndexService, args: Mapping[str, Any]) -> types.CallToolResult:
+def _get_node(index: Index, args: Mapping[str, Any]) -> types.CallToolResult:
     tool = "get_node"
     unknown = set(args) - {"node_index"}
     if unknown:
@@ -321,22 +311,23 @@ def _get_node(service: IndexService, args: Mapping[str, Any]) -> types.CallToolR
             ErrorCode.BAD_ARGUMENT,
             f"Error in {tool}: node_index must be an integer, got {args.get('node_index')!r}.",
         )
-    n = service.index.graph.n_nodes
-    if not 0 <= node < n:
+    n = index.graph.n_nodes
+    is_removed = getattr(index.graph, "is_removed", None)
+    if not 0 <= node < n or (is_removed is not None and is_removed(node)):
         return _error(
             tool,
             ErrorCode.UNKNOWN_NODE,
             f"Error in {tool}: node {node} is not in the graph (indices 0..{n - 1}).",
         )
-    record = node_record(service.index, node)
+    record = node_record(index, node)
     return types.CallToolResult(
         content=[types.TextContent(text=render_node(record))], structured_content=record
     )
 
 
-def _why(service: IndexService, args: Mapping[str, Any]) -> types.CallToolResult:
+def _why(index: Index, tools: GraphTools, args: Mapping[str, Any]) -> types.CallToolResult:
     try:
-        text, structured = why(service.index, service.tools, args)
+        text, structured = why(index, tools, args)
     except WhyError as exc:
         return _error("why", exc.code, f"Error in why: {exc.message}")
     return types.CallToolResult(

@@ -378,6 +378,14 @@ class GraphTools:
                 f"there is no node {node_index}; node indices run from 0 to {n - 1}. "
                 "Use an index returned by a previous search.",
             )
+        is_removed = getattr(self.graph, "is_removed", None)  # an updated index
+        if is_removed is not None and is_removed(int(node_index)):
+            return ToolError(
+                tool,
+                ErrorCode.UNKNOWN_NODE,
+                f"there is no node {node_index}: it was removed from the graph. "
+                "Use an index returned by a recent search.",
+            )
         return None
 
     def _resolve(
