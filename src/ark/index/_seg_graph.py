@@ -132,7 +132,7 @@ class SegmentedGraph(Graph):
             if index >= self.n_base:
                 return _empty()
             if self._kernel is None:
-                from ark.graph import _kernels
+                from ark.graph import _neighborhood_kernel as _kernels
 
                 self._kernel = _kernels.neighborhood
             indptr, adj_node, adj_code = self._base()

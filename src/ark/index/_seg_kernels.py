@@ -2,7 +2,7 @@
 
 Its base row (sorted by neighbor, then relation code) minus the removed positions,
 merged with its added entries (sorted the same way) in one linear pass: the same
-grouping as :func:`ark.graph._kernels.neighborhood`, no sort.
+grouping as :func:`ark.graph._neighborhood_kernel.neighborhood`, no sort.
 """
 
 from __future__ import annotations
