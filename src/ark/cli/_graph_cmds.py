@@ -294,7 +294,7 @@ def convert_stark_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Convert STaRK's processed files once into nodes/edges tables for `ark index build`."""
-    from ark.graph._stark import convert_stark
+    from ark.datasets import convert_stark
 
     def warn(message: str) -> None:
         err_console.print(f"[yellow]warning:[/] {esc(message)}", highlight=False, soft_wrap=True)

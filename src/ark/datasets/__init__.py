@@ -19,9 +19,10 @@ from ark.datasets.stark import (
     read_stark_meta,
     stark_candidate_types,
 )
-from ark.graph import register_known_schema
+from ark.graph import register_known_schema, register_source_meta
 
 register_known_schema("metaqa", METAQA_SCHEMA)  # MetaQA's kb.txt gets typed nodes
+register_source_meta("stark", read_stark_meta)  # an index build records stark.json
 
 __all__ = [
     "CANDIDATE_TYPES",

@@ -20,7 +20,9 @@ from ark.graph._loaders import (
     detect_format,
     load_graph,
     properties_to_text,
+    read_source_meta,
     register_known_schema,
+    register_source_meta,
 )
 from ark.graph._schema import NodeTypeSummary, RelationSummary, Schema
 
@@ -46,7 +48,9 @@ __all__ = [
     "merge_described",
     "properties_to_text",
     "read_schema_file",
+    "read_source_meta",
     "register_known_schema",
+    "register_source_meta",
     "relation_label",
     "split_words",
     "type_label",
@@ -57,9 +61,7 @@ __all__ = [
 #: STaRK's names, moved to ``ark.datasets`` (the graph package knows no dataset).
 _MOVED = {"CANDIDATE_TYPES", "STARK_META_FILE", "convert_stark", "read_stark_meta",
           "stark_candidate_types"}  # fmt: skip
-#: Still read from here by ``ark.index`` (its build records a conversion's stark.json),
-#: so importing them does not warn until the index package imports them from
-#: ``ark.datasets``.
+#: Names older code read from here without a warning (kept quiet for it).
 _QUIET = {"STARK_META_FILE", "read_stark_meta"}
 
 

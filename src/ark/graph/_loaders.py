@@ -9,9 +9,9 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +36,27 @@ def register_known_schema(name: str, schema: dict[str, tuple[str, str]]) -> None
     """Type the nodes of any triple file whose relations are all in ``schema``
     (relation -> (head type, tail type)), as if given as its schema file."""
     KNOWN_SCHEMAS[name] = dict(schema)
+
+
+#: Readers of what a dataset's converter wrote beside its tables (a directory source):
+#: name -> reader(directory) -> metadata or None. An index build records each found
+#: under its name; the dataset adapters register them (the graph knows no dataset).
+SOURCE_META: dict[str, Callable[[Path], dict[str, Any] | None]] = {}
+
+
+def register_source_meta(name: str, reader: Callable[[Path], dict[str, Any] | None]) -> None:
+    """Record, on every index build from a directory, ``reader(directory)`` under
+    ``name`` in the index metadata when it returns something."""
+    SOURCE_META[name] = reader
+
+
+def read_source_meta(source: str | Path) -> dict[str, Any]:
+    """What the registered readers find beside a directory source's tables."""
+    path = Path(source)
+    if not path.is_dir():
+        return {}
+    found = {name: read(path) for name, read in SOURCE_META.items()}
+    return {name: meta for name, meta in found.items() if meta is not None}
 
 
 DEFAULT_NODE_TYPE = "entity"

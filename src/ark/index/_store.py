@@ -49,7 +49,7 @@ from ark.graph import (
     load_graph,
     merge_described,
     read_schema_file,
-    read_stark_meta,
+    read_source_meta,
 )
 from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
@@ -165,7 +165,7 @@ def build_index(
             )
         except ValueError as exc:
             raise IndexFormatError(f"{schema_file}: {exc}") from None
-    stark = read_stark_meta(source) if Path(source).is_dir() else None
+    found = read_source_meta(source)  # a converter's notes beside its tables (STaRK's)
     return write_index(
         graph,
         described,
@@ -173,7 +173,7 @@ def build_index(
         source_info=_source_info(Path(source), fmt),
         tokenizer=tokenizer,
         params=params,
-        extra={"stark": stark} if stark is not None else None,
+        extra=found or None,
         progress=progress,
         started=started,
     )
