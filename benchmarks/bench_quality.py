@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> None:
 
     extra: dict[str, Any] = {"n_threads": args.threads} if args.threads else {}
     if args.adapter:  # the student's LoRA, with the prompt variant it was trained on
-        from ark.distill.export import adapter_settings
+        from ark.agent import adapter_settings
 
         student = adapter_settings(args.adapter, None)
         args.prompt = student.prompt

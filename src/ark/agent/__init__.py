@@ -1,6 +1,7 @@
 """Agents over the tools: the tool session and its observers (the hints), the strategy
 protocol, ARK's loop as one strategy, parallel agents, and fusion of their answers."""
 
+from ark.agent._adapters import AdapterSettings, adapter_metadata, adapter_settings
 from ark.agent._agent import Agent, AgentOptions
 from ark.agent._evidence import (
     Addition,
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_AGENTS",
     "ENTRY_POINT_GROUP",
     "FUSIONS",
+    "AdapterSettings",
     "Addition",
     "Agent",
     "AgentConfig",
@@ -68,6 +70,8 @@ __all__ = [
     "StrategyInfo",
     "ToolConfig",
     "ToolSession",
+    "adapter_metadata",
+    "adapter_settings",
     "agent_tool_specs",
     "evidence_names",
     "explain",

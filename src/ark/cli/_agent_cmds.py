@@ -92,7 +92,7 @@ def _run(
     parallel: bool | None = None,
     why: bool = False,
 ) -> RetrievalResult:
-    from ark.distill.export import adapter_settings
+    from ark.agent import adapter_settings
     from ark.llm import ModelSettings
 
     try:
@@ -212,7 +212,7 @@ DemoStrategyOpt = Annotated[
 def adapter_strategy(adapter: Path | None, base_url: str | None, as_json: bool = False) -> str:
     """The strategy a command runs when given no ``--strategy``: ark, or ark-guided for
     an adapter that learned from observations with its hints (``ark.hints``)."""
-    from ark.distill.export import adapter_settings
+    from ark.agent import adapter_settings
 
     if adapter is None:
         return "ark"

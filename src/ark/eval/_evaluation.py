@@ -133,7 +133,7 @@ class Evaluation:
         """
         self.check()
         ark = self.method == "ark"
-        from ark.distill.export import adapter_settings  # the adapter's recorded settings
+        from ark.agent import adapter_settings  # the adapter's recorded settings
 
         student = adapter_settings(self.adapter if ark else None, self.model.base_url, self.tools)
         strategy = self.strategy or student.strategy or "ark"
