@@ -371,11 +371,18 @@ def read_chains(
             cost += HEAD_COST
         # Out along a relation from the node and straight back (X's co-stars, the films
         # that share X's director) is what a modifier of the relation's name can say.
-        a, b = (table.steps[s] for s in path[:2]) if len(path) > 1 else (None, None)
-        back = {a[0]} if a and b and a[0] == b[0] and a[1] != b[1] else set()
-        loose = excuse_repeats(loose, explains, back)
-        cost += LOOSE_COST * sum(words[i] not in STOPWORDS and i not in type_words for i in loose)
-        return total - cost, explains, loose
+        back: set[str] = set()
+        if len(path) > 1:
+            (first, way), (second, back_way) = table.steps[path[0]], table.steps[path[1]]
+            if first == second and way != back_way:
+                back = {first}
+        unread = [
+            i
+            for i in excuse_repeats(loose, explains, back)
+            if words[i] not in STOPWORDS and i not in type_words
+        ]
+        cost += LOOSE_COST * len(unread)
+        return total - cost, explains, unread
 
     found: list[tuple[float, tuple[int, ...], dict[str, list[int]], list[int]]] = []
     frontier: list[tuple[int, ...]] = [(s,) for s in table.first_steps(anchor)]
@@ -397,7 +404,7 @@ def read_chains(
                 tuple(table.steps[s] for s in path),
                 total,
                 tuple((r, tuple(at)) for r, at in explains.items()),
-                tuple(words[i] for i in loose if words[i] not in STOPWORDS and i not in type_words),
+                tuple(words[i] for i in loose),
             )
         )
     return out
