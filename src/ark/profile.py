@@ -25,7 +25,15 @@ __all__ = [
     "trajectory_profile",
 ]
 
-TOKENS = ("prompt_tokens", "evaluated_tokens", "reused_tokens", "generated_tokens", "forced_tokens")
+TOKENS = (
+    "prompt_tokens",
+    "evaluated_tokens",
+    "reused_tokens",
+    "generated_tokens",
+    "forced_tokens",
+    "draft_tokens",
+    "accepted_tokens",
+)
 #: ``llm_s`` is the model calls' wall time, split into the four before it.
 SECONDS = ("prompt_s", "decode_s", "state_s", "unsplit_s", "llm_s", "tool_s")
 _COUNTS = ("steps", "profiled_steps", *TOKENS)

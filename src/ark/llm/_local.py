@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import re
 import threading
 import time
@@ -28,6 +29,7 @@ from typing import Any
 
 from ark.llm import _kv_state
 from ark.llm._kv_disk import SystemPromptStates, kv_cache_dir
+from ark.llm._lookup import MAX_DRAFT, decode_with_lookup
 from ark.llm._model_files import (  # noqa: F401 (re-exported: callers import them from here)
     INSTALL_HINT,
     LOCAL_MODELS,
@@ -157,6 +159,27 @@ def prompt_segments(
     return pieces
 
 
+#: The end of an assistant turn in Qwen's chat template (also an end-of-generation token).
+STOP_TEXT = "<|im_end|>"
+
+
+def lookup_setting(lookup: int | None) -> int:
+    """Draft tokens per decode for prompt-lookup decoding: ``lookup`` itself, else
+    ``ARK_LOOKUP`` (``1``/``on``: the default draft length; a number: that many;
+    unset, ``0`` or ``off``: token by token)."""
+    if lookup is not None:
+        return max(0, int(lookup))
+    value = os.environ.get("ARK_LOOKUP", "").strip().lower()
+    if value in ("", "0", "off", "false", "no"):
+        return 0
+    if value in ("1", "on", "true", "yes"):
+        return MAX_DRAFT
+    try:
+        return max(0, int(value))
+    except ValueError as exc:
+        raise LLMError(f"ARK_LOOKUP={value!r}: expected on, off or a number of tokens") from exc
+
+
 class _Deadline:
     """A llama.cpp stopping criterion, called after every sampled token: ends
     generation once ``seconds`` passed, and notes when the first token came (the end
@@ -196,6 +219,7 @@ class LocalChatModel:
         max_retries: int = 0,
         lora_path: str | Path | None = None,
         kv_cache: str | Path | bool | None = None,
+        lookup: int | None = None,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -242,6 +266,9 @@ class LocalChatModel:
         self.max_retries = max(0, max_retries)
         #: The system prompt's KV state on disk (``_kv_disk.py``; None: off).
         self.system_states = SystemPromptStates(self, kv_cache_dir(kv_cache))
+        #: Prompt-lookup decoding (``_lookup.py``): the most draft tokens checked per
+        #: decode; 0 decodes token by token. None reads ``ARK_LOOKUP``.
+        self.lookup = lookup_setting(lookup)
 
     def cache_identity(self) -> dict[str, Any]:
         """What a cached response depends on: the weights (sha256), any LoRA adapter
@@ -314,19 +341,25 @@ class LocalChatModel:
                         self._llm.set_seed(seed)
                     over_time = _Deadline(self.request_timeout)
                     _kv_state.reset_perf(self._llm)
-                    out = self._llm.create_completion(
-                        prompt,
-                        max_tokens=max_tokens or 512,
-                        temperature=temperature,
-                        repeat_penalty=1.0,
-                        grammar=self._grammar_for(tools, response_schema),
-                        stop=["<|im_end|>"],
-                        stopping_criteria=over_time.criteria(),
-                    )
+                    grammar = self._grammar_for(tools, response_schema)
+                    if self.lookup:
+                        out = self._lookup_completion(
+                            prompt, grammar, temperature, max_tokens or 512, over_time
+                        )
+                    else:
+                        out = self._llm.create_completion(
+                            prompt,
+                            max_tokens=max_tokens or 512,
+                            temperature=temperature,
+                            repeat_penalty=1.0,
+                            grammar=grammar,
+                            stop=[STOP_TEXT],
+                            stopping_criteria=over_time.criteria(),
+                        )
                 except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
                     raise LLMError(f"local model failed: {exc}") from exc
                 ended = time.perf_counter()
-                decode_ms = _kv_state.decode_ms(self._llm)
+                decode_ms = out.get("decode_ms", _kv_state.decode_ms(self._llm))
             if not over_time.passed:
                 break
         else:
@@ -346,6 +379,8 @@ class LocalChatModel:
             state_s=warm.state_s,
             wall_s=ended - started,
             sample_s=None if decode_ms is None else max(0.0, decode_s - decode_ms / 1000),
+            draft_tokens=out.get("drafted", 0),
+            accepted_tokens=out.get("accepted", 0),
         )
         return self._completion(
             choice["text"],
@@ -355,6 +390,56 @@ class LocalChatModel:
             choice.get("finish_reason") or "stop",
             profile,
         )
+
+    def _lookup_completion(
+        self,
+        prompt: list[int],
+        grammar: Any,
+        temperature: float,
+        max_tokens: int,
+        over_time: _Deadline,
+    ) -> dict[str, Any]:
+        """One call by prompt-lookup decoding (``_lookup.py``), shaped like
+        ``create_completion``'s reply; the sampler, seed draw and stop rule are
+        ``create_completion``'s, so the output equals it up to llama.cpp's rounding."""
+        llm = self._llm
+        if len(prompt) >= llm.n_ctx():
+            raise ValueError(f"the prompt has {len(prompt)} tokens, the context {llm.n_ctx()}")
+        max_tokens = min(max_tokens, llm.n_ctx() - len(prompt))
+        llm.set_seed(random.Random(llm._seed).randint(0, 2**32))  # as create_completion
+        sampler = llm._init_sampler(temp=temperature, repeat_penalty=1.0, grammar=grammar)
+
+        def stop(tokens: list[int]) -> bool:
+            return STOP_TEXT in llm.detokenize(tokens, prev_tokens=prompt).decode(
+                "utf-8", errors="ignore"
+            )
+
+        deadline = None if over_time.seconds is None else over_time.start + over_time.seconds
+        try:
+            res = decode_with_lookup(
+                llm,
+                prompt,
+                sampler,
+                max_tokens=max_tokens,
+                stop=stop,
+                deadline=deadline,
+                max_draft=self.lookup,
+            )
+        finally:
+            sampler.close()
+        over_time.first = res.first_at
+        over_time.passed = res.finish_reason == "timeout"
+        text = llm.detokenize(res.tokens, prev_tokens=prompt).decode("utf-8", errors="ignore")
+        if STOP_TEXT in text:
+            text = text[: text.index(STOP_TEXT)]
+        reason = "length" if res.finish_reason == "length" else "stop"
+        return {
+            "choices": [{"text": text, "finish_reason": reason}],
+            "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(res.tokens)},
+            "decode_ms": res.decode_s * 1000,
+            "drafted": res.drafted,
+            "accepted": res.accepted,
+        }
 
     # -- pieces shared with the batched backend (``_local_batched.py``) -------------------
 

@@ -39,11 +39,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ark.llm._lazy_grammar import LazyGrammarSampler
-from ark.llm._local import LocalChatModel
+from ark.llm._local import STOP_TEXT, LocalChatModel
 from ark.llm._local_states import common_prefix
 from ark.llm._types import CallProfile, Completion, LLMError, Message, Usage
-
-STOP_TEXT = "<|im_end|>"
 
 
 @dataclass

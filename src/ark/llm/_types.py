@@ -50,6 +50,9 @@ class CallProfile:
     cache (the previous call's, a saved snapshot, or the system prompt's state on disk)
     and ``evaluated_tokens`` were computed; ``generated_tokens`` sampled, of which
     ``forced_tokens`` the grammar allowed only one (0 while no backend can tell).
+    With prompt-lookup decoding, ``draft_tokens`` were guessed from the conversation
+    and decoded beside the sampled one, and ``accepted_tokens`` of them were kept
+    (each a decode saved).
     Seconds: ``prompt_s`` from the start of generation to the first sampled token
     (prompt evaluation), ``decode_s`` the rest of generation (decoding, sampling and
     the grammar together), ``state_s`` reading and writing saved KV state, ``wall_s`` the
@@ -69,6 +72,8 @@ class CallProfile:
     state_s: float = 0.0
     wall_s: float = 0.0
     sample_s: float | None = None
+    draft_tokens: int = 0
+    accepted_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}

@@ -1,0 +1,166 @@
+"""Seconds per offline answer with a decoding option off and on, on the same questions.
+
+    python benchmarks/bench_latency.py [--set metaqa-2] [--limit 10] [--sample-seed 0]
+        [--model 1.5b] [--adapter LORA.gguf] [--lookup 8] [--max-steps 8]
+        [--threads 2] [--describe] [--out .bench/latency/NAME.jsonl]
+
+What a user waits for with the local model: one ``ark-guided`` agent (the hop over a
+set, as the students run) per question of a fixed dev sample, decoded token by token
+("off") and with prompt-lookup decoding ("on": ``LocalChatModel(lookup=N)``, see
+``ark/llm/_lookup.py``). Greedy (temperature 0), so both settings should write the same
+trajectory and the difference is speed alone; a question whose ranking differs is
+counted and listed (llama.cpp's logits move slightly with the batch a token is decoded
+in, so a near tie can go the other way).
+
+The two settings are two models in one process, and each question runs under both
+back to back, in alternating order, so a change in the machine's speed during the run
+falls on both. Per setting the table gives mean and p50 seconds per question, the
+prompt and decode seconds of the model calls (``ark.profile``), tokens generated,
+draft tokens checked and kept (each kept one is a decode saved). Each question's
+record is appended to ``--out`` (JSON lines), and a rerun skips questions already
+there. Run it on an idle machine: the whole point is seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ark import Retriever, ToolConfig
+from ark.datasets import load_dataset, sample
+from ark.profile import query_profile
+from bench_quality import SETS, default_data_dir, index_for, parse_set
+
+SETTINGS = ("off", "on")
+COLUMNS = ("prompt_s", "decode_s", "generated_tokens", "draft_tokens", "accepted_tokens")
+
+
+def run_question(retriever: Retriever, text: str, qid: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    result = asyncio.run(retriever.aretrieve(text, qid))
+    wall = time.perf_counter() - started
+    prof = query_profile(result.trajectories)
+    return {
+        "wall_s": round(wall, 3),
+        "ranking": [r.index for r in result.ranking[:20]],
+        "steps": prof["steps"],
+        **{k: prof[k] for k in COLUMNS},
+    }
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    lines = [
+        "| decoding | n | s/question mean | p50 | prompt s | decode s | generated | "
+        "drafted | kept |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    means: dict[str, float] = {}
+    for setting in SETTINGS:
+        rows = [r[setting] for r in records]
+        if not rows:
+            continue
+        walls = [r["wall_s"] for r in rows]
+        means[setting] = statistics.mean(walls)
+        sums = {k: sum(r[k] for r in rows) / len(rows) for k in COLUMNS}
+        lines.append(
+            f"| {setting} | {len(rows)} | {means[setting]:.1f} | {statistics.median(walls):.1f} | "
+            f"{sums['prompt_s']:.1f} | {sums['decode_s']:.1f} | {sums['generated_tokens']:.0f} | "
+            f"{sums['draft_tokens']:.0f} | {sums['accepted_tokens']:.0f} |"
+        )
+    if len(means) == 2:
+        ratios = [r["on"]["wall_s"] / r["off"]["wall_s"] for r in records if r["off"]["wall_s"]]
+        differ = [r["id"] for r in records if r["on"]["ranking"] != r["off"]["ranking"]]
+        lines.append("")
+        lines.append(
+            f"on/off: mean {means['on'] / means['off']:.2f}, per-question p50 "
+            f"{statistics.median(ratios):.2f}; rankings differ on {len(differ)} of "
+            f"{len(records)}{': ' + ', '.join(differ) if differ else ''}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--set", default="metaqa-2", help=f"one of {sorted(SETS)} or NAME=KB::DATASET")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--sample-seed", type=int, default=0)
+    p.add_argument("--data-dir", type=Path, default=default_data_dir())
+    p.add_argument("--index-cache", type=Path, default=Path(".bench"))
+    p.add_argument("--describe", action="store_true", help="use (or make) the described index")
+    p.add_argument("--model", default=None, help="0.5b, 1.5b or a GGUF path (default: 1.5b)")
+    p.add_argument("--adapter", default=None, help="a LoRA GGUF from `ark distill export`")
+    p.add_argument("--lookup", type=int, default=8, help="draft tokens per decode when on")
+    p.add_argument("--max-steps", type=int, default=8)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--out", type=Path, default=None, help="JSON lines, one per question")
+    args = p.parse_args(argv)
+
+    from ark.llm import make_chat_model
+
+    extra: dict[str, Any] = {"n_threads": args.threads} if args.threads else {}
+    prompt = "full"
+    if args.adapter:
+        from ark.agent import adapter_settings
+
+        student = adapter_settings(args.adapter, None)
+        prompt = student.prompt
+        extra.update(student.llm_kwargs)
+    models = {
+        s: make_chat_model(model=args.model, parallel=False, lookup=n, **extra)
+        for s, n in (("off", 0), ("on", args.lookup))
+    }
+    name, kb, dataset, split = parse_set(args.set, args.data_dir)
+    index, _ = index_for(kb, args.index_cache, models["off"] if args.describe else None)
+    queries, _ = load_dataset(dataset, index, split, kb.parent)
+    queries = sample(queries, args.limit, args.sample_seed)
+    retrievers = {
+        s: Retriever(
+            index,
+            llm,
+            strategy="ark-guided",
+            n_agents=1,
+            max_steps=args.max_steps,
+            temperature=0.0,
+            tools=ToolConfig(multi_neighborhood=True),
+            seed=0,
+            prompt=prompt,
+        )
+        for s, llm in models.items()
+    }
+    out = args.out or Path(".bench/latency") / f"{name}-{Path(args.model or '1.5b').stem}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    records = [json.loads(line) for line in out.open()] if out.exists() else []
+    done = {r["id"] for r in records}
+    for i, q in enumerate(queries):
+        if q.id in done:
+            continue
+        order = SETTINGS if i % 2 == 0 else SETTINGS[::-1]
+        record: dict[str, Any] = {"id": q.id, "question": q.text}
+        for setting in order:
+            record[setting] = run_question(retrievers[setting], q.text, q.id)
+        records.append(record)
+        with out.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        print(
+            f"  {name} {len(records)}/{len(queries)}: off {record['off']['wall_s']:.1f} s, "
+            f"on {record['on']['wall_s']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(
+        f"\n{name}, {len(records)} questions, model {args.model or '1.5b'}"
+        f"{' + ' + args.adapter if args.adapter else ''}, lookup {args.lookup}\n"
+    )
+    print(table(records))
+
+
+if __name__ == "__main__":
+    main()

