@@ -3,6 +3,7 @@
     python benchmarks/bench_latency.py [--set metaqa-2] [--limit 10] [--sample-seed 0]
         [--model 1.5b] [--adapter LORA.gguf] [--lookup 8] [--max-steps 8]
         [--threads 2] [--describe] [--out .bench/latency/NAME.jsonl]
+    python benchmarks/bench_latency.py --decode-cost [--model 1.5b] [--threads 2]
 
 What a user waits for with the local model: one ``ark-guided`` agent (the hop over a
 set, as the students run) per question of a fixed dev sample, decoded token by token
@@ -18,7 +19,9 @@ falls on both. Per setting the table gives mean and p50 seconds per question, th
 prompt and decode seconds of the model calls (``ark.profile``), tokens generated,
 draft tokens checked and kept (each kept one is a decode saved). Each question's
 record is appended to ``--out`` (JSON lines), and a rerun skips questions already
-there. Run it on an idle machine: the whole point is seconds.
+there. ``--decode-cost`` times one decode of k tokens against k decodes of one, the
+number that decides whether a draft can pay on this CPU. Run it on an idle machine:
+the whole point is seconds.
 """
 
 from __future__ import annotations
@@ -54,6 +57,33 @@ def run_question(retriever: Retriever, text: str, qid: str) -> dict[str, Any]:
         "steps": prof["steps"],
         **{k: prof[k] for k in COLUMNS},
     }
+
+
+def decode_cost(llm: Any, sizes: tuple[int, ...] = (1, 2, 3, 5, 9, 17), repeats: int = 5) -> str:
+    """Milliseconds of one ``llama_decode`` of k tokens of one sequence (logits at every
+    position, as a checked draft has them) after a 600-token context: what a draft of
+    k - 1 tokens costs against decoding them one by one."""
+    inner = llm._llm
+    context = inner.tokenize(b"the films directed by Robert Zemeckis " * 100)[:600]
+    inner.reset()
+    inner.eval(context)
+    base = inner.n_tokens
+    lines = ["| tokens per decode | ms per decode (median) | ms per token | vs k × one |"]
+    lines.append("|---:|---:|---:|---:|")
+    one = None
+    for k in sizes:
+        times = []
+        for _ in range(repeats):
+            inner._batch.set_batch(batch=context[:k], n_past=base, logits_all=True)
+            started = time.perf_counter()
+            inner._ctx.decode(inner._batch)
+            times.append(time.perf_counter() - started)
+            inner._ctx.kv_cache_seq_rm(-1, base, -1)
+        ms = statistics.median(times) * 1000
+        one = one or ms
+        lines.append(f"| {k} | {ms:.1f} | {ms / k:.1f} | {ms / (k * one):.2f} |")
+    inner.reset()
+    return "\n".join(lines)
 
 
 def table(records: list[dict[str, Any]]) -> str:
@@ -101,6 +131,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--max-steps", type=int, default=8)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--out", type=Path, default=None, help="JSON lines, one per question")
+    p.add_argument(
+        "--decode-cost", action="store_true", help="only time a decode of k tokens, k = 1..17"
+    )
     args = p.parse_args(argv)
 
     from ark.llm import make_chat_model
@@ -113,6 +146,11 @@ def main(argv: list[str] | None = None) -> None:
         student = adapter_settings(args.adapter, None)
         prompt = student.prompt
         extra.update(student.llm_kwargs)
+    if args.decode_cost:
+        llm = make_chat_model(model=args.model, parallel=False, **extra)
+        print(f"\nOne decode of k tokens, model {args.model or '1.5b'}, threads {args.threads}\n")
+        print(decode_cost(llm))
+        return
     models = {
         s: make_chat_model(model=args.model, parallel=False, lookup=n, **extra)
         for s, n in (("off", 0), ("on", args.lookup))
