@@ -1,7 +1,7 @@
 """Seconds per offline answer with a decoding option off and on, on the same questions.
 
     python benchmarks/bench_latency.py [--set metaqa-2] [--limit 10] [--sample-seed 0]
-        [--model 1.5b] [--adapter LORA.gguf] [--lookup 8] [--max-steps 8]
+        [--model 1.5b] [--adapter LORA.gguf] [--lookup 4] [--max-steps 8]
         [--threads 2] [--describe] [--out .bench/latency/NAME.jsonl]
     python benchmarks/bench_latency.py --decode-cost [--model 1.5b] [--threads 2]
 
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--describe", action="store_true", help="use (or make) the described index")
     p.add_argument("--model", default=None, help="0.5b, 1.5b or a GGUF path (default: 1.5b)")
     p.add_argument("--adapter", default=None, help="a LoRA GGUF from `ark distill export`")
-    p.add_argument("--lookup", type=int, default=8, help="draft tokens per decode when on")
+    p.add_argument("--lookup", type=int, default=4, help="most draft tokens per decode when on")
     p.add_argument("--max-steps", type=int, default=8)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--out", type=Path, default=None, help="JSON lines, one per question")

@@ -20,19 +20,21 @@ from ark.llm._lookup import lookup_draft
 
 
 def test_the_draft_copies_what_followed_the_latest_match():
-    history = [1, 2, 3, 9, 9, 1, 2, 3, 7, 8, 5, 1, 2, 3]
-    assert lookup_draft(history, ngram=3, max_draft=3) == [7, 8, 5]  # latest, not the first
+    history = [1, 2, 3, 9, 9, 9, 1, 2, 3, 7, 8, 5, 6, 4, 1, 2, 3]
+    assert lookup_draft(history, ngram=3, max_draft=8) == [7, 8, 5, 6]  # latest, not the first
+    assert lookup_draft(history, ngram=3, max_draft=3) == [7, 8, 5]
 
 
-def test_a_shorter_ngram_is_tried_when_the_longer_never_occurred():
+def test_a_shorter_match_earns_a_shorter_draft():
     history = [4, 5, 6, 7, 8, 0, 6]
-    assert lookup_draft(history, ngram=3, max_draft=2) == [7, 8]  # only "6" matches
+    assert lookup_draft(history, ngram=3, max_draft=8) == [7]  # only "6" matches
+    assert lookup_draft([5, 6, 7, 8, 9, 0, 5, 6], ngram=3, max_draft=8) == [7, 8]
     assert lookup_draft([1, 2, 3, 4], ngram=3) == []  # nothing recurs
     assert lookup_draft([], ngram=3) == [] and lookup_draft([5], ngram=3) == []
 
 
 def test_the_draft_stops_at_the_end_of_the_history():
-    assert lookup_draft([1, 2, 1], ngram=1, max_draft=8) == [2, 1]
+    assert lookup_draft([1, 2, 3, 1, 2], ngram=2, max_draft=8) == [3, 1]
 
 
 def test_the_draft_length_comes_from_the_setting(monkeypatch):
@@ -97,7 +99,7 @@ def models():
 
     path = _small_model_file()
     plain = LocalChatModel(path, n_ctx=2048, n_threads=1, kv_cache=False, lookup=0)
-    drafted = LocalChatModel(path, n_ctx=2048, n_threads=1, kv_cache=False, lookup=8)
+    drafted = LocalChatModel(path, n_ctx=2048, n_threads=1, kv_cache=False, lookup=4)
     return plain, drafted
 
 
