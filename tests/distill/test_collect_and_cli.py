@@ -64,6 +64,20 @@ def test_questions_file_errors_name_the_line(tmp_path):
         read_questions(bad)
 
 
+def test_synthesize_sets_the_share_of_intersections(movie_index, tmp_path):
+    """--intersections 1 with one-hop paths: every path meets two anchors (where the
+    graph has such a meeting; the default, 0.1, makes mostly chains)."""
+    base = ["distill", "synthesize", str(movie_index.path), "--n", "6", "--hops", "1", "--json"]
+    res = runner.invoke(app, [*base, "-o", str(tmp_path / "all"), "--intersections", "1"])
+    assert res.exit_code == 0, res.output
+    by_kind = json.loads(res.stdout)["by_kind"]
+    assert by_kind.get("1-hop intersection", 0) > by_kind.get("1-hop", 0)
+    res = runner.invoke(app, [*base, "-o", str(tmp_path / "none"), "--intersections", "0"])
+    assert json.loads(res.stdout)["by_kind"] == {"1-hop": 6}
+    bad = runner.invoke(app, [*base, "-o", str(tmp_path / "bad"), "--intersections", "2"])
+    assert bad.exit_code != 0 and "--intersections" in bad.stdout
+
+
 def test_synthesize_and_sft_commands(movie_index, tiny_model_dir, tmp_path):
     out = tmp_path / "synth"
     args = ["distill", "synthesize", str(movie_index.path), "-o", str(out), "--n", "6"]

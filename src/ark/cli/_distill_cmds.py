@@ -50,6 +50,13 @@ def synthesize_cmd(
     n: Annotated[int, typer.Option(help="Trajectories to make.")] = 2000,
     hops: Annotated[str, typer.Option(help="Hop counts, spread evenly (1,2,3).")] = "1,2,3",
     seed: Annotated[int, typer.Option(help="Seed (the same seed, the same set).")] = 0,
+    intersections: Annotated[
+        float,
+        typer.Option(
+            help="Share of the one-hop paths that intersect two anchors' neighbors "
+            "(questions with two constraints), 0 to 1."
+        ),
+    ] = 0.1,
     prompt: Annotated[str, typer.Option(help="System prompt variant: short | full.")] = "short",
     max_steps: Annotated[int, typer.Option(help="Step budget the student runs with.")] = 20,
     templates: Annotated[
@@ -83,6 +90,8 @@ def synthesize_cmd(
         hop_list = tuple(int(h) for h in hops.split(",") if h.strip())
     except ValueError:
         fail(f"--hops takes comma-separated integers, got {hops!r}", as_json=as_json)
+    if not 0.0 <= intersections <= 1.0:
+        fail(f"--intersections is a share from 0 to 1, got {intersections}", as_json=as_json)
     target = out / "trajectories.jsonl"
     if target.exists():  # refused before the index is opened
         fail(f"{target} exists; choose another -o (synthesis never appends)", as_json=as_json)
@@ -92,6 +101,7 @@ def synthesize_cmd(
             n=n,
             hops=hop_list,
             seed=seed,
+            intersection_share=intersections,
             prompt=prompt,
             max_steps=max_steps,
             templates=load_templates(templates),
