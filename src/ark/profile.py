@@ -106,8 +106,11 @@ def profile_line(p: dict[str, Any]) -> str:
     decoding (123 tokens), 0.2 s with saved state, 0.0231 s in the tools``."""
     state = f", {p['state_s']:.2f} s with saved KV state" if p["state_s"] else ""
     unsplit = f", {p['unsplit_s']:.2f} s unsplit" if p["unsplit_s"] >= 0.005 else ""
+    drafts = p.get("draft_tokens") or 0
+    kept = f", {p.get('accepted_tokens') or 0:,} of {drafts:,} drafted kept" if drafts else ""
     return (
         f"{p['prompt_s']:.1f} s evaluating the prompt ({p['evaluated_tokens']:,} tokens; "
         f"{p['reused_tokens']:,} reused), {p['decode_s']:.1f} s decoding "
-        f"({p['generated_tokens']:,} tokens){state}{unsplit}, {p['tool_s']:.3g} s in the tools"
+        f"({p['generated_tokens']:,} tokens{kept}){state}{unsplit}, "
+        f"{p['tool_s']:.3g} s in the tools"
     )

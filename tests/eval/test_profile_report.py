@@ -100,3 +100,14 @@ def test_report_has_a_time_section_for_profiled_runs_only(index, tmp_path):
     assert float(row["evaluated/step"]) == 10 and float(row["reused%"]) == 75.0
     bm25 = write_report([tmp_path / "bm25"], tmp_path / "r2", plots=False)
     assert "Time per step" not in bm25 and not (tmp_path / "r2" / "profile.csv").exists()
+
+
+def test_the_profile_line_counts_the_drafts_kept():
+    """Prompt-lookup decoding's drafts show beside the generated tokens, and only when
+    a call drafted (a token-by-token run reads as before)."""
+    from ark.profile import _zero
+
+    p = {**_zero(), "generated_tokens": 30, "draft_tokens": 40, "accepted_tokens": 18}
+    assert "(30 tokens, 18 of 40 drafted kept)" in profile_line(p)
+    p.update(draft_tokens=0, accepted_tokens=0)
+    assert "(30 tokens)" in profile_line(p)
