@@ -359,7 +359,7 @@ class LocalChatModel:
                 except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
                     raise LLMError(f"local model failed: {exc}") from exc
                 ended = time.perf_counter()
-                decode_ms = out.get("decode_ms", _kv_state.decode_ms(self._llm))
+                decode_ms = out["decode_ms"] if self.lookup else _kv_state.decode_ms(self._llm)
             if not over_time.passed:
                 break
         else:

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from ark.llm._kv_state import common_prefix
+
 #: The longest n-gram looked up, and how many tokens a draft copies at most.
 NGRAM = 3
 MAX_DRAFT = 4
@@ -76,8 +78,7 @@ class LookupResult:
     finish_reason: str  # "stop", "length" or "timeout"
     drafted: int = 0  # draft tokens decoded
     accepted: int = 0  # of them, kept
-    decodes: int = 0  # llama_decode calls after the prompt
-    decode_s: float = 0.0  # seconds inside those decodes
+    decode_s: float = 0.0  # seconds inside the decodes after the prompt
     first_at: float | None = None  # when the first token was sampled
 
 
@@ -105,13 +106,8 @@ def decode_with_lookup(
 
     ctx = llm._ctx
     vocab = llm._model.vocab
-    cached = 0
-    for a, b in zip(llm._input_ids.tolist(), prompt, strict=False):
-        if a != b:
-            break
-        cached += 1
-    keep = min(cached, len(prompt) - 1)  # the last prompt token is evaluated for its logits
-    ctx.kv_cache_seq_rm(-1, keep, -1)
+    # The last prompt token is evaluated for its logits; ``eval`` drops cells past ``keep``.
+    keep = min(common_prefix(llm._input_ids.tolist(), prompt), len(prompt) - 1)
     llm.n_tokens = keep
     llm.eval(list(prompt[keep:]))
     out = LookupResult(tokens=[], finish_reason="length")
@@ -158,6 +154,5 @@ def decode_with_lookup(
         llm.input_ids[n_past : n_past + len(batch)] = batch
         llm.n_tokens += len(batch)
         out.decode_s += time.perf_counter() - started
-        out.decodes += 1
         out.drafted += len(draft)
         rows = list(range(len(batch)))
