@@ -253,3 +253,30 @@ def test_cut_neighborhoods_are_asked_again_with_a_larger_k(tmp_path):
                 cuts += 1
         assert set(t.answer) == set(t.extra["synthesis"]["answers"])
     assert cuts >= 1
+
+
+def test_intersections_are_taken_in_one_call_over_both_anchors(movie_index):
+    """With the hop over a set, an intersection is the hint's one call: both anchors,
+    each one's relation as the filter, then the nodes linked to both added — the move
+    the guided agent is offered, so the student sees it made."""
+    cfg = SynthConfig(
+        n=20, seed=4, hops=(1,), intersection_share=1.0, multi_neighborhood=True, hints=True
+    )
+    tools = ToolConfig(multi_neighborhood=True)
+    met = 0
+    for t in synthesize(movie_index, cfg):
+        syn = t.extra["synthesis"]
+        if syn["kind"] != "intersection":
+            continue
+        assert set(t.answer) == expected_answers(movie_index, syn), t.query
+        assert "linked to" not in t.query and " and " in t.query, t.query
+        hops = [c for c in _calls(t) if c.name == "search_in_neighborhood"]
+        if len(hops) == 1 and sorted(hops[0].arguments["node_index"]) == sorted(syn["anchors"]):
+            met += 1
+            assert sorted(hops[0].arguments["edge_type"]) == sorted({p[0][0] for p in syn["path"]})
+        replay = ToolSession(movie_index, config=tools, hints=True, question=t.query)
+        for call in _calls(t):
+            outcome = replay.call(call.name, call.arguments, call.raw_arguments)
+            assert call.observation.startswith(outcome.observation)
+        assert replay.answer == t.answer
+    assert met >= 10

@@ -129,10 +129,24 @@ def relation_shape(name: str) -> str:
 
 
 FRAMES = ["Which are {p}?", "What are {p}?", "Find {p}.", "List {p}.", "{p}?"]
-INTERSECTION = [
-    "the {T} linked to both {x1} (by {r1}) and {x2} (by {r2})",
-    "the {T} linked to {x1} by {r1} and to {x2} by {r2}",
-]
+
+#: One constraint of an intersection as a relative clause after "the {T}" (same
+#: placeholders and shapes as ``SHAPED_TEMPLATES``): two of them joined by "and" make
+#: "the players whose club is X and whose country is Y", phrased like the chains.
+CLAUSES: dict[str, dict[str, list[str]]] = {
+    "passive": {
+        "in": ["{r} {x}", "that were {r} {x}"],
+        "out": ["that {x} was {r}"],
+    },
+    "attribute": {
+        "in": ["whose {n} is {x}", "with {n} {x}"],
+        "out": ["that are the {n} of {x}"],
+    },
+    "noun": {
+        "in": ["whose {n} include {x}", "with {x} among their {n}", "with {n} {x}"],
+        "out": ["that are the {n} of {x}", "that are {x}'s {n}"],
+    },
+}
 
 
 def load_templates(path: str | Path | None) -> dict[str, Any]:
@@ -181,6 +195,29 @@ def chain_question(
     phrase = f"{label} {anchor}" if rng.random() < 0.3 and label != "entity" else anchor
     for hop in hops:
         phrase = hop_phrase(hop, phrase, rng, templates, described)
+    frame = rng.choice(templates.get("frames") or FRAMES)
+    text = frame.format(p=phrase)
+    return text[0].upper() + text[1:]
+
+
+def intersection_question(
+    anchors: Sequence[str],
+    hops: Sequence[Hop],
+    rng: random.Random,
+    templates: dict,
+    described: DescribedSchema | None = None,
+) -> str:
+    """Two constraints on one target set (``hops[i]`` leads from ``anchors[i]`` to
+    it), each phrased as a clause from its relation's label or a noun alias: "Which
+    are the players whose position is Forward and whose country is Mexico?"."""
+    clauses, target = [], ""
+    for anchor, hop in zip(anchors, hops, strict=True):
+        words, noun, direction, target = hop_words(hop, described, rng)
+        options = CLAUSES[relation_shape(words)][direction]
+        clauses.append(rng.choice(options).format(x=anchor, r=words, n=noun))
+    if rng.random() < 0.5:
+        clauses.reverse()
+    phrase = f"the {_plural(target)} {' and '.join(clauses)}"
     frame = rng.choice(templates.get("frames") or FRAMES)
     text = frame.format(p=phrase)
     return text[0].upper() + text[1:]

@@ -22,12 +22,10 @@ from typing import Any
 from ark.agent import ToolConfig, ToolSession, system_prompt
 from ark.distill._paths import MAX_ANSWERS, MAX_FRONTIER, MAX_K, Path_, PathSampler, follow
 from ark.distill._questions import (
-    INTERSECTION,
     Hop,
-    _plural,
     _spaced,
     chain_question,
-    hop_words,
+    intersection_question,
     load_templates,
 )
 from ark.errors import ArkError
@@ -82,6 +80,11 @@ class Oracle:
         self.tools = GraphTools(index)
         self.tool_config = ToolConfig(multi_neighborhood=config.multi_neighborhood)
         self.system = system_prompt(index.schema, self.tool_config, config.max_steps, config.prompt)
+        described = index.described
+        #: A stored reverse (``plays_in_club_inverse``) by its forward name, as hints name it.
+        self._forward = (
+            {r.name: r.inverse_of for r in described.relations if r.inverse_of} if described else {}
+        )
 
     def run(self, path: Path_, number: int) -> Trajectory | None:
         cfg, rng = self.config, self.rng
@@ -197,8 +200,43 @@ class Oracle:
             call("search_in_neighborhood", rng.choice(slips))
 
         answer_set = set(path.answers)
+
+        def meet() -> bool:
+            """The intersection in one call, as the hint offers it: the hop over both
+            anchors, the filter each one's own relation (its forward name), and the
+            nodes linked to both added. The second anchor is searched for only when the
+            observation does not name it already (the hint does, once both are read)."""
+            first, second = path.anchors if rng.random() < 0.5 else path.anchors[::-1]
+            if not find(first):
+                return False
+            if f"[{second}]" not in messages[-1].content and not find(second):
+                return False
+            # Anchors (and their relations) in the order the question names them, as
+            # the hint lists them.
+            order = sorted(range(2), key=lambda i: path.question.find(g.name(path.anchors[i])))
+            relations = [path.hops[i][0].relation for i in order]
+            edges = list(dict.fromkeys(self._forward.get(r, r) for r in relations))
+            nodes = [path.anchors[i] for i in order]
+            args: dict[str, Any] = {"node_index": nodes, "edge_type": edges}
+            if len(answer_set) > 20 or rng.random() < 0.2:
+                args["k"] = min(MAX_K, max(len(answer_set), rng.choice([20, 30, 50])))
+            result = call("search_in_neighborhood", args).result
+            both = [m.hit.index for m in getattr(result, "merged", ()) if len(m.centers) == 2]
+            # A node the other anchor reaches by the first one's relation counts too:
+            # such a path is dropped rather than taught with an answer the hint contradicts.
+            if set(both) != answer_set:
+                return False
+            for i in range(0, len(both), MAX_ANSWERS):  # in the observation's order
+                call("add_to_answer", {"node_indices": both[i : i + MAX_ANSWERS]})
+            return True
+
         incremental = rng.random() < 0.4
-        for a, (anchor, hops) in enumerate(zip(path.anchors, path.hops, strict=True)):
+        walks = list(enumerate(zip(path.anchors, path.hops, strict=True)))
+        if path.kind == "intersection" and cfg.multi_neighborhood:
+            if not meet():
+                return None
+            walks = []
+        for a, (anchor, hops) in walks:
             if not find(anchor):
                 return None
             frontier = [anchor]
@@ -335,17 +373,12 @@ def synthesize(
                 index.described,
             )
         else:
-            (r1, _, _, target), (r2, _, _, _) = (
-                hop_words(h[0], index.described, rng) for h in path.hops[:2]
-            )
-            path.question = "Which are {}?".format(
-                rng.choice(INTERSECTION).format(
-                    T=_plural(target),
-                    r1=r1,
-                    x1=g.name(path.anchors[0]),
-                    r2=r2,
-                    x2=g.name(path.anchors[1]),
-                )
+            path.question = intersection_question(
+                [g.name(a) for a in path.anchors],
+                [hops[0] for hops in path.hops],
+                rng,
+                config.templates,
+                index.described,
             )
         if paraphrase is not None:
             names = [g.name(a) for a in path.anchors]
