@@ -4,6 +4,7 @@
         [--model 1.5b] [--adapter LORA.gguf] [--lookup 4] [--max-steps 8]
         [--threads 2] [--describe] [--out .bench/latency/NAME.jsonl]
     python benchmarks/bench_latency.py --decode-cost [--model 1.5b] [--threads 2]
+    python benchmarks/bench_latency.py --observation-tokens 200 [--sets metaqa-1 wc-2hop]
 
 What a user waits for with the local model: one ``ark-guided`` agent (the hop over a
 set, as the students run) per question of a fixed dev sample, decoded token by token
@@ -20,8 +21,11 @@ prompt and decode seconds of the model calls (``ark.profile``), tokens generated
 draft tokens checked and kept (each kept one is a decode saved). Each question's
 record is appended to ``--out`` (JSON lines), and a rerun skips questions already
 there. ``--decode-cost`` times one decode of k tokens against k decodes of one, the
-number that decides whether a draft can pay on this CPU. Run it on an idle machine:
-the whole point is seconds.
+number that decides whether a draft can pay on this CPU. ``--observation-tokens N``
+counts the tokens the agent reads in tool observations, one neighbor a line against
+grouped by relation and type (``ToolConfig(grouped_observations=True)``), over N
+synthetic trajectories of each graph (no model run, no question set). Run the timed
+modes on an idle machine: the whole point is seconds.
 """
 
 from __future__ import annotations
@@ -86,6 +90,48 @@ def decode_cost(llm: Any, sizes: tuple[int, ...] = (1, 2, 3, 5, 9, 17), repeats:
     return "\n".join(lines)
 
 
+def observation_tokens(index: Any, tokenize: Any, n: int, seed: int = 0) -> dict[str, float]:
+    """Tokens of the observations the guided agent reads, in the line form and the
+    grouped one (``ToolConfig(grouped_observations=...)``), over ``n`` teacher-free
+    trajectories of the graph (``ark distill synthesize``, hints and the hop over a set
+    on): every call is replayed through a session in each form, so both read the same
+    tool results, hints included. Per trajectory and per neighborhood call."""
+    from ark.agent import ToolSession
+    from ark.distill.synthesize import SynthConfig, synthesize
+
+    totals = {False: 0, True: 0}
+    hoods = {False: 0, True: 0}
+    n_hoods = trajectories = 0
+    for t in synthesize(index, SynthConfig(n=n, seed=seed, multi_neighborhood=True, hints=True)):
+        trajectories += 1
+        sessions = {
+            g: ToolSession(
+                index,
+                config=ToolConfig(multi_neighborhood=True, grouped_observations=g),
+                hints=True,
+                question=t.query,
+            )
+            for g in (False, True)
+        }
+        for step in t.steps:
+            for call in step.tool_calls:
+                hood = call.name == "search_in_neighborhood"
+                n_hoods += hood
+                for g, session in sessions.items():
+                    text = session.call(call.name, call.arguments, call.raw_arguments).observation
+                    count = len(tokenize(text))
+                    totals[g] += count
+                    hoods[g] += count if hood else 0
+    return {
+        "trajectories": trajectories,
+        "neighborhood_calls": n_hoods,
+        "lines_per_trajectory": totals[False] / trajectories,
+        "grouped_per_trajectory": totals[True] / trajectories,
+        "lines_per_neighborhood": hoods[False] / max(1, n_hoods),
+        "grouped_per_neighborhood": hoods[True] / max(1, n_hoods),
+    }
+
+
 def table(records: list[dict[str, Any]]) -> str:
     lines = [
         "| decoding | n | s/question mean | p50 | prompt s | decode s | generated | "
@@ -134,6 +180,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--decode-cost", action="store_true", help="only time a decode of k tokens, k = 1..17"
     )
+    p.add_argument(
+        "--observation-tokens",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only count observation tokens, lines vs grouped, over N synthetic "
+        "trajectories of each graph in --sets",
+    )
+    p.add_argument("--sets", nargs="+", default=["metaqa-1", "wc-2hop"])
     args = p.parse_args(argv)
 
     from ark.llm import make_chat_model
@@ -146,6 +201,36 @@ def main(argv: list[str] | None = None) -> None:
         student = adapter_settings(args.adapter, None)
         prompt = student.prompt
         extra.update(student.llm_kwargs)
+    if args.observation_tokens:
+        from llama_cpp import Llama
+
+        from ark.llm._model_files import local_model_path
+
+        vocab = Llama(str(local_model_path(args.model or "1.5b")), vocab_only=True, verbose=False)
+        print(
+            f"\nObservation tokens ({args.model or '1.5b'} tokenizer), "
+            f"{args.observation_tokens} synthetic trajectories per graph (seed 0)\n"
+        )
+        print(
+            "| graph | neighborhood calls | tokens/trajectory, lines | grouped | ratio | "
+            "tokens/neighborhood, lines | grouped | ratio |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for name in args.sets:
+            _, kb, _, _ = parse_set(name, args.data_dir)
+            index, _ = index_for(kb, args.index_cache)
+            r = observation_tokens(
+                index, lambda t: vocab.tokenize(t.encode(), add_bos=False), args.observation_tokens
+            )
+            print(
+                f"| {kb.parent.name} | {r['neighborhood_calls']} | "
+                f"{r['lines_per_trajectory']:.0f} | {r['grouped_per_trajectory']:.0f} | "
+                f"{r['grouped_per_trajectory'] / r['lines_per_trajectory']:.2f} | "
+                f"{r['lines_per_neighborhood']:.0f} | {r['grouped_per_neighborhood']:.0f} | "
+                f"{r['grouped_per_neighborhood'] / r['lines_per_neighborhood']:.2f} |",
+                flush=True,
+            )
+        return
     if args.decode_cost:
         llm = make_chat_model(model=args.model, parallel=False, **extra)
         print(f"\nOne decode of k tokens, model {args.model or '1.5b'}, threads {args.threads}\n")

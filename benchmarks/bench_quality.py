@@ -5,6 +5,7 @@
         [--agents 1] [--max-steps 8] [--seed 0] [--temperature 0.7] [--fusion vote]
         [--prompt full|short] [--model 0.5b|1.5b|GGUF] [--adapter LORA.gguf]
         [--[no-]example] [--[no-]hints] [--[no-]multi-neighborhood]
+        [--[no-]grouped-observations]
         [--describe] [--save-baseline]
 
 The generality table: a change is judged on MetaQA dev 1/2/3-hop, MetaQA's
@@ -132,7 +133,10 @@ def run_set(args: argparse.Namespace, llm, spec: str) -> dict[str, Any]:  # type
         max_steps=args.max_steps,
         fusion=args.fusion,
         temperature=args.temperature,
-        tools=ToolConfig(multi_neighborhood=args.multi_neighborhood),
+        tools=ToolConfig(
+            multi_neighborhood=args.multi_neighborhood,
+            grouped_observations=args.grouped_observations,
+        ),
         prompt=args.prompt,
         seed=args.seed,
         data_dir=kb.parent,
@@ -239,6 +243,12 @@ def main(argv: list[str] | None = None) -> None:
         default=ToolConfig().multi_neighborhood,
         help="search_in_neighborhood over a set of nodes",
     )
+    p.add_argument(
+        "--grouped-observations",
+        action=argparse.BooleanOptionalAction,
+        default=ToolConfig().grouped_observations,
+        help="a neighborhood's neighbors grouped by relation and type",
+    )
     p.add_argument("--model", default=None, help="0.5b, 1.5b or a GGUF path (default: 1.5b)")
     p.add_argument("--adapter", default=None, help="a LoRA GGUF from `ark distill export`")
     p.add_argument(
@@ -266,6 +276,7 @@ def main(argv: list[str] | None = None) -> None:
         student = adapter_settings(args.adapter, None)
         args.prompt = student.prompt
         args.multi_neighborhood = args.multi_neighborhood or student.tools.multi_neighborhood
+        args.grouped_observations = args.grouped_observations or student.tools.grouped_observations
         extra.update(student.llm_kwargs)
     llm = make_chat_model(model=args.model, **extra)
     started = time.perf_counter()

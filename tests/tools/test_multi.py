@@ -129,3 +129,46 @@ def test_hubs_are_merged_whole_so_counts_and_totals_are_exact(hubs, query):
     assert all(m.centers == (alpha, beta) for m in result.merged)
     assert all(r.type == "tagged" for m in result.merged for r in m.hit.relations)
     assert "from [" in result.render() and "of 6,000 distinct neighbor" in result.render()
+
+
+def _facts(text: str) -> set[tuple[str, ...]]:
+    """(node, type, relations, centers) of an observation in either form: a line
+    ``[i] name (type) via r(d) from [c]``, or a group ``type via r(d): [i] name, ...``
+    (over a set: ``type via r(d): [i] name from [c]; ...``)."""
+    import re
+
+    facts = set()
+    for line in text.splitlines()[1:]:
+        if line.startswith("["):
+            m = re.fullmatch(r"(\[\d+\]) .+? \((\w+)\) via (.+?)(?: from (.+))?", line)
+            facts.add((m[1], m[2], m[3], m[4] or ""))
+            continue
+        key, _, members = line.partition(": ")
+        kind, _, via = key.partition(" via ")
+        for member in re.split("; " if " from " in members else r", (?=\[)", members):
+            m = re.fullmatch(r"(\[\d+\]) .+?(?: from (.+))?", member)
+            facts.add((m[1], kind, via, m[2] or ""))
+    return facts
+
+
+@pytest.mark.parametrize("multi", [False, True])
+def test_grouped_observations_say_the_same_in_fewer_words(metaqa_index, multi):
+    """``grouped_observations``: a neighbor's relations and type are said once per group,
+    not once per line; every (neighbor, how it was reached) pair is still there."""
+    films = zemeckis_films(metaqa_index)
+    target = films if multi else node(metaqa_index, "Robert Zemeckis")
+    args = {"node_index": target, "k": 40}
+    if multi:
+        args["edge_type"] = ["has_genre", "starred_actors"]
+    texts = []
+    for grouped in (False, True):
+        config = ToolConfig(multi_neighborhood=True, grouped_observations=grouped)
+        session = ToolSession(metaqa_index, config=config)
+        texts.append(session.call("search_in_neighborhood", args, "").observation)
+    lines, grouped = texts
+    assert lines.splitlines()[0] == grouped.splitlines()[0]
+    assert len(grouped.splitlines()) < len(lines.splitlines())
+    assert _facts(grouped) == _facts(lines) and len(_facts(lines)) > 5
+    assert len(grouped) < 0.8 * len(lines)
+    assert ToolConfig(grouped_observations=True).to_dict()["grouped_observations"] is True
+    assert "grouped_observations" not in ToolConfig().to_dict()

@@ -278,7 +278,7 @@ class ToolSession:
             centers = [result.center.index]
         self.seen.update(centers)
         self.explored += [c for c in centers if c not in self.explored]
-        observation = result.render()
+        observation = result.render(grouped=self.config.grouped_observations)
         for observer in self.observers:
             line = observer.after_search(self, name, arguments, result, centers)  # type: ignore[arg-type]
             observation += "\n" + line if line else ""

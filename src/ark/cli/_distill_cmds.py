@@ -80,6 +80,13 @@ def synthesize_cmd(
             "relations suggest); run the adapter with --strategy ark-guided."
         ),
     ] = False,
+    grouped_observations: Annotated[
+        bool,
+        typer.Option(
+            help="Observations list a neighborhood's neighbors grouped by relation and "
+            "type (fewer tokens); the adapter then runs with them."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Teacher-free trajectories from the graph (never a question set): oracle + real tools."""
@@ -107,6 +114,7 @@ def synthesize_cmd(
             templates=load_templates(templates),
             multi_neighborhood=multi_neighborhood,
             hints=hints,
+            grouped_observations=grouped_observations,
         )
         paraphrase = None
         if paraphrase_model:

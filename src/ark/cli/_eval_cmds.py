@@ -66,6 +66,13 @@ def eval_cmd(
     neighbors_no_filter: Annotated[
         bool, typer.Option("--neighbors-no-filter", help="Ablation: no type filters.")
     ] = False,
+    grouped_observations: Annotated[
+        bool,
+        typer.Option(
+            "--grouped-observations",
+            help="A neighborhood's neighbors grouped by relation and type (fewer tokens).",
+        ),
+    ] = False,
     model: Annotated[
         str | None,
         typer.Option(help="ark: model name or GGUF path; dense: sentence-transformers dir."),
@@ -134,6 +141,7 @@ def eval_cmd(
                 neighbors=not no_neighbors,
                 neighbor_query=not neighbors_no_query,
                 neighbor_filters=not neighbors_no_filter,
+                grouped_observations=grouped_observations,
             ),
             seed=seed,
             model=ModelSettings(

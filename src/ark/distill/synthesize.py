@@ -66,6 +66,8 @@ class SynthConfig:
     #: student learns to read them, and where a hint is wrong (a relation the question
     #: does not name by its words) it sees the oracle take the path anyway.
     hints: bool = False
+    #: Observations in the grouped form (``ToolConfig(grouped_observations=True)``).
+    grouped_observations: bool = False
     templates: dict[str, Any] = field(default_factory=dict)
 
 
@@ -78,7 +80,10 @@ class Oracle:
         self.config = config
         self.rng = rng
         self.tools = GraphTools(index)
-        self.tool_config = ToolConfig(multi_neighborhood=config.multi_neighborhood)
+        self.tool_config = ToolConfig(
+            multi_neighborhood=config.multi_neighborhood,
+            grouped_observations=config.grouped_observations,
+        )
         self.system = system_prompt(index.schema, self.tool_config, config.max_steps, config.prompt)
         described = index.described
         #: A stored reverse (``plays_in_club_inverse``) by its forward name, as hints name it.

@@ -24,7 +24,10 @@ from ark.tools._results import (
     ToolError,
     _count,
     _filters,
+    _member,
     _names,
+    _via,
+    grouped_lines,
 )
 from ark.tools._tools import cap_query
 
@@ -70,7 +73,8 @@ class MultiNeighborhoodResult:
             "total": self.total,
         }
 
-    def render(self) -> str:
+    def render(self, grouped: bool = False) -> str:
+        """One line per neighbor, or (``grouped``) per relations, type and centers."""
         n = len(self.centers)
         head = (
             f"Neighbors of {n} node{'s' if n != 1 else ''} "
@@ -92,6 +96,19 @@ class MultiNeighborhoodResult:
                     f'node_type="{fix[1]}").'
                 )
         ranked = bool(self.arguments.get("query"))
+        if grouped and not any(m.hit.snippet for m in self.merged):
+            # Centers differ from neighbor to neighbor: said per member, after a "; ".
+            lines += grouped_lines(
+                (
+                    (
+                        _via(m.hit.relations, m.hit.type),
+                        f"{_member(m.hit, ranked)} from {_from(m.centers, n)}",
+                    )
+                    for m in self.merged
+                ),
+                sep="; ",
+            )
+            return "\n".join(lines)
         for m in self.merged:
             h = m.hit
             line = f"[{h.index}] {h.name} ({h.type})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -100,8 +101,9 @@ class SearchResult:
             ]
         return out
 
-    def render(self) -> str:
-        """Compact observation text: one line per hit."""
+    def render(self, grouped: bool = False) -> str:
+        """Compact observation text: one line per hit; ``grouped``, a neighborhood's
+        hits with the same relations and type on one line (:func:`grouped_lines`)."""
         if self.tool == "search_in_neighborhood" and self.center is not None:
             c = self.center
             head = (
@@ -129,6 +131,11 @@ class SearchResult:
                     f'edge_type="{edge}", node_type="{node}").'
                 )
         ranked = self.tool == "search_in_graph" or bool(self.arguments.get("query"))
+        if grouped and self.center is not None and not any(h.snippet for h in self.hits):
+            lines += grouped_lines(
+                (_via(h.relations, h.type), _member(h, ranked)) for h in self.hits
+            )
+            return "\n".join(lines)
         for h in self.hits:
             line = f"[{h.index}] {cut(h.name, NAME_CHARS)} ({h.type})"
             if ranked:
@@ -187,6 +194,29 @@ class ToolError:
 
 
 ToolResult = SearchResult | ToolError
+
+
+def grouped_lines(entries: Iterable[tuple[str, str]], sep: str = ", ") -> list[str]:
+    """``(key, member)`` pairs as one line per key, ``key: member, member``; keys in
+    the order their first member comes, members in their own order.
+
+    Why: a neighborhood's lines repeat the same type and relation for every neighbor
+    ("(movie) via directed_by(in)"), about half of an observation's tokens; the model
+    reads each of them at prompt speed (~73 tokens/s for the local 1.5B)."""
+    groups: dict[str, list[str]] = {}
+    for key, member in entries:
+        groups.setdefault(key, []).append(member)
+    return [f"{key}: {sep.join(members)}" for key, members in groups.items()]
+
+
+def _via(relations: Iterable[Relation], node_type: str) -> str:
+    via = ", ".join(f"{r.type}({r.direction})" for r in relations)
+    return f"{node_type} via {via}" if via else node_type
+
+
+def _member(hit: NodeHit, ranked: bool) -> str:
+    text = f"[{hit.index}] {cut(hit.name, NAME_CHARS)}"
+    return f"{text} {hit.score:.2f}" if ranked else text
 
 
 def _count(shown: int, total: int, noun: str) -> str:

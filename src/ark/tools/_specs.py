@@ -140,11 +140,15 @@ class ToolConfig:
     neighbor_filters: bool = True
     #: ``search_in_neighborhood`` also takes ``node_indices`` (a hop over a set).
     multi_neighborhood: bool = False
+    #: A neighborhood's neighbors with the same relations and type on one line
+    #: (``via directed_by(in), movie: [1] A, [2] B``): fewer tokens to read.
+    grouped_observations: bool = False
 
     def to_dict(self) -> dict[str, bool]:
         out = asdict(self)
-        if not self.multi_neighborhood:  # runs recorded before the option compare equal
-            del out["multi_neighborhood"]
+        for option in ("multi_neighborhood", "grouped_observations"):
+            if not out[option]:  # runs recorded before the option compare equal
+                del out[option]
         return out
 
 
