@@ -1,16 +1,21 @@
 """Seconds per offline answer with a decoding option off and on, on the same questions.
 
     python benchmarks/bench_latency.py [--set metaqa-2] [--limit 10] [--sample-seed 0]
-        [--model 1.5b] [--adapter LORA.gguf] [--lookup 4] [--max-steps 8]
+        [--model 1.5b] [--adapter LORA.gguf] [--compare lookup|grouped] [--lookup 4]
+        [--max-steps 8]
         [--threads 2] [--describe] [--out .bench/latency/NAME.jsonl]
     python benchmarks/bench_latency.py --decode-cost [--model 1.5b] [--threads 2]
     python benchmarks/bench_latency.py --observation-tokens 200 [--sets metaqa-1 wc-2hop]
+    python benchmarks/bench_latency.py --demo [--model 1.5b]
 
 What a user waits for with the local model: one ``ark-guided`` agent (the hop over a
 set, as the students run) per question of a fixed dev sample, decoded token by token
 ("off") and with prompt-lookup decoding ("on": ``LocalChatModel(lookup=N)``, see
-``ark/llm/_lookup.py``). Greedy (temperature 0), so both settings should write the same
-trajectory and the difference is speed alone; a question whose ranking differs is
+``ark/llm/_lookup.py``), or (``--compare grouped``) with observations in the line form
+and grouped by relation and type (``ToolConfig(grouped_observations=True)``, a change
+the model reads, so answers may change too: Hit@1 is in the table). Greedy
+(temperature 0), so with lookup both settings should write the same trajectory and
+the difference is speed alone; a question whose ranking differs is
 counted and listed (llama.cpp's logits move slightly with the batch a token is decoded
 in, so a near tie can go the other way).
 
@@ -36,6 +41,7 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -132,11 +138,48 @@ def observation_tokens(index: Any, tokenize: Any, n: int, seed: int = 0) -> dict
     }
 
 
+def demo_runs(model: str | None, repeats: int = 2) -> str:
+    """``ark demo`` (greedy) in fresh processes: with no saved system-prompt state
+    (``ARK_KV_CACHE=off``, the path before the disk cache), then with a fresh cache
+    directory ``repeats`` times — the first run saves the state (cold), the next load it
+    (warm). Wall seconds of each process, the model's load included."""
+    import os
+    import subprocess
+    import tempfile
+
+    command = [sys.executable, "-m", "ark", "demo", "--temperature", "0", "--json"]
+    if model:
+        command += ["--model", model]
+    env = dict(os.environ)  # llama.cpp threads: every core, as a user's `ark demo` runs
+    rows = ["| run | ARK_KV_CACHE | wall s | answer (top 3) |", "|---|---|---:|---|"]
+
+    def run(label: str, cache: str) -> None:
+        started = time.perf_counter()
+        done = subprocess.run(
+            command, env={**env, "ARK_KV_CACHE": cache}, capture_output=True, text=True
+        )
+        wall = time.perf_counter() - started
+        if done.returncode:
+            sys.exit(f"ark demo failed ({done.returncode}): {done.stderr[-2000:]}")
+        ranking = json.loads(done.stdout).get("ranking", [])[:3]
+        names = ", ".join(str(r.get("name", r)) if isinstance(r, dict) else str(r) for r in ranking)
+        rows.append(
+            f"| {label} | {'off' if cache == 'off' else 'fresh dir'} | {wall:.1f} | {names} |"
+        )
+        print(f"  {label}: {wall:.1f} s", file=sys.stderr, flush=True)
+
+    run("no saved state", "off")
+    with tempfile.TemporaryDirectory() as cache:
+        for i in range(repeats):
+            run("cold (saves the state)" if i == 0 else f"warm #{i}", cache)
+    return "\n".join(rows)
+
+
 def table(records: list[dict[str, Any]]) -> str:
     lines = [
-        "| decoding | n | s/question mean | p50 | prompt s | decode s | generated | "
-        "drafted | kept |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| setting | n | s/question mean | p50 | prompt s | decode s | generated | "
+        "drafted | kept | Hit@1 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     means: dict[str, float] = {}
     for setting in SETTINGS:
@@ -149,7 +192,8 @@ def table(records: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {setting} | {len(rows)} | {means[setting]:.1f} | {statistics.median(walls):.1f} | "
             f"{sums['prompt_s']:.1f} | {sums['decode_s']:.1f} | {sums['generated_tokens']:.0f} | "
-            f"{sums['draft_tokens']:.0f} | {sums['accepted_tokens']:.0f} |"
+            f"{sums['draft_tokens']:.0f} | {sums['accepted_tokens']:.0f} | "
+            f"{100 * sum(bool(r.get('hit1')) for r in rows) / len(rows):.1f} |"
         )
     if len(means) == 2:
         ratios = [r["on"]["wall_s"] / r["off"]["wall_s"] for r in records if r["off"]["wall_s"]]
@@ -173,6 +217,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--describe", action="store_true", help="use (or make) the described index")
     p.add_argument("--model", default=None, help="0.5b, 1.5b or a GGUF path (default: 1.5b)")
     p.add_argument("--adapter", default=None, help="a LoRA GGUF from `ark distill export`")
+    p.add_argument(
+        "--compare",
+        choices=("lookup", "grouped"),
+        default="lookup",
+        help="what 'on' turns on: prompt-lookup decoding, or grouped observations",
+    )
     p.add_argument("--lookup", type=int, default=4, help="most draft tokens per decode when on")
     p.add_argument("--max-steps", type=int, default=8)
     p.add_argument("--threads", type=int, default=None)
@@ -189,6 +239,11 @@ def main(argv: list[str] | None = None) -> None:
         "trajectories of each graph in --sets",
     )
     p.add_argument("--sets", nargs="+", default=["metaqa-1", "wc-2hop"])
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="only time `ark demo` in fresh processes: no saved state, cold, warm",
+    )
     args = p.parse_args(argv)
 
     from ark.llm import make_chat_model
@@ -201,6 +256,10 @@ def main(argv: list[str] | None = None) -> None:
         student = adapter_settings(args.adapter, None)
         prompt = student.prompt
         extra.update(student.llm_kwargs)
+    if args.demo:
+        print(f"\n`ark demo` in fresh processes, model {args.model or '1.5b'}\n")
+        print(demo_runs(args.model))
+        return
     if args.observation_tokens:
         from llama_cpp import Llama
 
@@ -236,10 +295,14 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\nOne decode of k tokens, model {args.model or '1.5b'}, threads {args.threads}\n")
         print(decode_cost(llm))
         return
+    lookup = args.lookup if args.compare == "lookup" else 0
     models = {
         s: make_chat_model(model=args.model, parallel=False, lookup=n, **extra)
-        for s, n in (("off", 0), ("on", args.lookup))
+        for s, n in (("off", 0), ("on", lookup))
     }
+    tools = student.tools if args.adapter else ToolConfig(multi_neighborhood=True)
+    grouped = args.compare == "grouped"
+    settings = {"off": tools, "on": replace(tools, grouped_observations=grouped)}
     name, kb, dataset, split = parse_set(args.set, args.data_dir)
     index, _ = index_for(kb, args.index_cache, models["off"] if args.describe else None)
     queries, _ = load_dataset(dataset, index, split, kb.parent)
@@ -252,13 +315,14 @@ def main(argv: list[str] | None = None) -> None:
             n_agents=1,
             max_steps=args.max_steps,
             temperature=0.0,
-            tools=ToolConfig(multi_neighborhood=True),
+            tools=settings[s],
             seed=0,
             prompt=prompt,
         )
         for s, llm in models.items()
     }
-    out = args.out or Path(".bench/latency") / f"{name}-{Path(args.model or '1.5b').stem}.jsonl"
+    stem = f"{name}-{Path(args.model or '1.5b').stem}{'-grouped' if grouped else ''}"
+    out = args.out or Path(".bench/latency") / f"{stem}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     records = [json.loads(line) for line in out.open()] if out.exists() else []
     done = {r["id"] for r in records}
@@ -269,6 +333,9 @@ def main(argv: list[str] | None = None) -> None:
         record: dict[str, Any] = {"id": q.id, "question": q.text}
         for setting in order:
             record[setting] = run_question(retrievers[setting], q.text, q.id)
+            record[setting]["hit1"] = bool(record[setting]["ranking"][:1]) and (
+                record[setting]["ranking"][0] in q.gold
+            )
         records.append(record)
         with out.open("a") as f:
             f.write(json.dumps(record) + "\n")
@@ -280,7 +347,8 @@ def main(argv: list[str] | None = None) -> None:
         )
     print(
         f"\n{name}, {len(records)} questions, model {args.model or '1.5b'}"
-        f"{' + ' + args.adapter if args.adapter else ''}, lookup {args.lookup}\n"
+        f"{' + ' + args.adapter if args.adapter else ''}, on = "
+        f"{'grouped observations' if grouped else f'lookup {args.lookup}'}\n"
     )
     print(table(records))
 
