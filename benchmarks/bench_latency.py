@@ -7,6 +7,7 @@
     python benchmarks/bench_latency.py --decode-cost [--model 1.5b] [--threads 2]
     python benchmarks/bench_latency.py --observation-tokens 200 [--sets metaqa-1 wc-2hop]
     python benchmarks/bench_latency.py --demo [--model 1.5b]
+    python benchmarks/bench_latency.py --replay SFT.jsonl [--costs MS,MS,MS,MS,MS,MS]
 
 What a user waits for with the local model: one ``ark-guided`` agent (the hop over a
 set, as the students run) per question of a fixed dev sample, decoded token by token
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import statistics
 import sys
@@ -136,6 +138,64 @@ def observation_tokens(index: Any, tokenize: Any, n: int, seed: int = 0) -> dict
         "lines_per_neighborhood": hoods[False] / max(1, n_hoods),
         "grouped_per_neighborhood": hoods[True] / max(1, n_hoods),
     }
+
+
+#: Decode sizes of ``--decode-cost``; ``--costs`` gives milliseconds for each of them.
+DECODE_SIZES = (1, 2, 3, 5, 9, 17)
+
+
+def replay(path: Path, costs: dict[int, float], every: int = 20) -> str:
+    """Replay recorded assistant turns (an ``ark distill sft`` file: token ids and the
+    loss mask, i.e. exactly the tokens the model writes) under the lookup rule with
+    several ``max_draft``, outputs held equal: decodes per generated token, and the
+    decode cost against token-by-token decoding with ``costs`` (ms per decode of k
+    tokens, from ``--decode-cost``). Every ``every``-th conversation is read."""
+    from ark.llm._lookup import lookup_draft
+
+    sizes = sorted(costs)
+
+    def cost(k: int) -> float:  # linear between measured sizes
+        for a, b in itertools.pairwise(sizes):
+            if a <= k <= b:
+                return costs[a] + (costs[b] - costs[a]) * (k - a) / (b - a)
+        return costs[sizes[-1]] * k / sizes[-1]
+
+    records = [json.loads(line) for i, line in enumerate(path.open()) if i % every == 0]
+    rows = [
+        f"{len(records)} conversations of {path} (every {every}th)",
+        "",
+        "| max draft | decodes per token | decode cost vs token by token |",
+        "|---:|---:|---:|",
+    ]
+    for max_draft in (1, 2, 4):  # the rule drafts at most 4 (after a 3-token match)
+        tokens = turns = decodes = 0
+        spent = 0.0
+        for r in records:
+            ids, mask = r["input_ids"], r["mask"]
+            i = 0
+            while i < len(ids):
+                if mask[i] != 1:
+                    i += 1
+                    continue
+                end = i
+                while end < len(ids) and mask[end] == 1:
+                    end += 1
+                tokens, turns = tokens + end - i, turns + 1
+                pos = i  # the first token comes from the prompt's decode
+                while pos < end - 1:
+                    draft = lookup_draft(ids[: pos + 1], max_draft=max_draft)
+                    kept = 0
+                    for k, t in enumerate(draft):
+                        if pos + 1 + k >= end or ids[pos + 1 + k] != t:
+                            break
+                        kept += 1
+                    decodes += 1
+                    spent += cost(len(draft) + 1)
+                    pos += kept + 1
+                i = end
+        plain = tokens - turns
+        rows.append(f"| {max_draft} | {decodes / plain:.2f} | {spent / (plain * cost(1)):.2f} |")
+    return "\n".join(rows)
 
 
 def demo_runs(model: str | None, repeats: int = 2) -> str:
@@ -240,6 +300,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--sets", nargs="+", default=["metaqa-1", "wc-2hop"])
     p.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        metavar="SFT.jsonl",
+        help="only replay recorded assistant turns under the lookup rule (no model run)",
+    )
+    p.add_argument(
+        "--costs",
+        default="70.4,104.8,132.1,166.6,313.1,445.3",
+        help="ms per decode of 1,2,3,5,9,17 tokens (--decode-cost; default: the 1.5B's)",
+    )
+    p.add_argument(
         "--demo",
         action="store_true",
         help="only time `ark demo` in fresh processes: no saved state, cold, warm",
@@ -256,6 +328,12 @@ def main(argv: list[str] | None = None) -> None:
         student = adapter_settings(args.adapter, None)
         prompt = student.prompt
         extra.update(student.llm_kwargs)
+    if args.replay:
+        costs = [float(c) for c in args.costs.split(",")]
+        if len(costs) != len(DECODE_SIZES):
+            sys.exit(f"--costs takes {len(DECODE_SIZES)} numbers (ms for k = {DECODE_SIZES})")
+        print(replay(args.replay, dict(zip(DECODE_SIZES, costs, strict=True))))
+        return
     if args.demo:
         print(f"\n`ark demo` in fresh processes, model {args.model or '1.5b'}\n")
         print(demo_runs(args.model))
