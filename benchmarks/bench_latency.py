@@ -207,7 +207,8 @@ def demo_runs(model: str | None, repeats: int = 2) -> str:
     import subprocess
     import tempfile
 
-    command = [sys.executable, "-m", "ark", "demo", "--temperature", "0", "--json"]
+    ark = Path(sys.executable).with_name("ark")  # the console script beside this Python
+    command = [str(ark), "demo", "--temperature", "0", "--json"]
     if model:
         command += ["--model", model]
     env = dict(os.environ)  # llama.cpp threads: every core, as a user's `ark demo` runs
@@ -222,7 +223,7 @@ def demo_runs(model: str | None, repeats: int = 2) -> str:
         if done.returncode:
             sys.exit(f"ark demo failed ({done.returncode}): {done.stderr[-2000:]}")
         ranking = json.loads(done.stdout).get("ranking", [])[:3]
-        names = ", ".join(str(r.get("name", r)) if isinstance(r, dict) else str(r) for r in ranking)
+        names = ", ".join(str(r.get("name")) for r in ranking)
         rows.append(
             f"| {label} | {'off' if cache == 'off' else 'fresh dir'} | {wall:.1f} | {names} |"
         )
