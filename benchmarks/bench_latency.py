@@ -55,7 +55,14 @@ from ark.profile import query_profile
 from bench_quality import SETS, default_data_dir, index_for, parse_set
 
 SETTINGS = ("off", "on")
-COLUMNS = ("prompt_s", "decode_s", "generated_tokens", "draft_tokens", "accepted_tokens")
+COLUMNS = (
+    "prompt_s",
+    "decode_s",
+    "generated_tokens",
+    "draft_tokens",
+    "accepted_tokens",
+    "forced_tokens",
+)
 
 
 def run_question(retriever: Retriever, text: str, qid: str) -> dict[str, Any]:
@@ -239,8 +246,8 @@ def demo_runs(model: str | None, repeats: int = 2) -> str:
 def table(records: list[dict[str, Any]]) -> str:
     lines = [
         "| setting | n | s/question mean | p50 | prompt s | decode s | generated | "
-        "drafted | kept | Hit@1 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "drafted | kept | of them the format's | Hit@1 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     means: dict[str, float] = {}
     for setting in SETTINGS:
@@ -254,6 +261,7 @@ def table(records: list[dict[str, Any]]) -> str:
             f"| {setting} | {len(rows)} | {means[setting]:.1f} | {statistics.median(walls):.1f} | "
             f"{sums['prompt_s']:.1f} | {sums['decode_s']:.1f} | {sums['generated_tokens']:.0f} | "
             f"{sums['draft_tokens']:.0f} | {sums['accepted_tokens']:.0f} | "
+            f"{sums['forced_tokens']:.0f} | "
             f"{100 * sum(bool(r.get('hit1')) for r in rows) / len(rows):.1f} |"
         )
     if len(means) == 2:

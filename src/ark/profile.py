@@ -107,7 +107,9 @@ def profile_line(p: dict[str, Any]) -> str:
     state = f", {p['state_s']:.2f} s with saved KV state" if p["state_s"] else ""
     unsplit = f", {p['unsplit_s']:.2f} s unsplit" if p["unsplit_s"] >= 0.005 else ""
     drafts = p.get("draft_tokens") or 0
+    forced = p.get("forced_tokens") or 0
     kept = f", {p.get('accepted_tokens') or 0:,} of {drafts:,} drafted kept" if drafts else ""
+    kept += f" ({forced:,} fixed by the call's format)" if forced else ""
     return (
         f"{p['prompt_s']:.1f} s evaluating the prompt ({p['evaluated_tokens']:,} tokens; "
         f"{p['reused_tokens']:,} reused), {p['decode_s']:.1f} s decoding "

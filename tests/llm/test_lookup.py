@@ -14,6 +14,8 @@ import pytest
 from _llm_fixture import SEARCH_TOOL, needs_small, small_model_file
 from ark.llm import LLMError, Message, ToolCall
 from ark.llm._lookup import lookup_draft
+from ark.llm._skeleton import ToolCallSkeleton
+from ark.tools import ToolConfig, tool_specs
 
 # --- the draft itself: pure --------------------------------------------------------
 
@@ -50,14 +52,52 @@ def test_the_draft_length_comes_from_the_setting(monkeypatch):
         lookup_setting(None)
 
 
+# --- the format's own text: pure ------------------------------------------------------
+
+SKELETON = ToolCallSkeleton(
+    tool_specs(None, ToolConfig(multi_neighborhood=True), answer_tools=True)
+)
+CALL = '<tool_call>\n{"name": "'
+
+
+@pytest.mark.parametrize(
+    ("so_far", "fixed"),
+    [
+        ("", CALL),
+        ("<tool_call>", '\n{"name": "'),
+        (CALL, ""),  # which tool: the model's choice
+        (CALL + "s", "earch_in_"),  # shared by the two search tools
+        (CALL + "search_in_n", 'eighborhood", "arguments": {"node_index":'),
+        (CALL + "f", 'inish", "arguments": {}}\n</tool_call>'),
+        (CALL + 'search_in_graph", "arguments": {"query": "x", "', 'k":'),
+        (CALL + 'search_in_graph", "arguments": {"query": "a, \\"b", ', '"k":'),
+        (CALL + 'search_in_neighborhood", "arguments": {"node_index": [1, 2], "', ""),
+        (CALL + 'search_in_neighborhood", "arguments": {"node_index": 1, "k', '":'),
+        (
+            CALL + 'search_in_neighborhood", "arguments": {"node_index": 1, "edge_type": "a", "q',
+            'uery":',
+        ),
+        (CALL + 'search_in_neighborhood", "arguments": {"node_index": 5}', "}\n</tool_call>"),
+        (CALL + 'add_to_answer", "arguments": {"node_indices": [5], ', ""),  # no key is left
+        (CALL + 'search_in_graph", "arguments": {"query": "Tom', ""),  # a value: the model's
+        ('<tool_call>\n{ "name"', ""),  # spaced otherwise: nothing is assumed
+    ],
+)
+def test_the_skeleton_fixes_only_what_the_format_fixes(so_far, fixed):
+    assert SKELETON.forced(so_far) == fixed
+
+
 # --- on the real model --------------------------------------------------------------
 
 
 SYSTEM = "You search a movie graph with the tool. Always call the tool."
 
 
-def conversation(question: str) -> list[Message]:
-    """A question, one earlier call and its observation: what the next call may copy."""
+def conversation(question: str, then: str = "Now search for Cast Away.") -> list[Message]:
+    """A question, one earlier call and its observation: what the next call may copy.
+    ``then`` asks for a clear next call: where two are close (*the second movie
+    listed*: "Cast" and "Tom" 0.04 apart), the rounding of logits by the size of the
+    batch a token is decoded in can pick the other, drafts or not."""
     call = ToolCall("c1", "search_in_graph", {"query": "Tom Hanks"}, '{"query": "Tom Hanks"}')
     return [
         Message(role="system", content=SYSTEM),
@@ -69,7 +109,7 @@ def conversation(question: str) -> list[Message]:
             name="search_in_graph",
             content="[12] Tom Hanks (person)\n[40] Forrest Gump (movie)\n[41] Cast Away (movie)",
         ),
-        Message(role="user", content="Now search for the second movie listed."),
+        Message(role="user", content=then),
     ]
 
 
@@ -94,8 +134,11 @@ def test_drafted_decoding_writes_what_token_by_token_decoding_writes(models):
     tokens are close: a token's logits move by llama.cpp's rounding with the batch it
     is decoded in, as they do between a cold and a warm prefix cache.)"""
     plain, drafted = models
-    for question in ("Which films did Tom Hanks star in?", "Who directed Cast Away?"):
-        messages = conversation(question)
+    for question, then in (
+        ("Which films did Tom Hanks star in?", "Now search for Cast Away."),
+        ("Who directed Cast Away?", "Now search for Forrest Gump."),
+    ):
+        messages = conversation(question, then)
         ref = call(plain, messages, 0.0)
         out = call(drafted, messages, 0.0)
         assert out.message.tool_calls and ref.message.tool_calls
@@ -127,3 +170,23 @@ def test_the_cache_stays_true_after_drafts_were_dropped(models):
     assert call(fresh, second, 0.0).message.tool_calls[0].raw_arguments == (
         warm.message.tool_calls[0].raw_arguments
     )
+
+
+@needs_small
+def test_a_first_call_is_drafted_from_the_format(models):
+    """No earlier call to copy from: the tool call's own format (the tool's name once
+    its first letters settle it, ``", "arguments": {"query":``, the closing
+    ``}\n</tool_call>``) is drafted, and greedy output is unchanged."""
+    plain, drafted = models
+    messages = [
+        Message(role="system", content=SYSTEM),
+        Message(role="user", content="Search the graph for Forrest Gump."),
+    ]
+    ref = call(plain, messages, 0.0)
+    out = call(drafted, messages, 0.0)
+    assert [c.raw_arguments for c in out.message.tool_calls] == [
+        c.raw_arguments for c in ref.message.tool_calls
+    ]
+    assert out.profile.accepted_tokens >= 12, out.profile
+    assert 0 < out.profile.forced_tokens <= out.profile.accepted_tokens
+    assert ref.profile.forced_tokens == 0

@@ -43,6 +43,7 @@ from ark.llm._model_files import (  # noqa: F401 (re-exported: callers import th
     installed_parts,
     local_model_path,
 )
+from ark.llm._skeleton import ToolCallSkeleton
 from ark.llm._types import (
     CallProfile,
     Completion,
@@ -344,7 +345,7 @@ class LocalChatModel:
                     grammar = self._grammar_for(tools, response_schema)
                     if self.lookup:
                         out = self._lookup_completion(
-                            prompt, grammar, temperature, max_tokens or 512, over_time
+                            prompt, grammar, temperature, max_tokens or 512, over_time, tools
                         )
                     else:
                         out = self._llm.create_completion(
@@ -381,6 +382,7 @@ class LocalChatModel:
             sample_s=None if decode_ms is None else max(0.0, decode_s - decode_ms / 1000),
             draft_tokens=out.get("drafted", 0),
             accepted_tokens=out.get("accepted", 0),
+            forced_tokens=out.get("forced", 0),
         )
         return self._completion(
             choice["text"],
@@ -398,10 +400,13 @@ class LocalChatModel:
         temperature: float,
         max_tokens: int,
         over_time: _Deadline,
+        tools: Sequence[dict[str, Any]] = (),
     ) -> dict[str, Any]:
         """One call by prompt-lookup decoding (``_lookup.py``), shaped like
         ``create_completion``'s reply; the sampler, seed draw and stop rule are
-        ``create_completion``'s, so the output equals it up to llama.cpp's rounding."""
+        ``create_completion``'s, so the output equals it up to llama.cpp's rounding.
+        With ``tools``, the text the tool-call format fixes is drafted first
+        (``_skeleton.py``)."""
         llm = self._llm
         if len(prompt) >= llm.n_ctx():
             raise ValueError(f"the prompt has {len(prompt)} tokens, the context {llm.n_ctx()}")
@@ -414,6 +419,20 @@ class LocalChatModel:
                 "utf-8", errors="ignore"
             )
 
+        forced = None
+        if tools and grammar is not None:
+            skeleton = ToolCallSkeleton(tools)
+
+            def forced(tokens: list[int]) -> list[int]:
+                text = llm.detokenize(tokens, prev_tokens=prompt).decode("utf-8", errors="ignore")
+                more = skeleton.forced(text)
+                if not more:
+                    return []
+                ids = llm.tokenize((text + more).encode(), add_bos=False, special=True)
+                if ids[: len(tokens)] == tokens:  # the model's tokens are the canonical ones
+                    return ids[len(tokens) :]
+                return llm.tokenize(more.encode(), add_bos=False, special=True)
+
         deadline = None if over_time.seconds is None else over_time.start + over_time.seconds
         try:
             res = decode_with_lookup(
@@ -424,6 +443,7 @@ class LocalChatModel:
                 stop=stop,
                 deadline=deadline,
                 max_draft=self.lookup,
+                forced=forced,
             )
         finally:
             sampler.close()
@@ -439,6 +459,7 @@ class LocalChatModel:
             "decode_ms": res.decode_s * 1000,
             "drafted": res.drafted,
             "accepted": res.accepted,
+            "forced": res.forced,
         }
 
     # -- pieces shared with the batched backend (``_local_batched.py``) -------------------

@@ -49,10 +49,10 @@ class CallProfile:
     Tokens: ``prompt_tokens`` sent, of which ``reused_tokens`` were already in the KV
     cache (the previous call's, a saved snapshot, or the system prompt's state on disk)
     and ``evaluated_tokens`` were computed; ``generated_tokens`` sampled, of which
-    ``forced_tokens`` the grammar allowed only one (0 while no backend can tell).
-    With prompt-lookup decoding, ``draft_tokens`` were guessed from the conversation
-    and decoded beside the sampled one, and ``accepted_tokens`` of them were kept
-    (each a decode saved).
+    With prompt-lookup decoding, ``draft_tokens`` were guessed (from the text the
+    tool-call format fixes, else from the conversation) and decoded beside the sampled
+    one, ``accepted_tokens`` of them were kept (each a decode saved), and
+    ``forced_tokens`` of those were the format's (0 where nothing drafts).
     Seconds: ``prompt_s`` from the start of generation to the first sampled token
     (prompt evaluation), ``decode_s`` the rest of generation (decoding, sampling and
     the grammar together), ``state_s`` reading and writing saved KV state, ``wall_s`` the
