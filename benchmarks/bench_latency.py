@@ -154,10 +154,20 @@ DECODE_SIZES = (1, 2, 3, 5, 9, 17)
 def replay(path: Path, costs: dict[int, float], every: int = 20) -> str:
     """Replay recorded assistant turns (an ``ark distill sft`` file: token ids and the
     loss mask, i.e. exactly the tokens the model writes) under the lookup rule with
-    several ``max_draft``, outputs held equal: decodes per generated token, and the
-    decode cost against token-by-token decoding with ``costs`` (ms per decode of k
-    tokens, from ``--decode-cost``). Every ``every``-th conversation is read."""
-    from ark.llm._lookup import lookup_draft
+    several ``max_draft``, with and without drafts of what the tool-call format fixes
+    (``_skeleton.py``), outputs held equal: decodes per generated token, the share of
+    generated tokens the format fixed, and the decode cost against token-by-token
+    decoding with ``costs`` (ms per decode of k tokens, from ``--decode-cost``). Every
+    ``every``-th conversation is read; the tokenizer and tools come from its meta."""
+    from llama_cpp import Llama
+
+    from ark.llm._lookup import MAX_FORCED, lookup_draft
+    from ark.llm._skeleton import format_drafter
+    from ark.tools import tool_specs
+
+    meta = json.loads(Path(f"{path}.meta.json").read_text())
+    vocab = Llama(meta["base"], vocab_only=True, verbose=False)
+    tools = tool_specs(None, ToolConfig(**meta["tools"]), answer_tools=True)
 
     sizes = sorted(costs)
 
@@ -171,11 +181,12 @@ def replay(path: Path, costs: dict[int, float], every: int = 20) -> str:
     rows = [
         f"{len(records)} conversations of {path} (every {every}th)",
         "",
-        "| max draft | decodes per token | decode cost vs token by token |",
-        "|---:|---:|---:|",
+        "| drafts | decodes per token | format's share of tokens | decode cost vs token by token |",
+        "|---|---:|---:|---:|",
     ]
-    for max_draft in (1, 2, 4):  # the rule drafts at most 4 (after a 3-token match)
-        tokens = turns = decodes = 0
+    policies = [(m, False) for m in (1, 2, 4)] + [(0, True), (4, True)]
+    for max_draft, with_format in policies:
+        tokens = turns = decodes = fixed = 0
         spent = 0.0
         for r in records:
             ids, mask = r["input_ids"], r["mask"]
@@ -189,19 +200,31 @@ def replay(path: Path, costs: dict[int, float], every: int = 20) -> str:
                     end += 1
                 tokens, turns = tokens + end - i, turns + 1
                 pos = i  # the first token comes from the prompt's decode
+                drafter = format_drafter(vocab, tools, ids[:i]) if with_format else None
                 while pos < end - 1:
-                    draft = lookup_draft(ids[: pos + 1], max_draft=max_draft)
+                    draft = drafter(ids[i : pos + 1])[:MAX_FORCED] if drafter else []
+                    ours = bool(draft)
+                    if not draft and max_draft:
+                        draft = lookup_draft(ids[: pos + 1], max_draft=max_draft)
                     kept = 0
                     for k, t in enumerate(draft):
                         if pos + 1 + k >= end or ids[pos + 1 + k] != t:
                             break
                         kept += 1
                     decodes += 1
+                    fixed += kept if ours else 0
                     spent += cost(len(draft) + 1)
                     pos += kept + 1
                 i = end
         plain = tokens - turns
-        rows.append(f"| {max_draft} | {decodes / plain:.2f} | {spent / (plain * cost(1)):.2f} |")
+        name = " + ".join(
+            ([f"conversation, up to {max_draft}"] if max_draft else [])
+            + (["the format's"] if with_format else [])
+        )
+        rows.append(
+            f"| {name} | {decodes / plain:.2f} | {fixed / tokens:.2f} | "
+            f"{spent / (plain * cost(1)):.2f} |"
+        )
     return "\n".join(rows)
 
 

@@ -43,7 +43,7 @@ from ark.llm._model_files import (  # noqa: F401 (re-exported: callers import th
     installed_parts,
     local_model_path,
 )
-from ark.llm._skeleton import ToolCallSkeleton
+from ark.llm._skeleton import format_drafter
 from ark.llm._types import (
     CallProfile,
     Completion,
@@ -419,20 +419,7 @@ class LocalChatModel:
                 "utf-8", errors="ignore"
             )
 
-        forced = None
-        if tools and grammar is not None:
-            skeleton = ToolCallSkeleton(tools)
-
-            def forced(tokens: list[int]) -> list[int]:
-                text = llm.detokenize(tokens, prev_tokens=prompt).decode("utf-8", errors="ignore")
-                more = skeleton.forced(text)
-                if not more:
-                    return []
-                ids = llm.tokenize((text + more).encode(), add_bos=False, special=True)
-                if ids[: len(tokens)] == tokens:  # the model's tokens are the canonical ones
-                    return ids[len(tokens) :]
-                return llm.tokenize(more.encode(), add_bos=False, special=True)
-
+        forced = format_drafter(llm, tools, prompt) if tools and grammar is not None else None
         deadline = None if over_time.seconds is None else over_time.start + over_time.seconds
         try:
             res = decode_with_lookup(

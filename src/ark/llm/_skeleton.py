@@ -19,7 +19,7 @@ differently, nothing is drafted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ark.llm.chat_format import TOOL_CALL_CLOSE, TOOL_CALL_OPEN
@@ -150,3 +150,25 @@ def _completion(partial: str, candidates: list[str], suffix: str) -> str:
         while not other.startswith(shared):
             shared = shared[:-1]
     return shared[len(partial) :]
+
+
+def format_drafter(
+    llm: Any, tools: Sequence[dict[str, Any]], prompt: Sequence[int]
+) -> Callable[[list[int]], list[int]]:
+    """For ``decode_with_lookup(forced=...)``: the tokens generated after ``prompt`` ->
+    the tokens of the text the call's format fixes next, tokenized as the whole reply
+    would be (so a draft continues the model's own tokens where they are the usual
+    ones). ``llm``: a ``llama_cpp.Llama`` (its vocabulary is enough)."""
+    skeleton = ToolCallSkeleton(tools)
+
+    def draft(tokens: list[int]) -> list[int]:
+        text = llm.detokenize(tokens, prev_tokens=prompt).decode("utf-8", errors="ignore")
+        more = skeleton.forced(text)
+        if not more:
+            return []
+        ids = llm.tokenize((text + more).encode(), add_bos=False, special=True)
+        if ids[: len(tokens)] == list(tokens):
+            return ids[len(tokens) :]
+        return llm.tokenize(more.encode(), add_bos=False, special=True)
+
+    return draft
