@@ -74,7 +74,8 @@ class MultiNeighborhoodResult:
         }
 
     def render(self, grouped: bool = False) -> str:
-        """One line per neighbor, or (``grouped``) per relations, type and centers."""
+        """One line per neighbor, or (``grouped``) per relations and type, each member
+        with its centers."""
         n = len(self.centers)
         head = (
             f"Neighbors of {n} node{'s' if n != 1 else ''} "
