@@ -42,7 +42,9 @@ def test_the_draft_length_comes_from_the_setting(monkeypatch):
     from ark.llm._local import MAX_DRAFT, lookup_setting
 
     monkeypatch.delenv("ARK_LOOKUP", raising=False)
-    assert lookup_setting(None) == 0  # off unless asked
+    assert lookup_setting(None) == MAX_DRAFT  # on unless turned off
+    monkeypatch.setenv("ARK_LOOKUP", "off")
+    assert lookup_setting(None) == 0
     monkeypatch.setenv("ARK_LOOKUP", "on")
     assert lookup_setting(None) == MAX_DRAFT
     monkeypatch.setenv("ARK_LOOKUP", "5")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ark.llm._build import SlowBuildWarning
 from ark.llm._cache import CachedChatModel, CacheWarning, LLMCache, with_llm_cache
 from ark.llm._settings import ModelSettings
 from ark.llm._types import (
@@ -36,6 +37,7 @@ __all__ = [
     "LLMError",
     "Message",
     "ModelSettings",
+    "SlowBuildWarning",
     "ToolCall",
     "Usage",
     "make_chat_model",

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ark.llm import _kv_state
+from ark.llm._build import warn_if_slow_build
 from ark.llm._kv_disk import SystemPromptStates, kv_cache_dir
+from ark.llm._lazy_grammar import LazyGrammarSampler
 from ark.llm._lookup import MAX_DRAFT, decode_with_lookup
 from ark.llm._model_files import (  # noqa: F401 (re-exported: callers import them from here)
     INSTALL_HINT,
@@ -166,14 +168,14 @@ STOP_TEXT = "<|im_end|>"
 
 def lookup_setting(lookup: int | None) -> int:
     """Draft tokens per decode for prompt-lookup decoding: ``lookup`` itself, else
-    ``ARK_LOOKUP`` (``1``/``on``: the default draft length; a number: that many;
-    unset, ``0`` or ``off``: token by token)."""
+    ``ARK_LOOKUP`` (unset, ``1`` or ``on``: the default draft length; a number: that
+    many; ``0`` or ``off``: token by token, llama-cpp-python's own generation)."""
     if lookup is not None:
         return max(0, int(lookup))
     value = os.environ.get("ARK_LOOKUP", "").strip().lower()
-    if value in ("", "0", "off", "false", "no"):
+    if value in ("0", "off", "false", "no"):
         return 0
-    if value in ("1", "on", "true", "yes"):
+    if value in ("", "1", "on", "true", "yes"):
         return MAX_DRAFT
     try:
         return max(0, int(value))
@@ -255,6 +257,7 @@ class LocalChatModel:
             raise LLMError(
                 f"could not load {path}{' with ' + str(lora_path) if lora else ''}: {exc}"
             ) from exc
+        warn_if_slow_build()
         template = self._llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise LLMError(f"{path} has no chat template")
@@ -412,7 +415,7 @@ class LocalChatModel:
             raise ValueError(f"the prompt has {len(prompt)} tokens, the context {llm.n_ctx()}")
         max_tokens = min(max_tokens, llm.n_ctx() - len(prompt))
         llm.set_seed(random.Random(llm._seed).randint(0, 2**32))  # as create_completion
-        sampler = llm._init_sampler(temp=temperature, repeat_penalty=1.0, grammar=grammar)
+        sampler = LazyGrammarSampler(llm, temperature, grammar)
 
         def stop(tokens: list[int]) -> bool:
             return STOP_TEXT in llm.detokenize(tokens, prev_tokens=prompt).decode(
