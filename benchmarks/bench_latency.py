@@ -5,14 +5,18 @@
         [--max-steps 8]
         [--threads 2] [--describe] [--out .bench/latency/NAME.jsonl]
     python benchmarks/bench_latency.py --decode-cost [--model 1.5b] [--threads 2]
+    python benchmarks/bench_latency.py --rates [--model 1.5b] [--threads 2]
     python benchmarks/bench_latency.py --observation-tokens 200 [--sets metaqa-1 wc-2hop]
     python benchmarks/bench_latency.py --demo [--model 1.5b]
     python benchmarks/bench_latency.py --replay SFT.jsonl [--costs MS,MS,MS,MS,MS,MS]
 
 What a user waits for with the local model: one ``ark-guided`` agent (the hop over a
 set, as the students run) per question of a fixed dev sample, decoded token by token
-("off") and with prompt-lookup decoding ("on": ``LocalChatModel(lookup=N)``, see
-``ark/llm/_lookup.py``), or (``--compare grouped``) with observations in the line form
+by llama-cpp-python's own ``create_completion`` ("off": the path before issue 31, and
+``ARK_LOOKUP=off`` now) and by ARK's decoder ("on", the default: prompt-lookup and
+format drafts, the grammar checked on the sampled token first;
+``LocalChatModel(lookup=N)``, see ``ark/llm/_lookup.py``), or (``--compare grouped``,
+both decoded by ARK's) with observations in the line form
 and grouped by relation and type (``ToolConfig(grouped_observations=True)``, a change
 the model reads, so answers may change too: Hit@1 is in the table). Greedy
 (temperature 0), so with lookup both settings should write the same trajectory and
@@ -27,7 +31,10 @@ prompt and decode seconds of the model calls (``ark.profile``), tokens generated
 draft tokens checked and kept (each kept one is a decode saved). Each question's
 record is appended to ``--out`` (JSON lines), and a rerun skips questions already
 there. ``--decode-cost`` times one decode of k tokens against k decodes of one, the
-number that decides whether a draft can pay on this CPU. ``--observation-tokens N``
+number that decides whether a draft can pay on this CPU; ``--rates`` times this
+llama.cpp build reading and writing tokens at an agent's context (run it under two
+builds to compare them; every timed mode prints the build's instruction sets).
+``--observation-tokens N``
 counts the tokens the agent reads in tool observations, one neighbor a line against
 grouped by relation and type (``ToolConfig(grouped_observations=True)``), over N
 synthetic trajectories of each graph (no model run, no question set). Run the timed
@@ -103,6 +110,33 @@ def decode_cost(llm: Any, sizes: tuple[int, ...] = (1, 2, 3, 5, 9, 17), repeats:
         lines.append(f"| {k} | {ms:.1f} | {ms / k:.1f} | {ms / (k * one):.2f} |")
     inner.reset()
     return "\n".join(lines)
+
+
+def read_write_rates(llm: Any, prefix: int = 2000, read: int = 400, write: int = 32) -> str:
+    """Tokens per second this llama.cpp build reads (one ``eval`` of ``read`` prompt
+    tokens) and writes (``write`` one-token decodes) after a ``prefix``-token context,
+    as an agent's step does after the system prompt; best of two."""
+    inner = llm._llm
+    text = (Path(__file__).parent / "RESULTS.md").read_text()
+    tokens = inner.tokenize(text.encode())[: prefix + read + write]
+    inner.reset()
+    inner.eval(tokens[:prefix])
+    reads, writes = [], []
+    for _ in range(2):
+        inner._ctx.kv_cache_seq_rm(-1, prefix, -1)
+        inner.n_tokens = prefix
+        started = time.perf_counter()
+        inner.eval(tokens[prefix : prefix + read])
+        reads.append(read / (time.perf_counter() - started))
+        started = time.perf_counter()
+        for token in tokens[prefix + read :]:
+            inner.eval([token])
+        writes.append(write / (time.perf_counter() - started))
+    inner.reset()
+    return (
+        f"| prompt tokens read / s | tokens written / s |\n|---:|---:|\n"
+        f"| {max(reads):.1f} | {max(writes):.1f} |"
+    )
 
 
 def observation_tokens(index: Any, tokenize: Any, n: int, seed: int = 0) -> dict[str, float]:
@@ -323,6 +357,11 @@ def main(argv: list[str] | None = None) -> None:
         "--decode-cost", action="store_true", help="only time a decode of k tokens, k = 1..17"
     )
     p.add_argument(
+        "--rates",
+        action="store_true",
+        help="only time this llama.cpp build reading and writing tokens (compare builds)",
+    )
+    p.add_argument(
         "--observation-tokens",
         type=int,
         default=0,
@@ -400,15 +439,25 @@ def main(argv: list[str] | None = None) -> None:
                 flush=True,
             )
         return
+    if args.rates:
+        from ark.llm._build import build_report
+
+        llm = make_chat_model(model=args.model, parallel=False, **extra)
+        info, missing = build_report()
+        print(f"\nllama.cpp {info}; leaves out of this CPU: {', '.join(missing) or 'nothing'}")
+        print(f"model {args.model or '1.5b'}, threads {args.threads}, after 2,000 tokens\n")
+        print(read_write_rates(llm))
+        return
     if args.decode_cost:
         llm = make_chat_model(model=args.model, parallel=False, **extra)
         print(f"\nOne decode of k tokens, model {args.model or '1.5b'}, threads {args.threads}\n")
         print(decode_cost(llm))
         return
-    lookup = args.lookup if args.compare == "lookup" else 0
+    # --compare grouped: both settings decode alike (--lookup), only observations differ.
+    lookups = {"off": 0 if args.compare == "lookup" else args.lookup, "on": args.lookup}
     models = {
         s: make_chat_model(model=args.model, parallel=False, lookup=n, **extra)
-        for s, n in (("off", 0), ("on", lookup))
+        for s, n in lookups.items()
     }
     tools = student.tools if args.adapter else ToolConfig(multi_neighborhood=True)
     grouped = args.compare == "grouped"
@@ -455,6 +504,13 @@ def main(argv: list[str] | None = None) -> None:
             file=sys.stderr,
             flush=True,
         )
+    from ark.llm._build import build_report
+
+    info, missing = build_report()
+    print(
+        f"\nllama.cpp {info}"
+        f"{' (leaves out ' + ', '.join(missing) + ', which this CPU has)' if missing else ''}"
+    )
     print(
         f"\n{name}, {len(records)} questions, model {args.model or '1.5b'}"
         f"{' + ' + args.adapter if args.adapter else ''}, on = "
