@@ -192,3 +192,35 @@ def test_a_first_call_is_drafted_from_the_format(models):
     assert out.profile.accepted_tokens >= 12, out.profile
     assert 0 < out.profile.forced_tokens <= out.profile.accepted_tokens
     assert ref.profile.forced_tokens == 0
+
+
+@needs_small
+def test_the_decoder_constrains_the_whole_vocabulary_only_when_the_grammar_refuses(
+    models, monkeypatch
+):
+    """The grammar checks the sampled token first (``LazyGrammarSampler``): most tokens
+    of a tool call are ones it allows, so the 151k-candidate pass runs on few of them,
+    and the greedy call is the one ``create_completion`` writes (test above)."""
+    from ark.llm import _local
+    from ark.llm._lazy_grammar import LazyGrammarSampler
+
+    made: list[LazyGrammarSampler] = []
+
+    class Counting(LazyGrammarSampler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.sampled = 0
+            made.append(self)
+
+        def sample(self, ctx, index):
+            self.sampled += 1
+            return super().sample(ctx, index)
+
+    monkeypatch.setattr(_local, "LazyGrammarSampler", Counting)
+    _, drafted = models
+    out = call(drafted, conversation("Which films did Tom Hanks star in?"), 0.0)
+    assert out.message.tool_calls and len(made) == 1
+    sampler = made[0]
+    assert sampler.grammar is not None  # the tool-call grammar is on
+    assert sampler.sampled >= out.usage.completion_tokens
+    assert sampler.resamples < sampler.sampled / 2
