@@ -105,9 +105,14 @@ def fake_load_seq_state(llm: FakeLlama, tokens: Any, data: bytes) -> bool:
 
 
 def install(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Route ``llama_cpp.Llama`` and the KV-state calls to the fakes."""
+    """Route ``llama_cpp.Llama`` and the KV-state calls to the fakes. The fake answers
+    ``create_completion`` only, so generation goes there (``ARK_LOOKUP=off``); ARK's own
+    decoder needs llama.cpp's decode and is tested on the real model
+    (``tests/llm/test_lookup.py``)."""
     llama_cpp = pytest.importorskip("llama_cpp")
     from ark.llm import _kv_state
+
+    monkeypatch.setenv("ARK_LOOKUP", "off")
 
     monkeypatch.setattr(llama_cpp, "Llama", FakeLlama)
     monkeypatch.setattr(_kv_state, "seq_state", fake_seq_state)
