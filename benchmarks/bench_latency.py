@@ -6,6 +6,7 @@
         [--threads 2] [--describe] [--out .bench/latency/NAME.jsonl]
     python benchmarks/bench_latency.py --decode-cost [--model 1.5b] [--threads 2]
     python benchmarks/bench_latency.py --rates [--model 1.5b] [--threads 2]
+    python benchmarks/bench_latency.py --against BASE.jsonl OTHER.jsonl
     python benchmarks/bench_latency.py --observation-tokens 200 [--sets metaqa-1 wc-2hop]
     python benchmarks/bench_latency.py --demo [--model 1.5b]
     python benchmarks/bench_latency.py --replay SFT.jsonl [--costs MS,MS,MS,MS,MS,MS]
@@ -33,7 +34,9 @@ record is appended to ``--out`` (JSON lines), and a rerun skips questions alread
 there. ``--decode-cost`` times one decode of k tokens against k decodes of one, the
 number that decides whether a draft can pay on this CPU; ``--rates`` times this
 llama.cpp build reading and writing tokens at an agent's context (run it under two
-builds to compare them; every timed mode prints the build's instruction sets).
+builds to compare them; every timed mode prints the build's instruction sets), and
+``--against BASE.jsonl OTHER.jsonl`` sets two runs' records of the same questions (two
+builds) against the first run's "off".
 ``--observation-tokens N``
 counts the tokens the agent reads in tool observations, one neighbor a line against
 grouped by relation and type (``ToolConfig(grouped_observations=True)``), over N
@@ -110,6 +113,48 @@ def decode_cost(llm: Any, sizes: tuple[int, ...] = (1, 2, 3, 5, 9, 17), repeats:
         lines.append(f"| {k} | {ms:.1f} | {ms / k:.1f} | {ms / (k * one):.2f} |")
     inner.reset()
     return "\n".join(lines)
+
+
+def against_table(
+    base: list[dict[str, Any]], other: list[dict[str, Any]], labels: tuple[str, str]
+) -> str:
+    """Two runs of the same questions (e.g. two llama.cpp builds), each setting of each
+    against ``base``'s "off": mean seconds, prompt and decode seconds, Hit@1, the mean's
+    ratio, the median per-question ratio, and the rankings equal to ``base``'s "off"."""
+    ref = {r["id"]: r["off"] for r in base}
+    if not ref or any(r["id"] not in ref for r in other) or len(other) != len(base):
+        sys.exit("--against: the two record files must hold the same questions")
+    lines = [
+        "| run | setting | n | s/question mean | p50 | prompt s | decode s | Hit@1 | "
+        "x base off | p50 x | rankings as base off |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    base_mean = statistics.mean(r["wall_s"] for r in ref.values())
+    for label, records in zip(labels, (base, other), strict=True):
+        for setting in SETTINGS:
+            rows = {r["id"]: r[setting] for r in records}
+            walls = [r["wall_s"] for r in rows.values()]
+            ratios = [rows[i]["wall_s"] / ref[i]["wall_s"] for i in rows if ref[i]["wall_s"]]
+            same = sum(rows[i]["ranking"] == ref[i]["ranking"] for i in rows)
+            lines.append(
+                f"| {label} | {setting} | {len(rows)} | {statistics.mean(walls):.1f} | "
+                f"{statistics.median(walls):.1f} | "
+                f"{statistics.mean(r['prompt_s'] for r in rows.values()):.1f} | "
+                f"{statistics.mean(r['decode_s'] for r in rows.values()):.1f} | "
+                f"{100 * sum(bool(r.get('hit1')) for r in rows.values()) / len(rows):.1f} | "
+                f"{statistics.mean(walls) / base_mean:.2f} | {statistics.median(ratios):.2f} | "
+                f"{same}/{len(rows)} |"
+            )
+    return "\n".join(lines)
+
+
+def build_line() -> str:
+    """The installed llama.cpp's instruction sets and what it leaves out of this CPU,
+    printed above every timed table: seconds depend on the build."""
+    from ark.llm._build import build_report
+
+    info, missing = build_report()
+    return f"llama.cpp {info}; leaves out of this CPU: {', '.join(missing) or 'nothing'}"
 
 
 def read_write_rates(llm: Any, prefix: int = 2000, read: int = 400, write: int = 32) -> str:
@@ -357,6 +402,13 @@ def main(argv: list[str] | None = None) -> None:
         "--decode-cost", action="store_true", help="only time a decode of k tokens, k = 1..17"
     )
     p.add_argument(
+        "--against",
+        nargs=2,
+        type=Path,
+        metavar=("BASE.jsonl", "OTHER.jsonl"),
+        help="only compare two runs' records of the same questions (e.g. two builds)",
+    )
+    p.add_argument(
         "--rates",
         action="store_true",
         help="only time this llama.cpp build reading and writing tokens (compare builds)",
@@ -439,12 +491,14 @@ def main(argv: list[str] | None = None) -> None:
                 flush=True,
             )
         return
+    if args.against:
+        base_path, other_path = args.against
+        runs = [[json.loads(line) for line in path.open()] for path in args.against]
+        print(against_table(runs[0], runs[1], (base_path.stem, other_path.stem)))
+        return
     if args.rates:
-        from ark.llm._build import build_report
-
         llm = make_chat_model(model=args.model, parallel=False, **extra)
-        info, missing = build_report()
-        print(f"\nllama.cpp {info}; leaves out of this CPU: {', '.join(missing) or 'nothing'}")
+        print(f"\n{build_line()}")
         print(f"model {args.model or '1.5b'}, threads {args.threads}, after 2,000 tokens\n")
         print(read_write_rates(llm))
         return
@@ -504,13 +558,7 @@ def main(argv: list[str] | None = None) -> None:
             file=sys.stderr,
             flush=True,
         )
-    from ark.llm._build import build_report
-
-    info, missing = build_report()
-    print(
-        f"\nllama.cpp {info}"
-        f"{' (leaves out ' + ', '.join(missing) + ', which this CPU has)' if missing else ''}"
-    )
+    print(f"\n{build_line()}")
     print(
         f"\n{name}, {len(records)} questions, model {args.model or '1.5b'}"
         f"{' + ' + args.adapter if args.adapter else ''}, on = "
