@@ -13,6 +13,16 @@ from ark.graph._described import (
     read_schema_file,
     with_layer,
 )
+from ark.graph._documents import (
+    ENTITY_TYPE,
+    MENTIONS,
+    PASSAGE_TYPE,
+    entity_key,
+    is_document_graph,
+    passage_ids,
+    passage_text,
+    relation_key,
+)
 from ark.graph._graph import DIRECTION_NAMES, IN, OUT, Graph, Neighborhood, descriptor_text
 from ark.graph._labels import NameLabel, relation_label, split_words, type_label
 from ark.graph._loaders import (
@@ -28,6 +38,14 @@ from ark.graph._schema import NodeTypeSummary, RelationSummary, Schema
 
 __all__ = [
     "DIRECTION_NAMES",
+    "ENTITY_TYPE",
+    "MENTIONS",
+    "PASSAGE_TYPE",
+    "entity_key",
+    "is_document_graph",
+    "passage_ids",
+    "passage_text",
+    "relation_key",
     "IN",
     "KNOWN_SCHEMAS",
     "OUT",

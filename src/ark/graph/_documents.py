@@ -1,0 +1,60 @@
+"""The layout of a graph built from documents, shared by every step after it.
+
+A document-derived graph (``ark index build --format hipporag|passages``, ``ark
+ingest``) has two node types and one structural relation, so that the steps after it
+(evidence passages, passage recall, the answer step, GraphSearch's semantic channel)
+find the passages by a name rather than by guessing:
+
+- ``passage`` nodes: a chunk or passage; name = its title (or ``"<doc> #<position>"``
+  when it has none), text = ``title + "\\n" + text`` (the text alone with no title);
+- ``entity`` nodes: an extracted entity; name = its first spelling, text = the name;
+  entities are one node per :func:`entity_key`;
+- ``passage -[mentions]-> entity`` for every entity a passage names, and
+  ``entity -[<relation phrase>]-> entity`` for every extracted triple, the relation
+  named by :func:`relation_key` of its free-text phrase.
+
+A curated graph has no ``passage`` type: :func:`passage_ids` is then empty and every
+step behaves as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ark.graph._graph import Graph
+
+PASSAGE_TYPE = "passage"
+ENTITY_TYPE = "entity"
+MENTIONS = "mentions"
+
+_SPACE = re.compile(r"\s+")
+
+
+def entity_key(name: str) -> str:
+    """Two spellings of one entity that differ only in case or spacing are one node."""
+    return _SPACE.sub(" ", name).strip().casefold()
+
+
+def relation_key(phrase: str) -> str:
+    """A free-text relation phrase as a relation name: lower case, spaces collapsed."""
+    return _SPACE.sub(" ", phrase).strip().lower()
+
+
+def passage_text(title: str | None, text: str) -> str:
+    """The text of a passage node: its title on the first line, when it has one."""
+    return f"{title}\n{text}" if title else text
+
+
+def is_document_graph(graph: Graph) -> bool:
+    """Whether ``graph`` has passage nodes (a graph built from documents)."""
+    return graph.type_id(PASSAGE_TYPE) is not None
+
+
+def passage_ids(graph: Graph) -> np.ndarray:
+    """The indices of the passage nodes, ascending (empty for a curated graph)."""
+    code = graph.type_id(PASSAGE_TYPE)
+    if code is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.asarray(graph.node_type) == code).astype(np.int64)
