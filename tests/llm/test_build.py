@@ -55,4 +55,41 @@ def test_the_warning_names_what_is_missing_once_per_process(
         _build.warn_if_slow_build()
     assert len(seen) == 1 and issubclass(seen[0].category, _build.SlowBuildWarning)
     assert "AVX512, AVX512_VNNI" in str(seen[0].message)
-    assert "GGML_NATIVE=ON" in str(seen[0].message)
+    assert "scripts/llama-cmake-args.sh" in str(seen[0].message)
+
+
+AMX_BUILD = NATIVE.replace("AVX512_BF16 = 1 |", "AVX512_BF16 = 1 | AMX_INT8 = 1 |")
+
+
+def test_a_build_with_amx_is_refused_where_the_kernel_does_not_grant_amx() -> None:
+    """Some VMs list ``amx_tile`` and grant the permission, yet tile instructions raise
+    SIGILL; an AMX build then dies on the model's first step, so it is refused up
+    front, with the rebuild that leaves AMX out."""
+    with pytest.raises(_build.UnusableBuildError, match="llama-cmake-args"):
+        _build.check_usable(build_features(AMX_BUILD), amx=False)
+    _build.check_usable(build_features(AMX_BUILD), amx=True)
+    _build.check_usable(build_features(NATIVE), amx=False)  # no AMX in it: fine
+
+
+def test_amx_is_not_missing_where_the_kernel_does_not_grant_it() -> None:
+    flags = cpu_flags(CPUINFO) | {"amx_int8", "amx_tile"}
+    assert missing_instructions(build_features(NATIVE), flags) == ["AMX_INT8"]
+    # what the warning counts: AMX is left out of the builds this project makes
+    assert missing_instructions(build_features(NATIVE), flags, amx=False) == []
+
+
+def test_an_amx_build_is_tried_on_the_model_before_it_loads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The verdict comes from a child process running the model (asked once per model);
+    a build without AMX is never tried."""
+    tried: list[object] = []
+    monkeypatch.setattr(_build, "_warned", False)
+    monkeypatch.setattr(_build, "build_report", lambda: (AMX_BUILD, []))
+    monkeypatch.setattr(_build, "amx_runs", lambda path=None: tried.append(path) or False)
+    with pytest.raises(_build.UnusableBuildError, match="AMX"):
+        _build.warn_if_slow_build("model.gguf")
+    assert tried == ["model.gguf"]
+    monkeypatch.setattr(_build, "build_report", lambda: (NATIVE, []))
+    _build.warn_if_slow_build("model.gguf")
+    assert tried == ["model.gguf"]

@@ -5,6 +5,13 @@ AVX-512 and VNNI, a build for that CPU reads prompts ~1.45x faster (the 1.5B on 
 project's 2-core machine, ``benchmarks/RESULTS.md``), and prompt evaluation is most of
 an offline answer's time. Nothing here changes the build: it says what is missing and
 how to rebuild, once per process.
+
+AMX is the exception to "build for this CPU": on this project's machines a
+``-DGGML_NATIVE=ON`` build turns on llama.cpp's AMX kernels, and they die with SIGILL
+on the model's first step, with no Python error. So the install builds with
+``scripts/llama-cmake-args.sh`` (each instruction set the CPU lists by name, AMX
+never), AMX is not counted as missing, and before the model loads a build that has
+AMX is tried in a child process and refused, with that rebuild command, if it dies.
 """
 
 from __future__ import annotations
@@ -29,9 +36,69 @@ X86_FLAGS = {
 }
 
 REBUILD = (
-    "CMAKE_ARGS='-DGGML_NATIVE=ON' pip install --force-reinstall --no-cache-dir "
-    "--no-deps llama-cpp-python"
+    'CMAKE_ARGS="{args}" pip install --force-reinstall --no-cache-dir --no-deps llama-cpp-python'
 )
+#: The build arguments where AMX does not run: every instruction set by name, no AMX.
+NO_AMX_ARGS = "$(sh scripts/llama-cmake-args.sh)"
+
+
+def rebuild_command() -> str:
+    """The command that rebuilds llama.cpp for this CPU (every instruction set it
+    lists, AMX left out)."""
+    return REBUILD.format(args=NO_AMX_ARGS)
+
+
+#: Run in a child process: load the model on the installed build and evaluate one
+#: token. A build whose AMX kernels cannot run here dies with SIGILL in the child.
+_AMX_PROBE = """
+import sys
+import llama_cpp
+llm = llama_cpp.Llama(sys.argv[1], n_ctx=64, n_batch=64, n_threads=1, verbose=False)
+llm.eval(llm.tokenize(b"The tiles ran", add_bos=True))
+"""
+
+_amx: dict[str, bool] = {}
+
+
+def amx_runs(model_path: str | Path | None = None) -> bool:
+    """Whether the installed build's AMX kernels run here: a child process loads
+    ``model_path`` and evaluates a few tokens (~2 s, once per process and model).
+
+    Why a real run rather than a CPU flag or the kernel's permission: on this
+    project's machines both say yes (``amx_tile`` listed, ``ARCH_REQ_XCOMP_PERM``
+    granted, a hand-written ``tilezero`` runs), yet llama.cpp 0.3.36's AMX matrix
+    kernels die with SIGILL at ``tilezero`` on the model's first step. ``True`` with no
+    model to try."""
+    if model_path is None:
+        return True
+    key = str(model_path)
+    if key not in _amx:
+        import subprocess
+        import sys
+
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _AMX_PROBE, key], capture_output=True, timeout=300
+            )
+            _amx[key] = done.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            _amx[key] = False
+    return _amx[key]
+
+
+class UnusableBuildError(RuntimeError):
+    """The installed llama.cpp uses instructions this process may not run (AMX)."""
+
+
+def check_usable(features: set[str], amx: bool) -> None:
+    """Refuse a build that would die on its first matrix product: one compiled with
+    AMX where AMX does not run (SIGILL, which Python cannot catch)."""
+    if "AMX_INT8" in features and not amx:
+        raise UnusableBuildError(
+            "the installed llama.cpp was built with AMX, which this machine lists but does "
+            "not run (the model would crash on its first step); rebuild it without AMX, "
+            f"from the repository root: {REBUILD.format(args=NO_AMX_ARGS)}"
+        )
 
 
 class SlowBuildWarning(UserWarning):
@@ -57,9 +124,14 @@ def cpu_flags(cpuinfo: str) -> set[str]:
     return set()
 
 
-def missing_instructions(features: set[str], flags: set[str]) -> list[str]:
-    """llama.cpp's names of the x86 instruction sets the CPU has and the build lacks."""
-    return [name for name, flag in X86_FLAGS.items() if flag in flags and name not in features]
+def missing_instructions(features: set[str], flags: set[str], *, amx: bool = True) -> list[str]:
+    """llama.cpp's names of the x86 instruction sets the CPU has and the build lacks
+    (AMX only where ``amx``: it runs here)."""
+    return [
+        name
+        for name, flag in X86_FLAGS.items()
+        if flag in flags and name not in features and (amx or not name.startswith("AMX"))
+    ]
 
 
 def build_report() -> tuple[str, list[str]]:
@@ -72,25 +144,29 @@ def build_report() -> tuple[str, list[str]]:
         flags = cpu_flags(Path("/proc/cpuinfo").read_text())
     except OSError:
         flags = set()
-    return info, missing_instructions(build_features(info), flags)
+    return info, missing_instructions(build_features(info), flags, amx=False)
 
 
 _warned = False
 
 
-def warn_if_slow_build() -> None:
+def warn_if_slow_build(model_path: str | Path | None = None) -> None:
     """One :class:`SlowBuildWarning` per process when the build leaves out instruction
-    sets this CPU has (silence it with ``warnings.filterwarnings``)."""
+    sets this CPU has (silence it with ``warnings.filterwarnings``); an
+    :class:`UnusableBuildError` when the build has AMX and AMX does not run here
+    (tried on ``model_path``)."""
     global _warned
     if _warned:
         return
+    info, missing = build_report()
+    if "AMX_INT8" in build_features(info):
+        check_usable(build_features(info), amx_runs(model_path))
     _warned = True
-    _, missing = build_report()
     if missing:
         warnings.warn(
             f"llama.cpp was built without {', '.join(missing)}, which this CPU has; a "
             f"build for this CPU reads prompts faster (about 1.45x on AVX-512 machines): "
-            f"{REBUILD}",
+            f"{rebuild_command()}",
             SlowBuildWarning,
             stacklevel=3,
         )

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.llm import _kv_state
-from ark.llm._build import warn_if_slow_build
+from ark.llm._build import UnusableBuildError, warn_if_slow_build
 from ark.llm._kv_disk import SystemPromptStates, kv_cache_dir
 from ark.llm._lazy_grammar import LazyGrammarSampler
 from ark.llm._lookup import MAX_DRAFT, decode_with_lookup
@@ -243,6 +243,10 @@ class LocalChatModel:
             lora = {"lora_path": str(lora_path)}
             self.name = f"{path.stem}+{Path(lora_path).stem}"
         threads = n_threads or os.cpu_count() or 2
+        try:  # before loading: a build this process may not run dies with SIGILL
+            warn_if_slow_build(path)
+        except UnusableBuildError as exc:
+            raise LLMError(str(exc)) from exc
         try:
             self._llm = Llama(
                 str(path),
@@ -257,7 +261,6 @@ class LocalChatModel:
             raise LLMError(
                 f"could not load {path}{' with ' + str(lora_path) if lora else ''}: {exc}"
             ) from exc
-        warn_if_slow_build()
         template = self._llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise LLMError(f"{path} has no chat template")
