@@ -8,8 +8,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from _documents_fixture import document_graph
 from _doubles import LLMError, ScriptedChatModel, json_reply, prose
+from _passages_fixture import document_graph
 from ark.answer import (
     ANSWER_SCHEMA,
     MAX_CHARS_LIMIT,

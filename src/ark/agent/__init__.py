@@ -15,6 +15,7 @@ from ark.agent._evidence import (
 )
 from ark.agent._fusion import FUSIONS, fuse_ordering, fuse_random, fuse_vote
 from ark.agent._observer import SessionObserver
+from ark.agent._passages import EvidencePassage, evidence_passages
 from ark.agent._prompt import system_prompt
 from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
 from ark.agent._session import CallOutcome, ToolSession, normalise_arguments
@@ -55,6 +56,7 @@ __all__ = [
     "CallOutcome",
     "ChainHints",
     "EventHandler",
+    "EvidencePassage",
     "EvidencePath",
     "GraphSearch",
     "GraphSearchConfig",
@@ -74,6 +76,7 @@ __all__ = [
     "adapter_settings",
     "agent_tool_specs",
     "evidence_names",
+    "evidence_passages",
     "explain",
     "fuse_ordering",
     "fuse_random",

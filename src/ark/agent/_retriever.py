@@ -8,10 +8,12 @@ import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ark._coerce import as_int
-from ark.agent._evidence import NodeEvidence, explain
+from ark.agent._evidence import EvidencePath, NodeEvidence, explain
 from ark.agent._fusion import FUSIONS, fuse_random, fuse_vote_late
+from ark.agent._passages import EvidencePassage, evidence_passages
 from ark.agent._strategy import (
     AgentConfig,
     EventHandler,
@@ -19,11 +21,18 @@ from ark.agent._strategy import (
     StrategyFactory,
     resolve_strategy,
 )
+from ark.answer import Answer, Edge, write_answer
 from ark.errors import ArkError
+from ark.graph import MENTIONS
 from ark.index import Index, open_index
 from ark.llm import ChatModel
 from ark.tools import GraphTools, ToolConfig
 from ark.trajectory import Trajectory
+
+#: Ranked nodes, evidence passages and path relations the answer step reads by default.
+ANSWER_NODES = 10
+ANSWER_PASSAGES = 10
+ANSWER_EDGES = 40
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,11 @@ class RetrievalResult:
     #: Per node of ``ranking`` (same order): the agents that added it and the recorded
     #: paths that reached it (:mod:`ark.agent._evidence`).
     evidence: list[NodeEvidence] = field(default_factory=list)
+    #: The passages supporting the ranking, ranked by the answers they support (empty
+    #: on a graph without passages; :mod:`ark.agent._passages`).
+    passages: list[EvidencePassage] = field(default_factory=list)
+    #: The answer in words (:meth:`Retriever.answer`; ``None`` after ``retrieve``).
+    answer: Answer | None = None
 
     @property
     def failed(self) -> bool:
@@ -58,15 +72,54 @@ class RetrievalResult:
         """The evidence of ``node`` when it is in the ranking (else ``None``)."""
         return next((e for e in self.evidence if e.node == node), None)
 
-    def to_dict(self) -> dict[str, object]:
+    def paths_of(self, node: int) -> list[EvidencePath]:
+        """The evidence paths behind ``node``: a ranked node's own (:meth:`why`), an
+        evidence passage's (the paths it lies on or supports), else the ranking's paths
+        that pass through ``node`` (an anchor or a center shown to the answer step)."""
+        ev = self.why(node)
+        if ev is not None:
+            return list(ev.paths)
+        passage = next((p for p in self.passages if p.node == node), None)
+        if passage is not None:
+            return list(passage.paths)
+        out: list[EvidencePath] = []
+        for e in self.evidence:
+            for path in e.paths:
+                ends = {path.anchor, *(x for h in path.hops for x in (h.center, h.neighbor))}
+                if node in ends and path not in out:
+                    out.append(path)
+        return out
+
+    def cited_paths(self) -> dict[int, list[EvidencePath]]:
+        """Per citation of :attr:`answer` (in its order): the paths behind it."""
+        if self.answer is None:
+            return {}
+        return {c: self.paths_of(c) for c in self.answer.citations}
+
+    def answer_dict(self) -> dict[str, object] | None:
+        """:attr:`answer` as JSON, with each cited node's evidence paths (``None``
+        when no answer was asked for)."""
+        if self.answer is None:
+            return None
+        paths = self.cited_paths()
         return {
+            **self.answer.to_dict(),
+            "evidence": {str(c): [p.to_dict() for p in ps] for c, ps in paths.items()},
+        }
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "query": self.query,
             "query_id": self.query_id,
             "ranking": [r.to_dict() for r in self.ranking],
             "evidence": [e.to_dict() for e in self.evidence],
+            "passages": [p.to_dict() for p in self.passages],
             "trajectories": [t.to_dict() for t in self.trajectories],
             "wall_s": self.wall_s,
         }
+        if self.answer is not None:
+            out["answer"] = self.answer_dict()
+        return out
 
 
 class Retriever:
@@ -163,6 +216,7 @@ class Retriever:
             fused = FUSIONS[self.fusion](lists, self.top_k)
         g = self.index.graph
         ranking = [RankedNode(n, g.name(n), g.type_name(n), v) for n, v in fused]
+        evidence = explain(trajectories, fused)
         return RetrievalResult(
             query=query,
             ranking=ranking,
@@ -170,8 +224,44 @@ class Retriever:
             wall_s=round(time.perf_counter() - started, 4),
             query_id=query_id,
             errors=[t.error for t in trajectories if t.error],
-            evidence=explain(trajectories, fused),
+            evidence=evidence,
+            passages=evidence_passages(g, evidence),
         )
+
+    async def aanswer(
+        self,
+        query: str,
+        query_id: str | None = None,
+        *,
+        max_nodes: int = ANSWER_NODES,
+        max_passages: int = ANSWER_PASSAGES,
+        **options: Any,
+    ) -> RetrievalResult:
+        """Retrieve, then have the model answer in words from what was retrieved.
+
+        The model (this retriever's, at temperature 0 with the retriever's seed) sees
+        the text of the first ``max_nodes`` ranked nodes, then of the first
+        ``max_passages`` evidence passages not among them, and the relations of the
+        shown nodes' evidence paths (not ``mentions``: the passage itself is shown).
+        ``options`` go to :func:`ark.answer.write_answer` (``max_chars``,
+        ``max_node_chars``, ``max_tokens``). The result is the retrieval's, with
+        :attr:`RetrievalResult.answer` set; :meth:`RetrievalResult.cited_paths` gives
+        each citation's evidence paths.
+        """
+        result = await self.aretrieve(query, query_id)
+        nodes = answer_nodes(result, max_nodes, max_passages)
+        options.setdefault("seed", 0 if self.seed is None else self.seed)
+        started = time.perf_counter()
+        answer = await write_answer(
+            self.llm, query, self.index, nodes, edges=path_edges(result, nodes), **options
+        )
+        result.answer = answer
+        result.wall_s = round(result.wall_s + time.perf_counter() - started, 4)
+        return result
+
+    def answer(self, query: str, query_id: str | None = None, **options: Any) -> RetrievalResult:
+        """Synchronous :meth:`aanswer` (runs its own event loop)."""
+        return asyncio.run(self.aanswer(query, query_id, **options))
 
     def _crashed(
         self, query: str, query_id: str | None, agent: int, exc: BaseException
@@ -193,6 +283,39 @@ class Retriever:
     def retrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
         """Synchronous entry point (runs its own event loop)."""
         return asyncio.run(self.aretrieve(query, query_id))
+
+
+def answer_nodes(result: RetrievalResult, max_nodes: int, max_passages: int) -> list[int]:
+    """The nodes the answer step reads: the first ``max_nodes`` of the ranking, then the
+    first ``max_passages`` evidence passages not among them."""
+    nodes = [r.index for r in result.ranking[:max_nodes]]
+    shown = set(nodes)
+    nodes += [p.node for p in result.passages if p.node not in shown][:max_passages]
+    return nodes
+
+
+def path_edges(result: RetrievalResult, nodes: list[int]) -> list[Edge]:
+    """``(head, relation, tail)`` of every recorded hop on the evidence paths of the
+    ranked nodes among ``nodes`` (at most :data:`ANSWER_EDGES`), as the answer step
+    shows them: a hop's direction decides which end is the head. ``mentions`` hops
+    are left out (the passage's own text is shown), as are hops whose relation or
+    center the record does not have."""
+    wanted = set(nodes)
+    edges: dict[Edge, None] = {}
+    for ev in result.evidence:
+        if ev.node not in wanted:
+            continue
+        for path in ev.paths:
+            for h in path.hops:
+                if h.center is None or h.relation is None or h.relation == MENTIONS:
+                    continue
+                edge = (
+                    (h.neighbor, h.relation, h.center)
+                    if h.direction == "in"
+                    else (h.center, h.relation, h.neighbor)
+                )
+                edges[edge] = None
+    return list(edges)[:ANSWER_EDGES]
 
 
 def add_batches(trajectory: Trajectory) -> list[list[int]]:

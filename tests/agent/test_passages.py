@@ -1,0 +1,107 @@
+"""Evidence passages: the passages along each evidence path, ranked by the answers they
+support — on a small hand-made document graph, from scripted trajectories run with
+the real tools."""
+
+from __future__ import annotations
+
+import pytest
+
+from _doubles import ScriptedChatModel, tool_call
+from _passages_fixture import build_document_index
+from ark import Retriever
+from ark.agent import EvidencePassage, EvidencePath, Hop, NodeEvidence, evidence_passages
+from ark.index import Index
+
+# The hand-made graph's node indices: passages 0..4, then entities.
+P_LENA, P_PORT, P_TOMAS, P_HARBOUR, P_SEALS = range(5)
+LENA, PORT, HARBOUR, NORLAND, TOMAS = 5, 6, 7, 8, 9
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    return build_document_index(tmp_path_factory.mktemp("docs") / "idx")
+
+
+def retrieve(index: Index, script):  # type: ignore[no-untyped-def]
+    model = ScriptedChatModel(script)
+    return Retriever(index, model, n_agents=1, seed=0).retrieve("who is the mayor")
+
+
+def chain_script(*adds: list[int]):  # type: ignore[no-untyped-def]
+    """Lena Marsh -born in-> Port Avel <-mayor of- Tomas Reed, then ``adds``."""
+    return [
+        tool_call("search_in_graph", query="Lena Marsh painter"),
+        tool_call("search_in_neighborhood", node_index=LENA),
+        tool_call("search_in_neighborhood", node_index=PORT),
+        *(tool_call("add_to_answer", node_indices=a) for a in adds),
+        tool_call("finish"),
+    ]
+
+
+def test_the_passages_of_each_hop_of_the_chain(docs):
+    result = retrieve(docs, chain_script([TOMAS]))
+    assert [r.index for r in result.ranking] == [TOMAS]
+    (path,) = result.why(TOMAS).paths
+    assert [(h.center, h.neighbor) for h in path.hops] == [(LENA, PORT), (PORT, TOMAS)]
+    # Hop Lena -> Port Avel: the one passage naming both; hop Port Avel -> Tomas Reed:
+    # both passages naming both (as many of the path's nodes each: by index).
+    assert [p.node for p in result.passages] == [P_LENA, P_PORT, P_TOMAS]
+    assert all(p.via == "hop" and p.supports == (TOMAS,) for p in result.passages)
+    assert result.passages[0].paths == (path,)
+    assert result.passages[0].name == "Lena Marsh"
+    d = result.to_dict()["passages"][0]
+    assert d["index"] == P_LENA and d["supports"] == [TOMAS] and d["via"] == "hop"
+
+
+def test_passages_follow_the_order_of_the_answers_they_support(docs):
+    result = retrieve(docs, chain_script([TOMAS], [HARBOUR]))
+    assert [r.index for r in result.ranking] == [TOMAS, HARBOUR]
+    # Tomas Reed's chain first; then Lena -painted-> Harbour adds the painting's passage
+    # (the Lena passage names both too, and now supports both answers).
+    assert [p.node for p in result.passages] == [P_LENA, P_PORT, P_TOMAS, P_HARBOUR]
+    assert result.passages[0].supports == (TOMAS, HARBOUR)
+    assert result.passages[3].supports == (HARBOUR,)
+    assert P_SEALS not in [p.node for p in result.passages]  # on no path
+
+
+def test_a_passage_on_the_path_or_in_the_ranking_is_its_own_evidence(docs):
+    script = [
+        tool_call("search_in_graph", query="mayor of Port Avel since 2010"),
+        tool_call("search_in_neighborhood", node_index=P_TOMAS),
+        tool_call("add_to_answer", node_indices=[P_TOMAS, PORT]),
+        tool_call("finish"),
+    ]
+    result = retrieve(docs, script)
+    assert [r.index for r in result.ranking] == [P_TOMAS, PORT]
+    by_node = {p.node: p for p in result.passages}
+    assert by_node[P_TOMAS].via == "answer"
+    # Port Avel was reached from the passage (P_TOMAS -mentions-> Port Avel): the
+    # passage lies on that path and supports it.
+    assert by_node[P_TOMAS].supports == (P_TOMAS, PORT)
+    assert [p.node for p in result.passages] == [P_TOMAS]
+
+
+def test_a_curated_graph_has_no_passages(movie_index):
+    from _helpers import node
+
+    gump = node(movie_index, "Forrest Gump")
+    script = [
+        tool_call("search_in_graph", query="Forrest Gump"),
+        tool_call("search_in_neighborhood", node_index=gump, edge_type="directed_by"),
+        tool_call("add_to_answer", node_indices=[node(movie_index, "Robert Zemeckis")]),
+        tool_call("finish"),
+    ]
+    result = retrieve(movie_index, script)
+    assert result.ranking and result.evidence[0].paths
+    assert result.passages == [] and result.to_dict()["passages"] == []
+
+
+def test_hub_pairs_are_capped_and_unknown_centers_skipped(docs):
+    g = docs.graph
+    hop = Hop(PORT, "mayor of", "in", TOMAS, 2)
+    path = EvidencePath(0, LENA, "q", 1, (Hop(LENA, "born in", "out", PORT, 2), hop))
+    ev = [NodeEvidence(TOMAS, 1, (), (path,))]
+    assert [p.node for p in evidence_passages(g, ev, max_per_hop=1)] == [P_LENA, P_PORT]
+    unknown = EvidencePath(0, None, None, None, (Hop(None, None, None, TOMAS, 2),))
+    assert evidence_passages(g, [NodeEvidence(TOMAS, 1, (), (unknown,))]) == []
+    assert isinstance(evidence_passages(g, ev)[0], EvidencePassage)

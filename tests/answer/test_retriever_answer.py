@@ -1,0 +1,88 @@
+"""``Retriever.answer``: retrieval, then the answer step over the ranking and its
+evidence passages, with each citation's evidence paths."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from _doubles import ScriptedChatModel, json_reply, tool_call
+from _passages_fixture import build_document_index
+from ark import Retriever
+from ark.answer import ANSWER_SCHEMA
+from ark.index import Index
+
+P_LENA, P_PORT, P_TOMAS, P_HARBOUR, P_SEALS = range(5)
+LENA, PORT, TOMAS = 5, 6, 9
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    return build_document_index(tmp_path_factory.mktemp("docs") / "idx")
+
+
+def chain(reply: dict[str, object]) -> ScriptedChatModel:
+    """One agent follows Lena Marsh -born in-> Port Avel <-mayor of- Tomas Reed and
+    adds Tomas Reed; the next call (the answer step's) gets ``reply``."""
+    return ScriptedChatModel(
+        [
+            tool_call("search_in_graph", query="Lena Marsh painter"),
+            tool_call("search_in_neighborhood", node_index=LENA),
+            tool_call("search_in_neighborhood", node_index=PORT),
+            tool_call("add_to_answer", node_indices=[TOMAS]),
+            tool_call("finish"),
+            json_reply(reply),
+        ],
+        per_call=True,
+    )
+
+
+def test_answer_reads_the_ranking_and_the_evidence_passages(docs):
+    model = chain({"answerable": True, "answer": "Tomas Reed", "citations": [P_TOMAS, TOMAS]})
+    result = Retriever(docs, model, n_agents=1, seed=0).answer("Who is the mayor?")
+    assert [r.index for r in result.ranking] == [TOMAS]
+    answer = result.answer
+    assert answer is not None and answer.answerable
+    assert answer.text == "Tomas Reed"
+    # The ranked node first, then its evidence passages in their order.
+    assert answer.nodes == [TOMAS, P_LENA, P_PORT, P_TOMAS]
+    assert model.schemas[-1] == ANSWER_SCHEMA and model.schemas[0] is None
+    prompt = model.calls[-1][-1].content
+    assert "Tomas Reed is a politician who has been mayor of Port Avel" in prompt
+    assert "Harbour seals" not in prompt  # on no evidence path
+    # The relations of the path, as facts (the direction decides the head).
+    assert f"[{TOMAS}] Tomas Reed -mayor of-> [{PORT}] Port Avel" in prompt
+    assert f"[{LENA}] Lena Marsh -born in-> [{PORT}] Port Avel" in prompt
+    # Each citation comes with its evidence paths.
+    paths = result.cited_paths()
+    assert list(paths) == [P_TOMAS, TOMAS]
+    assert paths[TOMAS] == list(result.why(TOMAS).paths)
+    assert paths[P_TOMAS] == list(result.passages[2].paths) and paths[P_TOMAS]
+    d = json.loads(json.dumps(result.to_dict()))
+    assert d["answer"]["text"] == "Tomas Reed"
+    assert d["answer"]["citations"] == [P_TOMAS, TOMAS]
+    assert d["answer"]["evidence"][str(TOMAS)][0]["hops"][-1]["neighbor"] == TOMAS
+
+
+def test_a_bad_answer_reply_keeps_the_retrieval(docs):
+    model = ScriptedChatModel(
+        [
+            tool_call("search_in_graph", query="Lena Marsh painter"),
+            tool_call("add_to_answer", node_indices=[P_LENA]),
+            tool_call("finish"),
+            json_reply({"answer": "Tomas Reed"}),
+        ],
+        per_call=True,
+    )
+    result = Retriever(docs, model, n_agents=1).answer("Who is the mayor?")
+    assert [r.index for r in result.ranking] == [P_LENA]
+    assert result.answer is not None and result.answer.status == "bad_reply"
+    assert result.cited_paths() == {}
+
+
+def test_retrieve_alone_has_no_answer(docs):
+    model = chain({"answerable": True, "answer": "x", "citations": []})
+    result = Retriever(docs, model, n_agents=1).retrieve("Who is the mayor?")
+    assert result.answer is None and "answer" not in result.to_dict()
+    assert len(model.calls) == 5  # no answer call
