@@ -32,6 +32,7 @@ def structured_replies(index):
         {"keep": []},  # R1 refinement: nothing, so the edges' nodes stay
         {"chain": "Tom Hanks starred in them.", "answer": []},
         {"verdict": "yes", "missing": ""},
+        {"answerable": True, "answer": "Big, among others", "citations": []},  # the answer
     ]
     return [(200, chat_reply(json.dumps(r))) for r in replies]
 
@@ -56,7 +57,8 @@ def test_ask_with_graphsearch_runs_one_workflow_by_default(metaqa_index, monkeyp
     assert all("response_format" in r and "tools" not in r for r in server.requests)
     films = {r["name"] for r in data["ranking"]}
     assert "Big" in films and len(films) >= 10  # the starred_actors neighborhood
-    assert len(server.requests) == 5
+    assert len(server.requests) == 6
+    assert traj["graphsearch"]["answer"]["text"] == "Big, among others"
 
 
 @pytest.mark.parametrize(

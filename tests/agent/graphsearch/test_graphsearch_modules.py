@@ -174,9 +174,12 @@ def test_drafting_answers_from_evidence_and_verification_reads_yes_as_accept():
     ask = asker(model, seen)
     chain, answer = run(m.draft(ask, "q", "S1 ... -> [7] Drama (genre)", [7, 8]))
     assert chain.startswith("Zemeckis") and answer == [7]
-    assert run(m.verify(ask, "q", "ev", chain, "[7] Drama")) == (True, "")
-    assert run(m.verify(ask, "q", "ev", chain, "[7] Drama")) == (False, "the genres")
-    assert run(m.verify(ask, "q", "ev", chain, "")) == (False, "")  # no JSON: not accepted
+    yes = run(m.verify(ask, "q", "ev", chain, "[7] Drama"))
+    assert (yes.accepted, yes.missing, yes.valid) == (True, "", True)
+    no = run(m.verify(ask, "q", "ev", chain, "[7] Drama"))
+    assert (no.accepted, no.missing, no.valid) == (False, "the genres", True)
+    bad = run(m.verify(ask, "q", "ev", chain, ""))  # no JSON: not accepted, and counted
+    assert (bad.accepted, bad.valid) == (False, False)
     assert seen == ["logic_drafting"] + ["evidence_verification"] * 3
     assert model.schemas[1] == prompts.VERIFICATION_SCHEMA
 
@@ -194,3 +197,24 @@ def test_expansion_numbers_new_steps_after_the_existing_ones(movie_index):
     assert (semantic[0].number, relational[0].number) == (3, 4)
     assert {s.origin for s in semantic + relational} == {"expansion"}
     assert model.schemas[0]["properties"]["semantic"]["maxItems"] == prompts.MAX_NEW_STEPS
+
+
+def test_the_document_schemas_compile_to_local_grammars():
+    """The schemas a graph built from documents uses (free-text relations, reading)
+    decode under llama.cpp's grammar as the others do."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed")
+    from llama_cpp import LlamaGrammar
+
+    from ark.llm._local import json_grammar
+
+    for schema in (
+        prompts.plan_schema(["born in", "mentions"], free=True),
+        prompts.reading_schema([4, 5, 6]),
+    ):
+        LlamaGrammar.from_string(json_grammar(schema), verbose=False)
+    assert '"\\"born in\\""' not in json_grammar(prompts.plan_schema(["born in"], free=True))

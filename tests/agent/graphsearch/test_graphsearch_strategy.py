@@ -28,6 +28,7 @@ def module_of(messages: list[Message]) -> str:
         ("You plan how", "decomposition"),
         ("did not find enough evidence", "expansion"),
         ("You filter", "refinement"),
+        ("using only the evidence given", "answer"),  # ark.answer's prompt
         ("You answer a question", "drafting"),
         ("You check", "verification"),
         ("You rewrite", "grounding"),
@@ -58,6 +59,11 @@ def scripted(index, verdicts=("yes",), expansion=None, keep_all=True):
             found = [int(n) for n in re.findall(r"\[(\d+)\] ([^(;]+) \(genre\)",
                                                  messages[1].content) for n in [n[0]]]  # fmt: skip
             return json_reply({"chain": "Zemeckis directed films; their genres.", "answer": found})
+        if kind == "answer":
+            cited = [int(n) for n in re.findall(r"\[(\d+)\]", messages[1].content)][:2]
+            return json_reply(
+                {"answerable": True, "answer": "Drama, Adventure and Comedy", "citations": cited}
+            )
         if kind == "verification":
             v = verdicts.pop(0) if verdicts else "no"
             return json_reply({"verdict": v, "missing": "" if v == "yes" else "the genres"})
@@ -89,10 +95,11 @@ def test_the_workflow_runs_its_modules_in_order_and_records_each(movie_index):
         "retrieval", "context_refinement",  # R2, from R1's films
         "logic_drafting",
         "evidence_verification",
+        "answer_generation",
     ]  # fmt: skip
     assert traj.stop_reason == "finish" and traj.config["strategy"] == "graphsearch"
     model_steps = [s for s in traj.steps if s.module != "retrieval"]
-    assert len(model_steps) == len(model.calls) == 7
+    assert len(model_steps) == len(model.calls) == 8
     assert all(s.prompt_tokens > 0 and json.loads(s.content) for s in model_steps)
     assert all(schema is not None for schema in model.schemas)  # every call structured
     assert traj.usage["prompt_tokens"] == sum(s.prompt_tokens for s in traj.steps)
@@ -149,7 +156,9 @@ def test_the_step_budget_bounds_model_calls_and_still_ranks(movie_index):
     model = scripted(movie_index)
     gs = GraphSearch(movie_index, model, AgentConfig(max_steps=4))
     traj = asyncio.run(gs.run(QUESTION))
-    assert len(model.calls) == 4 and traj.stop_reason == "max_steps"
+    # The budget bounds the workflow; the final answer is one call past it.
+    assert len(model.calls) == 5 and traj.stop_reason == "max_steps"
+    assert modules(traj)[-1] == "answer_generation"
     # Budget spent before drafting: the semantic chain's last kept nodes still rank.
     assert traj.answer and "logic_drafting" not in modules(traj)
 
@@ -220,3 +229,34 @@ def test_run_never_raises_whatever_the_backend_raises(movie_index, failure):
     assert traj.stop_reason == "error" and type(failure).__name__ in traj.error
     genres = {node(movie_index, g) for g in ("Drama", "Adventure", "Comedy")}
     assert genres <= set(traj.answer)  # what the retrieval found still ranks
+
+
+def test_a_triple_with_no_known_end_is_grounded_by_the_model_and_still_searches(movie_index):
+    """A plan whose first triple has placeholders at both ends (("#1", directed_by,
+    "#2"), as a small model writes): the model names the known end, and the channel
+    searches from it instead of making no call at all."""
+    import asyncio
+
+    plan = {
+        "semantic": ["q"],
+        "relational": [{"subject": "#1", "relation": "directed_by", "object": "#2"}],
+    }
+    inner = scripted(movie_index)
+
+    def script(messages):
+        if module_of(messages) == "decomposition":
+            return json_reply(plan)
+        return inner._script(messages)
+
+    gs = GraphSearch(
+        movie_index, ScriptedChatModel(script),
+        workflow=GraphSearchConfig(expansions=0, channels=("relational",)),
+    )  # fmt: skip
+    traj = asyncio.run(gs.run(QUESTION))
+    mods = modules(traj)
+    assert mods[:3] == ["query_decomposition", "query_grounding", "retrieval"]
+    calls = traj.steps[2].tool_calls
+    zemeckis = node(movie_index, "Robert Zemeckis")
+    assert calls[0].name == "search_in_graph" and calls[0].arguments["query"] == "Robert Zemeckis"
+    assert {c.center for c in calls[1:]} == {zemeckis}
+    assert traj.extra["graphsearch"]["steps"][0]["grounded"] == "Robert Zemeckis"

@@ -1,9 +1,11 @@
 """GraphSearch's six modules over ARK's two tools (arXiv 2509.22009, SPEC §8).
 
 Query decomposition, query grounding, context refinement, logic drafting, evidence
-verification and query expansion; plus the retrieval each step makes in its channel
-(semantic: ``search_in_graph`` over node text; relational: find the triple's known
-end, then ``search_in_neighborhood`` along the triple's relation). Each model-facing
+verification and query expansion, and the final answer; plus the retrieval each step
+makes in its channel on a curated graph (semantic: ``search_in_graph`` over node text;
+relational: find the triple's known end, then ``search_in_neighborhood`` along the
+triple's relation; a graph built from documents has its own, in ``documents.py``).
+Each model-facing
 module makes one call through ``ask`` (the strategy records it as a step) and turns
 the JSON reply into checked values: a reply that does not fit degrades to "nothing
 found" rather than raising.
@@ -14,7 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from ark.agent._session import CallOutcome, ToolSession
@@ -53,7 +55,11 @@ class Step:
     triple: Triple | None = None
     origin: str = "decomposition"
     grounded: str | None = None
-    nodes: list[int] = field(default_factory=list)  # the refined sub-answer
+    nodes: list[int] = field(default_factory=list)  # the nodes refinement kept
+    #: Context refinement's summary of what was retrieved and the sub-answer in words
+    #: (on a curated graph, where refinement only keeps nodes, the kept nodes' names).
+    summary: str = ""
+    answer: str = ""
 
     @property
     def label(self) -> str:
@@ -67,6 +73,9 @@ class Step:
             "grounded": self.grounded,
             "origin": self.origin,
             "nodes": self.nodes,
+            "triple": None if self.triple is None else list(astuple(self.triple)),
+            "summary": self.summary,
+            "answer": self.answer,
         }
 
 
@@ -90,11 +99,17 @@ def map_relation(name: str, relations: list[str]) -> str | None:
 
 
 def parse_plan(
-    data: Any, relations: list[str], first: tuple[int, int] = (1, 1), origin: str = "decomposition"
+    data: Any,
+    relations: list[str],
+    first: tuple[int, int] = (1, 1),
+    origin: str = "decomposition",
+    phrases: bool = False,
 ) -> tuple[list[Step], list[Step]]:
     """The semantic and relational steps of a plan reply, numbered from ``first``;
     blank questions and triples whose relation maps to none of the graph's are dropped
-    (so numbering follows what the model wrote, and a dangling #N grounds to nothing)."""
+    (so numbering follows what the model wrote, and a dangling #N grounds to nothing).
+    With ``phrases`` (a graph whose relations are free-text phrases), the relation is
+    kept as written: it is matched to the graph's phrases by words, not by name."""
     if not isinstance(data, dict):
         return [], []
     questions, triples = data.get(SEMANTIC), data.get(RELATIONAL)
@@ -110,7 +125,8 @@ def parse_plan(
         if not isinstance(t, dict):
             continue
         s, o = str(t.get("subject") or "").strip(), str(t.get("object") or "").strip()
-        rel = map_relation(str(t.get("relation") or ""), relations)
+        raw = " ".join(str(t.get("relation") or "").split())
+        rel = (raw or None) if phrases else map_relation(raw, relations)
         if not s or not o or rel is None:
             continue
         triple = Triple(s, rel, o)
@@ -118,30 +134,41 @@ def parse_plan(
     return semantic, relational
 
 
-async def decompose(ask: Ask, question: str, schema: Schema) -> tuple[list[Step], list[Step]]:
+async def decompose(
+    ask: Ask, question: str, schema: Schema, free: bool = False, phrases: bool = False
+) -> tuple[list[Step], list[Step]]:
+    """The plan; ``free``: relations asked for as phrases (see
+    :func:`prompts.free_relations`), ``phrases``: kept as phrases (see :func:`parse_plan`)."""
     relations = schema.relation_names
     data = await ask(
         "query_decomposition",
-        prompts.decomposition_prompt(schema),
+        prompts.decomposition_prompt(schema, free),
         f"Question: {question}",
-        prompts.plan_schema(relations),
+        prompts.plan_schema(relations, free=free),
         320,
     )
-    return parse_plan(data, relations)
+    return parse_plan(data, relations, phrases=phrases)
 
 
 async def expand(
-    ask: Ask, question: str, schema: Schema, evidence: str, missing: str, first: tuple[int, int]
+    ask: Ask,
+    question: str,
+    schema: Schema,
+    evidence: str,
+    missing: str,
+    first: tuple[int, int],
+    free: bool = False,
+    phrases: bool = False,
 ) -> tuple[list[Step], list[Step]]:
     relations = schema.relation_names
     data = await ask(
         "query_expansion",
-        prompts.expansion_prompt(schema, min(first)),
+        prompts.expansion_prompt(schema, min(first), free),
         f"Question: {question}\n\nEvidence so far:\n{evidence}\n\nMissing: {missing or '?'}",
-        prompts.plan_schema(relations, prompts.MAX_NEW_STEPS),
+        prompts.plan_schema(relations, prompts.MAX_NEW_STEPS, free),
         240,
     )
-    return parse_plan(data, relations, first, origin="expansion")
+    return parse_plan(data, relations, first, origin="expansion", phrases=phrases)
 
 
 # -- 2. query grounding ------------------------------------------------------------------
@@ -209,6 +236,17 @@ def _anchors(session: ToolSession, name: str, calls: list[Call]) -> list[int]:
     return exact[:MAX_ANCHORS] or outcome.nodes[:1]
 
 
+def has_anchor(step: Step, answers: dict[int, list[int]]) -> bool:
+    """Whether the step's triple has an end to start from: a name, or an earlier step's
+    placeholder whose step found nodes."""
+    assert step.triple is not None
+    for end in (step.triple.subject, step.triple.object):
+        refs = references(end)
+        if not refs or any(0 < r < step.number and answers.get(r) for r in refs):
+            return True
+    return False
+
+
 def retrieve_relational(
     session: ToolSession, step: Step, answers: dict[int, list[int]], grounded_name: str | None
 ) -> list[Call]:
@@ -230,7 +268,10 @@ def retrieve_relational(
         anchors = answers[earlier[0]][:MAX_ANCHORS]
     else:
         name = grounded_name or ("" if refs[side] else ends[side])
-        anchors = _anchors(session, name, calls) if name else []
+        # No name from grounding: the triple's named end, if it has one, rather than
+        # no search at all.
+        name = name or next((e for e in ends if not references(e)), "")
+        anchors = _anchors(session, name, calls) if name.strip("[] ") else []
     query = None if references(other) else other
     found = False
     for node in anchors:
@@ -284,6 +325,37 @@ async def refine(ask: Ask, question: str, step: Step, query: str, calls: list[Ca
     return out
 
 
+async def read(
+    ask: Ask, question: str, step: Step, query: str, shown: str, candidates: list[int]
+) -> tuple[str, str, list[int]]:
+    """Context refinement over passages and triples (a graph built from documents):
+    the summary, the sub-answer in words, and the nodes kept (only those shown count).
+    A reply that does not fit keeps nothing and says nothing."""
+    if not candidates:
+        return "", "", []
+    data = await ask(
+        "context_refinement",
+        prompts.READING_SYSTEM,
+        f"Question: {question}\nStep {step.label}: {query}\n\nSearch results:\n{shown}",
+        prompts.reading_schema(candidates),
+        256,
+    )
+    if not isinstance(data, dict):
+        return "", "", []
+    summary, answer = data.get("summary"), data.get("answer")
+    return (
+        " ".join(summary.split()) if isinstance(summary, str) else "",
+        " ".join(answer.split()) if isinstance(answer, str) else "",
+        _chosen(data.get("keep"), candidates),
+    )
+
+
+def known(answer: str) -> bool:
+    """Whether a sub-answer names something (not empty, not the "unknown" the reading
+    prompt asks for when the results do not say)."""
+    return bool(answer.strip()) and answer.strip(" .").casefold() != "unknown"
+
+
 def _chosen(raw: Any, candidates: list[int]) -> list[int]:
     allowed = set(candidates)
     out: list[int] = []
@@ -322,11 +394,31 @@ async def draft(
     return chain, _chosen(data.get("answer"), candidates)
 
 
-async def verify(
-    ask: Ask, question: str, evidence: str, chain: str, answer: str
-) -> tuple[bool, str]:
-    """True when the judge says the evidence supports the drafted answer ("yes" means
-    accept here; the public code expands on "yes", which reads inverted)."""
+@dataclass(frozen=True)
+class Verdict:
+    """Evidence verification's reply, parsed strictly: ``accepted`` only when the
+    verdict is exactly "yes" (case and surrounding space aside) — "yes, but ..." or a
+    reply that is not the JSON asked for is no acceptance (the public code accepts any
+    reply *containing* "yes"). ``valid``: the verdict was "yes" or "no"."""
+
+    accepted: bool
+    missing: str
+    raw: Any
+    valid: bool
+
+
+def parse_verdict(data: Any) -> Verdict:
+    if not isinstance(data, dict):
+        return Verdict(False, "", None, False)
+    raw = data.get("verdict")
+    word = raw.strip().casefold() if isinstance(raw, str) else None
+    missing = data.get("missing") if isinstance(data.get("missing"), str) else ""
+    return Verdict(word == "yes", missing, raw, word in ("yes", "no"))
+
+
+async def verify(ask: Ask, question: str, evidence: str, chain: str, answer: str) -> Verdict:
+    """The judge's verdict on the drafted answer ("yes" means the evidence supports it
+    and ends the loop, as in the paper; the public code expands on "yes")."""
     data = await ask(
         "evidence_verification",
         prompts.VERIFICATION_SYSTEM,
@@ -335,7 +427,4 @@ async def verify(
         prompts.VERIFICATION_SCHEMA,
         96,
     )
-    if not isinstance(data, dict):
-        return False, ""
-    missing = data.get("missing") if isinstance(data.get("missing"), str) else ""
-    return data.get("verdict") == "yes", missing
+    return parse_verdict(data)
