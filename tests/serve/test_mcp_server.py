@@ -52,6 +52,7 @@ def test_tools_have_the_agents_schemas_and_text(metaqa_index):
         "search_in_neighborhood",
         "get_node",
         "why",
+        "answer",
     ]
     for tool, spec in zip(tools, tool_specs(metaqa_index.schema), strict=False):
         assert tool.input_schema == spec["function"]["parameters"]

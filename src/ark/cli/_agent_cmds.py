@@ -20,6 +20,7 @@ from ark.agent import (
     strategy_info,
     strategy_names,
 )
+from ark.agent._evidence import render_path
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
@@ -91,6 +92,7 @@ def _run(
     strategy: str = "ark",
     parallel: bool | None = None,
     why: bool = False,
+    answer: bool = False,
 ) -> RetrievalResult:
     from ark.agent import adapter_settings
     from ark.llm import ModelSettings
@@ -119,7 +121,7 @@ def _run(
             prompt=student.prompt,
             tools=student.tools,
         )
-        result = retriever.retrieve(question)
+        result = retriever.answer(question) if answer else retriever.retrieve(question)
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
     except Exception as exc:  # never a traceback: say what failed
@@ -135,6 +137,8 @@ def _run(
                 "ranking": [r.to_dict() for r in result.ranking],
                 "evidence": [e.to_dict() for e in result.evidence],
                 "evidence_nodes": evidence_names(result.evidence, index.graph),
+                "passages": [p.to_dict() for p in result.passages],
+                **({"answer": result.answer_dict()} if result.answer is not None else {}),
                 "trajectories": [t.to_dict() for t in result.trajectories],
                 "wall_s": result.wall_s,
                 "cost": cost,
@@ -146,6 +150,8 @@ def _run(
         _print_ranking(result)
         if why:
             _print_evidence(result, index)
+        if result.answer is not None:
+            _print_answer(result, index, why)
         console.print(f"Cost: {cost_line(cost)}", markup=False)
         console.print(f"Time: {profile_line(query_profile(result.trajectories))}", markup=False)
     if result.failed:
@@ -175,6 +181,34 @@ def _print_evidence(result: RetrievalResult, index: Index) -> None:
         console.print(f"{rank}. [{r.index}] {clean_text(r.name)} ({r.type})", markup=False)
         for line in render_evidence(ev, g):
             console.print(f"   {clean_text(line)}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_answer(result: RetrievalResult, index: Index, why: bool) -> None:
+    """The answer in words, each citation with its node (and, with ``--why``, the
+    evidence paths behind it), and what the answer step cost."""
+    a = result.answer
+    assert a is not None
+    g = index.graph
+    if a.answerable:
+        console.print(f"Answer: {clean_text(a.text)}", markup=False, soft_wrap=True)
+    else:
+        said = f" (the model: {clean_text(a.text)})" if a.text else ""
+        console.print(f"No answer: {a.reason}{said}", markup=False, soft_wrap=True)
+    paths = result.cited_paths()
+    for c in a.citations:
+        console.print(f"  cites [{c}] {clean_text(g.name(c))} ({g.type_name(c)})", markup=False)
+        if why:
+            for p in paths.get(c, [])[:2]:
+                line = render_path(p, lambda n: clean_text(g.name(n)))
+                console.print(f"    agent {p.agent + 1}: {line}", markup=False, soft_wrap=True)
+    if a.dropped_citations:
+        console.print(f"  ({a.dropped_citations} citation(s) of nodes not shown were dropped)")
+    console.print(
+        f"Answer step: {len(a.nodes)} node(s) read ({a.evidence_chars} chars), "
+        f"{a.prompt_tokens} prompt + {a.completion_tokens} completion tokens, "
+        f"{a.latency_s:.1f} s",
+        markup=False,
+    )
 
 
 AgentsOpt = Annotated[int, typer.Option("--agents", help="Parallel agents (fused by vote).")]
@@ -260,6 +294,15 @@ WhyOpt = Annotated[
         "(the search that found the start, then each edge followed). --json always has them.",
     ),
 ]
+AnswerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--answer",
+        help="After retrieval, the model writes a short answer from the retrieved nodes' "
+        "text (the ranking and its evidence passages), citing node indices, or says the "
+        "evidence does not answer. --json adds an answer object.",
+    ),
+]
 TimeoutOpt = Annotated[
     float | None,
     typer.Option(
@@ -296,6 +339,7 @@ def ask(
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
     why: WhyOpt = False,
+    answer: AnswerOpt = False,
     save_trajectories: SaveOpt = None,
     llm_cache: LlmCacheOpt = None,
     seed: SeedOpt = 0,
@@ -307,7 +351,8 @@ def ask(
     adapter: AdapterOpt = None,
     parallel: ParallelOpt = None,
 ) -> None:
-    """Retrieve the nodes that answer QUESTION, showing each agent's steps live."""
+    """Retrieve the nodes that answer QUESTION, showing each agent's steps live
+    (``--answer``: then an answer in words, citing them)."""
     strategy = strategy or adapter_strategy(adapter, base_url, as_json)
     n_agents = resolve_agents(strategy, agents, as_json)
     try:
@@ -334,6 +379,7 @@ def ask(
         strategy=strategy,
         parallel=parallel,
         why=why,
+        answer=answer,
     )
 
 
@@ -348,6 +394,7 @@ def demo(
     base_url: UrlOpt = None,
     as_json: JsonOpt = False,
     why: WhyOpt = False,
+    answer: AnswerOpt = False,
     llm_cache: LlmCacheOpt = None,
     seed: SeedOpt = 0,
     price_in: PriceInOpt = None,
@@ -402,4 +449,5 @@ def demo(
         strategy=strategy,
         parallel=parallel,
         why=why,
+        answer=answer,
     )

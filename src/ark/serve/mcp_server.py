@@ -3,8 +3,10 @@
 Tools: ``search_in_graph`` and ``search_in_neighborhood`` with the JSON schemas and
 rendered text an ARK agent sees (from the one definition in :mod:`ark.tools`, run
 through a :class:`~ark.agent.ToolSession`), ``get_node`` (a node's full text and
-relation counts) and ``why`` (the evidence paths by which a client's searches reached
-a node, :mod:`ark.serve._why`). Resources: each index's schema summary.
+relation counts), ``why`` (the evidence paths by which a client's searches reached
+a node, :mod:`ark.serve._why`) and ``answer`` (an answer in words from nodes' text,
+citing them, written by the server's model: :mod:`ark.serve._answer`). Resources:
+each index's schema summary.
 Everything is read-only; a bad call comes back as a tool error (``isError``) whose
 structured content carries the :class:`~ark.tools.ErrorCode`, never as a crash.
 
@@ -34,14 +36,18 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from ark._coerce import as_int
 from ark.graph import DIRECTION_NAMES
 from ark.index import Index
+from ark.llm import ChatModel
+from ark.serve._answer import ANSWER_SPEC, AnswerError, AnswerService, AnswerSettings
 from ark.serve._service import IndexService
 from ark.serve._why import WHY_SPEC, WhyError, why
 from ark.tools import ErrorCode, GraphTools, tool_specs
 
 __all__ = [
+    "ANSWER_SPEC",
     "GET_NODE_SPEC",
     "MAX_TOOL_THREADS",
     "WHY_SPEC",
+    "AnswerSettings",
     "IndexService",
     "allowed_hosts",
     "make_server",
@@ -86,7 +92,8 @@ INSTRUCTIONS = (
     "node type and relation and ranked by an optional query; get_node reads one node. "
     "Node indices from one call can be passed to the next. The schema resource lists "
     "the node types and relations. why, given your searches, lists the paths by which "
-    "they reached a node: the evidence for an answer."
+    "they reached a node: the evidence for an answer. answer writes a short answer in "
+    "words from the text of the nodes you pass (or retrieves them itself), citing them."
 )
 
 
@@ -170,10 +177,19 @@ def _error(
 
 
 def make_server(
-    indexes: Mapping[str, Index] | Index, *, max_workers: int = MAX_TOOL_THREADS
+    indexes: Mapping[str, Index] | Index,
+    *,
+    max_workers: int = MAX_TOOL_THREADS,
+    llm: ChatModel | None = None,
+    answer_settings: AnswerSettings | None = None,
 ) -> Server[Any]:
     """An MCP server over one index, or several by name (tools then take ``index``).
-    Tool calls run in a pool of ``max_workers`` threads, never on the event loop."""
+    Tool calls run in a pool of ``max_workers`` threads, never on the event loop.
+
+    ``llm`` writes the ``answer`` tool's answers (and retrieves for it when a client
+    passes no nodes, as ``answer_settings`` say); ``None``: the default model of
+    :func:`ark.llm.make_chat_model` (the local one unless a base URL is set in the
+    environment), loaded on the first ``answer`` call — the other tools never load it."""
     if max_workers < 1:
         raise ValueError("max_workers must be at least 1")
     if isinstance(indexes, Index):
@@ -191,7 +207,7 @@ def make_server(
         """The specs of the current snapshot: an update's new types and relations
         appear in the enumerated names."""
         schema = None if multi else first.snapshot()[0].schema
-        specs = [*tool_specs(schema), GET_NODE_SPEC, WHY_SPEC]
+        specs = [*tool_specs(schema), GET_NODE_SPEC, WHY_SPEC, ANSWER_SPEC]
         return [_spec_tool(s, names) for s in specs]
 
     tool_names = {t.name for t in tool_list()}
@@ -203,6 +219,7 @@ def make_server(
     # hub's neighborhood, a long query) stalled every client. They run in a bounded
     # pool instead (the tools are thread-safe: BM25 keeps one scratch buffer per thread).
     pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="ark-mcp-tool")
+    answers = AnswerService(llm, answer_settings)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return await asyncio.wrap_future(pool.submit(call, params.name, params.arguments))
@@ -231,6 +248,8 @@ def make_server(
             return _get_node(index, args)
         if name == "why":
             return _why(index, tools, args)
+        if name == "answer":
+            return _answer(answers, index, args)
         outcome = service.session(tools).call(name, args, json.dumps(arguments, default=str))
         if outcome.ok and outcome.result is not None and outcome.result.ok:
             return types.CallToolResult(
@@ -330,6 +349,16 @@ def _why(index: Index, tools: GraphTools, args: Mapping[str, Any]) -> types.Call
         text, structured = why(index, tools, args)
     except WhyError as exc:
         return _error("why", exc.code, f"Error in why: {exc.message}")
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content=structured
+    )
+
+
+def _answer(answers: AnswerService, index: Index, args: Mapping[str, Any]) -> types.CallToolResult:
+    try:
+        text, structured = answers.answer(index, args)
+    except AnswerError as exc:
+        return _error("answer", exc.code, f"Error in answer: {exc.message}")
     return types.CallToolResult(
         content=[types.TextContent(text=text)], structured_content=structured
     )
