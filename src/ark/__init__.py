@@ -6,6 +6,7 @@ search over node text and one-hop neighborhood exploration with type filters.
 
 import ark.datasets  # noqa: F401  (registers the datasets' graph schemas, e.g. MetaQA's)
 from ark.agent import (
+    EvidencePassage,
     EvidencePath,
     Hop,
     NodeEvidence,
@@ -16,6 +17,7 @@ from ark.agent import (
     ToolSession,
     explain,
 )
+from ark.answer import Answer, write_answer
 from ark.errors import ArkError, GraphFormatError, IndexFormatError
 from ark.graph import Graph, Schema, load_graph
 from ark.index import Index, build_index, open_index
@@ -34,8 +36,10 @@ from ark.tools import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Answer",
     "ArkError",
     "ErrorCode",
+    "EvidencePassage",
     "EvidencePath",
     "Graph",
     "GraphFormatError",
@@ -62,4 +66,5 @@ __all__ = [
     "make_chat_model",
     "open_index",
     "tool_specs",
+    "write_answer",
 ]
