@@ -123,9 +123,15 @@ MUSIQUE = [
     },
 ]
 
+
 def _sentences(text: str) -> list[str]:
     parts = text.split(". ")
     return [p + ("." if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
+
+
+def _spaced(sentences: list[str]) -> list[str]:
+    """HotpotQA's sentences after the first start with a space."""
+    return [" " + s if i else s for i, s in enumerate(sentences)]
 
 
 #: HotpotQA records over the same graph (sentences with HotpotQA's leading spaces).
@@ -138,7 +144,7 @@ HOTPOTQA = [
         "supporting_facts": [["Mira Dunfield", 0], ["Tarsk County", 1], ["Tarsk County", 0]],
         "context": [
             ["Mira Dunfield", _sentences(PASSAGES[2][1])],
-            ["Tarsk County", [" " + s if i else s for i, s in enumerate(_sentences(PASSAGES[1][1]))]],
+            ["Tarsk County", _spaced(_sentences(PASSAGES[1][1]))],
             ["Lake Orvin", _sentences(PASSAGES[0][1])],
         ],
     },

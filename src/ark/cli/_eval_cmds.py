@@ -28,7 +28,11 @@ from ark.errors import ArkError
 @app.command("eval")
 def eval_cmd(
     dataset: Annotated[
-        str, typer.Option(help="metaqa:N-hop | stark:amazon|mag|prime | jsonl:PATH")
+        str,
+        typer.Option(
+            help="metaqa:N-hop | stark:amazon|mag|prime | jsonl:PATH | musique:FILE | "
+            "hotpotqa:FILE (questions over documents: gold passages found by title and text)"
+        ),
     ],
     index_dir: Annotated[Path, typer.Option("--index", help="Index directory.")],
     out: Annotated[Path, typer.Option("--out", help="Run directory to write.")],
@@ -117,8 +121,17 @@ def eval_cmd(
         Path | None, typer.Option(help="LoRA adapter (.gguf) for the local model.")
     ] = None,
     parallel: ParallelOpt = None,
+    answer: Annotated[
+        bool,
+        typer.Option(
+            "--answer",
+            help="After retrieval the model writes an answer, scored by EM and F1 "
+            "(a baseline answers from its top 5 passages: bm25 --answer is naive RAG).",
+        ),
+    ] = False,
 ) -> None:
-    """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR)."""
+    """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR; over
+    documents also passage recall@2/@5, and with --answer exact match and F1)."""
     from ark.agent import ToolConfig
     from ark.eval import Evaluation, RaySettings
     from ark.llm import ModelSettings
@@ -159,6 +172,7 @@ def eval_cmd(
             concurrency=concurrency,
             prices=prices(price_in, price_out, prices_file),
             ray=RaySettings(ray_address, ray_workers) if ray else None,
+            answer=answer,
         )
         run.check()  # refused before the progress bar shows
         with Progress(
@@ -193,6 +207,12 @@ def eval_cmd(
         err_console.print(f"[yellow]skipped damaged line {line} of {esc(name)} (moved to .bad)[/]")
     if "redone" in summary:
         err_console.print(f"[yellow]{redone_line(summary['redone'])}[/]")
+    if summary.get("missing_gold_passages"):
+        err_console.print(
+            f"[yellow]warning: {summary['missing_gold_passages']} supporting paragraphs are "
+            "not in the index (matched by title and text); recall counts them as missed. "
+            "Their titles are in each record's missing_answers.[/]"
+        )
     if summary["failed"]:
         err_console.print(f"[yellow]{summary['failed']} queries failed; see their records.[/]")
     if all_failed:

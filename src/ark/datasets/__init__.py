@@ -3,14 +3,18 @@
 The core packages know no dataset: ``ark.graph`` loads any graph and ``ark.index``
 indexes it; what is particular to MetaQA (its relation schema, its question files)
 and to STaRK (conversion of its knowledge bases, the node types it scores, its QA
-files) lives here, with the generic JSONL question format and the one parser of
+files) and to MuSiQue and HotpotQA (their record formats, gold passages found by
+title and text) lives here, with the generic JSONL question format and the one parser of
 ``--dataset`` specs. A new dataset is a module here plus a case in
 :func:`load_dataset`.
 """
 
+from ark.datasets._passages import PassageMatcher
 from ark.datasets._queries import Query, load_jsonl, name_lookup, sample
-from ark.datasets._specs import default_split, load_dataset
+from ark.datasets._specs import DOCUMENT_DATASETS, default_split, is_document_dataset, load_dataset
+from ark.datasets.hotpotqa import load_hotpotqa
 from ark.datasets.metaqa import METAQA_SCHEMA, default_metaqa_dir, load_metaqa
+from ark.datasets.musique import load_musique
 from ark.datasets.stark import (
     CANDIDATE_TYPES,
     STARK_META_FILE,
@@ -26,15 +30,20 @@ register_source_meta("stark", read_stark_meta)  # an index build records stark.j
 
 __all__ = [
     "CANDIDATE_TYPES",
+    "DOCUMENT_DATASETS",
     "METAQA_SCHEMA",
     "STARK_META_FILE",
+    "PassageMatcher",
     "Query",
     "convert_stark",
     "default_metaqa_dir",
     "default_split",
+    "is_document_dataset",
     "load_dataset",
+    "load_hotpotqa",
     "load_jsonl",
     "load_metaqa",
+    "load_musique",
     "load_stark_qa",
     "name_lookup",
     "read_stark_meta",

@@ -25,13 +25,22 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Query:
-    """A question, its gold answers as node indices, and its type (for the breakdown)."""
+    """A question, its gold answers as node indices, and its type (for the breakdown).
+
+    A question over documents (MuSiQue, HotpotQA) also has ``answers``, its gold
+    answer strings (exact match and F1 of a written answer read them), and
+    ``supporting``, one group of passage nodes per supporting paragraph (its node, or
+    its chunks; empty when the index lacks it), which passage recall reads; ``gold`` is
+    then the union of the groups.
+    """
 
     id: str
     text: str
     gold: frozenset[int]
     qtype: str | None = None
     missing: tuple[str, ...] = field(default=())
+    answers: tuple[str, ...] = field(default=())
+    supporting: tuple[frozenset[int], ...] = field(default=())
 
 
 def name_lookup(index: Index) -> dict[str, list[int]]:

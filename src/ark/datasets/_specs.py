@@ -1,5 +1,6 @@
 """Dataset specs, the one parser of ``--dataset`` (``ark eval``, ``ark distill
-collect``, the benchmarks): ``metaqa:N-hop``, ``stark:amazon|mag|prime``, ``jsonl:PATH``."""
+collect``, the benchmarks): ``metaqa:N-hop``, ``stark:amazon|mag|prime``, ``jsonl:PATH``,
+and the question sets over documents ``musique:FILE`` and ``hotpotqa:FILE``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from ark.errors import ArkError
 if TYPE_CHECKING:
     from ark.index import Index
 
+#: Question sets over a graph built from documents: their gold nodes are passages,
+#: found by title and text, and they score only passage nodes.
+DOCUMENT_DATASETS = ("musique", "hotpotqa")
+
 
 def default_split(dataset: str) -> str:
     """MetaQA's splits are train/dev/test; STaRK's are train/val/test (no dev)."""
@@ -21,7 +26,8 @@ def default_split(dataset: str) -> str:
 def load_dataset(
     dataset: str, index: Index, split: str, data_dir: Path | None
 ) -> tuple[list[Query], list[str] | None]:
-    """A dataset spec (``metaqa:2-hop``, ``stark:prime``, ``jsonl:PATH``) → its queries and
+    """A dataset spec (``metaqa:2-hop``, ``stark:prime``, ``jsonl:PATH``, ``musique:FILE``,
+    ``hotpotqa:FILE``) → its queries and
     the candidate node types to score (None: every node); ``ark eval`` and ``ark distill
     collect`` parse ``--dataset`` here."""
     kind, _, arg = dataset.partition(":")
@@ -44,4 +50,25 @@ def load_dataset(
         return load_stark_qa(data_dir, split), stark_candidate_types(name, index.meta)
     if kind == "jsonl":
         return load_jsonl(Path(arg), index), None
-    raise ArkError(f"unknown --dataset {dataset!r}; use metaqa:N-hop, stark:GRAPH or jsonl:PATH")
+    if kind in DOCUMENT_DATASETS:
+        if not arg:
+            raise ArkError(f"--dataset {kind}:FILE expected (the question file), got {dataset!r}")
+        from ark.graph._documents import PASSAGE_TYPE
+
+        if kind == "musique":
+            from ark.datasets.musique import load_musique
+
+            return load_musique(Path(arg), index), [PASSAGE_TYPE]
+        from ark.datasets.hotpotqa import load_hotpotqa
+
+        return load_hotpotqa(Path(arg), index), [PASSAGE_TYPE]
+    raise ArkError(
+        f"unknown --dataset {dataset!r}; use metaqa:N-hop, stark:GRAPH, jsonl:PATH, "
+        "musique:FILE or hotpotqa:FILE"
+    )
+
+
+def is_document_dataset(dataset: str) -> bool:
+    """Whether ``dataset`` asks questions of passages (``musique:``, ``hotpotqa:``): its
+    gold nodes are supporting passages, and passage recall and answers are scored."""
+    return dataset.partition(":")[0] in DOCUMENT_DATASETS

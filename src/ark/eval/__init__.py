@@ -1,7 +1,16 @@
 """Evaluation: the evaluation API (:func:`evaluate`, :class:`Evaluation`), the one
-resumable runner and its run store, metrics, baselines and reports."""
+resumable runner and its run store, metrics (node measures as STaRK's, passage recall as
+HippoRAG's, answers' EM and F1 as SQuAD's), baselines and reports."""
 
-from ark.datasets import Query, load_jsonl, load_metaqa, load_stark_qa, sample
+from ark.datasets import (
+    Query,
+    load_hotpotqa,
+    load_jsonl,
+    load_metaqa,
+    load_musique,
+    load_stark_qa,
+    sample,
+)
 from ark.eval._evaluation import Evaluation, RaySettings, candidate_mask, evaluate
 from ark.eval._lock import RunLockedError
 from ark.eval._methods import (
@@ -11,11 +20,19 @@ from ark.eval._methods import (
     Method,
     MethodOutput,
     RetrieverMethod,
+    evidence_passages,
 )
 from ark.eval._runner import run_queries, run_resumable
 from ark.eval._runstore import RunStore, read_records
 from ark.eval._summary import summarize_run
-from ark.eval.metrics import aggregate, evaluate_query
+from ark.eval.metrics import (
+    aggregate,
+    evaluate_query,
+    exact_match,
+    f1_score,
+    normalize_answer,
+    passage_recall_at_k,
+)
 
 #: The former name of :func:`summarize_run` (kept for code that imported it).
 summarize = summarize_run
@@ -36,9 +53,16 @@ __all__ = [
     "candidate_mask",
     "evaluate",
     "evaluate_query",
+    "evidence_passages",
+    "exact_match",
+    "f1_score",
+    "load_hotpotqa",
     "load_jsonl",
     "load_metaqa",
+    "load_musique",
     "load_stark_qa",
+    "normalize_answer",
+    "passage_recall_at_k",
     "read_records",
     "run_queries",
     "run_resumable",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from ark.errors import ArkError
 from ark.eval._methods import BM25Method, DenseMethod, Method, RetrieverMethod
 from ark.eval._runner import ProgressFn, run_queries
 from ark.eval._runstore import RunStore
+from ark.graph._documents import passage_ids
 from ark.index import Index, open_index
 from ark.llm import ChatModel, ModelSettings, with_llm_cache
 
@@ -60,7 +61,8 @@ class Evaluation:
     Error messages name the settings as ``ark eval`` spells its options.
     """
 
-    #: ``metaqa:N-hop``, ``stark:amazon|mag|prime`` or ``jsonl:PATH``.
+    #: ``metaqa:N-hop``, ``stark:amazon|mag|prime``, ``jsonl:PATH``, or a question set
+    #: over documents: ``musique:FILE``, ``hotpotqa:FILE``.
     dataset: str
     #: The index directory, or an index already open (recorded by the path it was
     #: opened from).
@@ -94,6 +96,10 @@ class Evaluation:
     ray: RaySettings | None = None
     #: More settings to record in the run's config (compared on resume like the rest).
     extra_config: Mapping[str, Any] = field(default_factory=dict)
+    #: After retrieval, the model writes an answer from what was retrieved (``ark.answer``),
+    #: scored by EM and F1 on questions with gold answer strings (MuSiQue, HotpotQA).
+    #: A baseline answers from its first 5 passages (BM25's: "naive RAG").
+    answer: bool = False
 
     def check(self) -> None:
         """Refuse impossible settings before anything is opened or written."""
@@ -109,6 +115,10 @@ class Evaluation:
         if isinstance(self.strategy, str) and self.strategy not in strategy_names():
             raise ArkError(
                 f"unknown --strategy {self.strategy!r}; use {' or '.join(strategy_names())}"
+            )
+        if self.ray is not None and (self.answer or datasets.is_document_dataset(self.dataset)):
+            raise ArkError(
+                "--ray does not run questions over documents or --answer yet; run without --ray"
             )
 
     def run(
@@ -193,6 +203,9 @@ class Evaluation:
                 method, model_name = self._local_method(
                     index, llm, model, strategy, retriever_kwargs, on_event
                 )
+            answer_config: dict[str, Any] = {}
+            if self.answer:
+                method, answer_config = self._answering(method, index, llm, model)
             config = {
                 "dataset": self.dataset,
                 "index": index_path,
@@ -221,6 +234,7 @@ class Evaluation:
                     if self.method == "dense"
                     else {}
                 ),
+                **answer_config,
                 "concurrency": self.concurrency,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "llm_cache": str(model.llm_cache) if model.llm_cache else None,
@@ -259,17 +273,46 @@ class Evaluation:
         retriever_kwargs: dict[str, Any],
         on_event: EventHandler | None,
     ) -> tuple[Method, str | None]:
-        """The method in this process, and the model name its config records."""
+        """The method in this process, and the model name its config records. Over
+        documents the baselines rank passage nodes only."""
+        passages = datasets.is_document_dataset(self.dataset)
         if self.method == "bm25":
-            return BM25Method(index), None
+            return BM25Method(index, passages_only=passages), None
         if self.method == "dense":
             from ark.index import DenseEncoder, open_dense
 
             encoder = DenseEncoder(model.model)
-            return DenseMethod(open_dense(index, encoder.name), encoder), encoder.name
+            dense = open_dense(index, encoder.name)
+            rows = passage_ids(index.graph) if passages else None
+            return DenseMethod(dense, encoder, passages=rows), encoder.name
         chat = with_llm_cache(llm, model.llm_cache) if llm is not None else model.build()
         retriever = Retriever(index, chat, strategy=strategy, on_event=on_event, **retriever_kwargs)
         return RetrieverMethod(retriever), chat.name
+
+    def _answering(
+        self, method: Method, index: Index, llm: ChatModel | None, model: ModelSettings
+    ) -> tuple[Method, dict[str, Any]]:
+        """``method`` followed by the answer step, and what the config records of it.
+        An agent answers with its own model; a baseline with ``llm`` or the model
+        :attr:`model` names (for ``dense``, whose ``--model`` is the encoder, the
+        default chat model)."""
+        from ark.eval._answering import ANSWER_PASSAGES, AnsweringMethod, require_answer_step
+
+        require_answer_step()
+        if isinstance(method, RetrieverMethod):
+            method.answer = True  # Retriever.aanswer: its ranking and evidence passages
+            return method, {"answer": True, "answer_model": method.retriever.llm.name}
+        if llm is not None:
+            chat = with_llm_cache(llm, model.llm_cache)
+        else:
+            settings = replace(model, model=None) if self.method == "dense" else model
+            chat = settings.build()
+        config = {
+            "answer": True,
+            "answer_model": chat.name,
+            "answer_passages": ANSWER_PASSAGES,
+        }
+        return AnsweringMethod(method, chat, index, ANSWER_PASSAGES), config
 
 
 def evaluate(
@@ -315,6 +358,4 @@ def _default_agents(strategy: str | StrategyFactory, factory: StrategyFactory) -
 
 
 def _with_options(model: ModelSettings, options: Mapping[str, Any]) -> ModelSettings:
-    from dataclasses import replace
-
     return replace(model, options={**model.options, **options})

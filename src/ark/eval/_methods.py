@@ -1,12 +1,22 @@
-"""Retrieval methods the runner can evaluate on the same queries."""
+"""Retrieval methods the runner can evaluate on the same queries.
+
+Over a graph built from documents the baselines rank passages only (``passages_only``):
+BM25 over the passage nodes' texts alone — its own term statistics, as a BM25 over the
+corpus would have — and dense over the passage nodes' embeddings. ARK's retriever
+reports the passages that support its answers (:func:`evidence_passages`), which is
+what passage recall reads.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
-from ark.agent import Retriever
-from ark.index import DenseEncoder, DenseIndex, Index
+import numpy as np
+
+from ark.agent import RetrievalResult, Retriever
+from ark.graph._documents import PASSAGE_TYPE, passage_ids
+from ark.index import BM25Index, DenseEncoder, DenseIndex, Index, build_bm25
 from ark.trajectory import Trajectory
 
 
@@ -17,6 +27,25 @@ class MethodOutput:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     error: str | None = None  # set when the method failed on this query
+    #: The ranked passages a reader would get (None: the ranking's passage nodes).
+    passages: list[int] | None = None
+    #: The written answer (``--answer``): ``text``, ``citations``, ``answerable``, and
+    #: ``error`` when the answer step failed (scored as an empty answer).
+    answer: dict[str, Any] | None = None
+
+
+def evidence_passages(result: RetrievalResult, index: Index) -> list[int]:
+    """The ranked passages of a retrieval: its evidence passages (the passages that
+    support its answers) when the retriever reports them, else the passage nodes of
+    its ranking in rank order. The one place passage recall of an agent is read from."""
+    passages = getattr(result, "passages", None)
+    if passages is not None:
+        return [int(getattr(p, "node", p)) for p in passages]
+    code = index.graph.type_id(PASSAGE_TYPE)
+    if code is None:
+        return []
+    types = index.graph.node_type
+    return [r.index for r in result.ranking if int(types[r.index]) == code]
 
 
 class Method(Protocol):
@@ -26,18 +55,37 @@ class Method(Protocol):
 
 
 class BM25Method:
-    """Baseline: global BM25 top-k of the query text (the same index ARK searches)."""
+    """Baseline: global BM25 top-k of the query text (the same index ARK searches), or
+    with ``passages_only`` a BM25 over the passage nodes' texts alone (built in memory
+    with the index's tokenizer and parameters when the method is made)."""
 
     name = "bm25"
 
-    def __init__(self, index: Index, k: int = 100) -> None:
+    def __init__(self, index: Index, k: int = 100, *, passages_only: bool = False) -> None:
         self.index = index
         self.k = k
+        self.passages_only = passages_only
+        self._docs: np.ndarray | None = None
+        self._bm25: BM25Index = index.bm25
+        if passages_only:
+            self._docs = passage_ids(index.graph)
+            self._bm25 = build_bm25(
+                index.graph.texts.take(self._docs.tolist()),
+                len(self._docs),
+                index.bm25.tokenizer,
+                index.bm25.params,
+            )
+
+    def search(self, text: str, k: int | None = None) -> list[int]:
+        """The top ``k`` (default: the method's) node indices for ``text``."""
+        docs, _ = self._bm25.top_k(self._bm25.query_terms(text), self.k if k is None else k)
+        if self._docs is not None:
+            docs = self._docs[docs]
+        return [int(d) for d in docs]
 
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
-        terms = self.index.bm25.query_terms(text)
-        docs, _ = self.index.bm25.top_k(terms, self.k)
-        return MethodOutput(ranking=[int(d) for d in docs])
+        ranking = self.search(text)
+        return MethodOutput(ranking=ranking, passages=ranking if self.passages_only else None)
 
 
 class DenseMethod:
@@ -45,14 +93,33 @@ class DenseMethod:
 
     name = "dense"
 
-    def __init__(self, dense: DenseIndex, encoder: DenseEncoder, k: int = 100) -> None:
+    def __init__(
+        self,
+        dense: DenseIndex,
+        encoder: DenseEncoder,
+        k: int = 100,
+        *,
+        passages: np.ndarray | None = None,
+    ) -> None:
         self.dense = dense
         self.encoder = encoder
         self.k = k
+        #: With node indices (the passage nodes), only those rows are searched.
+        self.passages = passages
+        self._rows = (
+            None
+            if passages is None
+            else DenseIndex(dense.path, np.asarray(dense.embeddings[passages]), dense.meta)
+        )
 
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
-        docs, _ = self.dense.top_k(self.encoder.encode([text])[0], self.k)
-        return MethodOutput(ranking=[int(d) for d in docs])
+        vector = self.encoder.encode([text])[0]
+        if self._rows is None or self.passages is None:
+            docs, _ = self.dense.top_k(vector, self.k)
+            return MethodOutput(ranking=[int(d) for d in docs])
+        rows, _ = self._rows.top_k(vector, self.k)
+        ranking = [int(d) for d in self.passages[rows]]
+        return MethodOutput(ranking=ranking, passages=ranking)
 
 
 class RetrieverMethod:
@@ -60,20 +127,36 @@ class RetrieverMethod:
 
     name = "ark"
 
-    def __init__(self, retriever: Retriever) -> None:
+    def __init__(self, retriever: Retriever, *, answer: bool = False) -> None:
         self.retriever = retriever
         self.strategy = retriever.strategy_name
+        #: Retrieve and answer in words (``Retriever.aanswer``), as ``ark ask --answer``.
+        self.answer = answer
 
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
-        result = await self.retriever.aretrieve(text, query_id)
+        if self.answer:
+            result = await self.retriever.aanswer(text, query_id)
+        else:
+            result = await self.retriever.aretrieve(text, query_id)
         trajectories = result.trajectories
-        return MethodOutput(
+        out = MethodOutput(
             ranking=[r.index for r in result.ranking],
             trajectories=trajectories,
             prompt_tokens=sum(t.usage["prompt_tokens"] for t in trajectories),
             completion_tokens=sum(t.usage["completion_tokens"] for t in trajectories),
             error=result.errors[0] if result.failed else None,
+            passages=evidence_passages(result, self.retriever.index),
         )
+        if self.answer:
+            from ark.eval._answering import answer_record, no_answer
+
+            if result.answer is None:
+                out.answer = no_answer(f"retrieval failed: {out.error}")
+            else:
+                out.answer = answer_record(result.answer)
+                out.prompt_tokens += result.answer.prompt_tokens
+                out.completion_tokens += result.answer.completion_tokens
+        return out
 
 
 #: The name it had when ARK's loop was the only strategy.

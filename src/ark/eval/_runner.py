@@ -19,10 +19,19 @@ import numpy as np
 from ark._safe import clean_text
 from ark.cost import PriceTable, query_cost
 from ark.datasets import Query
+from ark.eval._answering import scored_text
 from ark.eval._methods import Method, MethodOutput
 from ark.eval._runstore import RunStore
 from ark.eval._summary import summarize_run, summary_markdown
-from ark.eval.metrics import MEASURES, evaluate_query
+from ark.eval.metrics import (
+    ANSWER_MEASURES,
+    MEASURES,
+    PASSAGE_MEASURES,
+    evaluate_query,
+    filter_to_candidates,
+    score_answer,
+    score_passages,
+)
 from ark.profile import query_profile
 
 ProgressFn = Callable[[int, int], None]
@@ -184,16 +193,35 @@ def make_record(
     else:
         status = "ok"
     metrics = None
+    passages: list[int] = []
+    if q.supporting and status != "failed":
+        found = out.passages if out.passages is not None else out.ranking
+        passages = filter_to_candidates(found, candidates)
     if q.gold:
         # A failed query is scored on an empty ranking: a failure counts as a miss,
         # whatever partial list the method had (ARK: every agent failed; the lists of
         # agents that failed are never fused).
         if status == "failed":  # zero in both modes (stark mode would fill candidates in)
             metrics = {m: 0.0 for m in MEASURES}
+            if q.supporting:
+                metrics.update({m: 0.0 for m in PASSAGE_MEASURES})
+            if q.answers and out.answer is not None:
+                metrics.update({m: 0.0 for m in ANSWER_MEASURES})
         else:
             metrics = evaluate_query(
                 out.ranking, q.gold, candidates=candidates, mode=mode, n_nodes=n_nodes
             )
+            if q.supporting:
+                metrics.update(score_passages(passages, q.supporting))
+            if q.answers and out.answer is not None:
+                metrics.update(score_answer(scored_text(out.answer), q.answers))
+    extra: dict[str, Any] = {}
+    if q.supporting:  # a question over documents: the passages recall read, the answer
+        extra["passages"] = passages
+        extra["supporting"] = [sorted(group) for group in q.supporting]
+    if out.answer is not None:
+        extra["answer"] = out.answer
+        extra["gold_answers"] = list(q.answers)
     return {
         "query_id": q.id,
         "query": q.text,
@@ -208,4 +236,5 @@ def make_record(
         "prompt_tokens": out.prompt_tokens,
         "completion_tokens": out.completion_tokens,
         "trajectory_ids": [t.id for t in out.trajectories],
+        **extra,
     }

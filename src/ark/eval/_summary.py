@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ark.cost import PriceTable, run_cost
-from ark.eval.metrics import MEASURES, aggregate
+from ark.eval.metrics import ALL_MEASURES, aggregate
 
 
 def summarize_run(
@@ -45,7 +45,24 @@ def summarize_run(
             "completion": sum(r["completion_tokens"] for r in records),
         },
         **cost_summary(records, config, prices),
+        **document_summary(records),
     }
+
+
+def document_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over documents: supporting paragraphs the index lacks (``missing_gold_passages``,
+    counted as never retrieved), and with ``--answer`` how the answer step went."""
+    out: dict[str, Any] = {}
+    if any("supporting" in r for r in records):
+        out["missing_gold_passages"] = sum(len(r["missing_answers"]) for r in records)
+    answers = [r["answer"] for r in records if r.get("answer") is not None]
+    if answers:
+        out["answers"] = {
+            "answered": sum(1 for a in answers if a["answerable"]),
+            "not_answerable": sum(1 for a in answers if "error" not in a and not a["answerable"]),
+            "failed": sum(1 for a in answers if "error" in a),
+        }
+    return out
 
 
 def cost_summary(
@@ -65,8 +82,21 @@ def cost_summary(
     return out
 
 
+_HEADERS = {
+    "hit@1": "Hit@1",
+    "hit@5": "Hit@5",
+    "recall@20": "R@20",
+    "mrr": "MRR",
+    "recall@2": "R@2",
+    "recall@5": "R@5",
+    "em": "EM",
+    "f1": "F1",
+}
+
+
 def summary_markdown(summary: dict[str, Any]) -> str:
     m = summary["metrics"]
+    shown = [k for k in ALL_MEASURES if k in m] if m else list(ALL_MEASURES[:4])
     lines = [
         f"# {summary['method']} on {summary['dataset']}",
         "",
@@ -75,14 +105,36 @@ def summary_markdown(summary: dict[str, Any]) -> str:
         f"{summary['wall_s_per_query']['mean']:.2f} s per query (mean).",
         *cost_markdown(summary),
         "",
-        "| slice | n | Hit@1 | Hit@5 | R@20 | MRR |",
-        "|---|---:|---:|---:|---:|---:|",
+        *document_markdown(summary),
+        "",
+        "| slice | n | " + " | ".join(_HEADERS[k] for k in shown) + " |",
+        "|---|---:|" + "---:|" * len(shown),
     ]
     if m:
-        lines.append(_row("all", summary["scored"], m))
+        lines.append(_row("all", summary["scored"], m, shown))
     for t, s in summary["by_qtype"].items():
-        lines.append(_row(t, s["n"], s))
+        lines.append(_row(t, s["n"], s, shown))
     return "\n".join(lines) + "\n"
+
+
+def document_markdown(summary: dict[str, Any]) -> list[str]:
+    """Lines on missing gold passages and the answer step (questions over documents)."""
+    lines = []
+    missing = summary.get("missing_gold_passages")
+    if missing:
+        lines += [
+            "",
+            f"Warning: {missing} supporting paragraphs were not found in the index "
+            "(by title and text); recall counts them as never retrieved.",
+        ]
+    a = summary.get("answers")
+    if a:
+        lines += [
+            "",
+            f"Answers: {a['answered']} answered, {a['not_answerable']} saying the evidence "
+            f"does not answer (scored as empty), {a['failed']} failed (scored as empty).",
+        ]
+    return lines
 
 
 def cost_markdown(summary: dict[str, Any]) -> list[str]:
@@ -110,5 +162,5 @@ def cost_markdown(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _row(name: str, n: int, m: dict[str, Any]) -> str:
-    return f"| {name} | {n} | " + " | ".join(f"{m[k]:.2f}" for k in MEASURES) + " |"
+def _row(name: str, n: int, m: dict[str, Any], shown: list[str]) -> str:
+    return f"| {name} | {n} | " + " | ".join(f"{m[k]:.2f}" for k in shown) + " |"

@@ -1,4 +1,5 @@
-"""Retrieval measures, one per function, exactly as STaRK's evaluator defines them.
+"""Retrieval and answer measures, one per function: node measures exactly as STaRK's
+evaluator defines them, passage recall as HippoRAG's, answer scores as SQuAD's.
 
 Each takes a ranked list of node indices and the set of gold node indices and
 returns a value in [0, 1]; :func:`aggregate` averages per-query values in percent.
@@ -20,15 +21,40 @@ Two ways to turn a method's output into the ranking scored:
   sort, so the order among tied candidates is an implementation detail; here it is
   ascending node index, and a method that returns few nodes can get credit for
   answers it never retrieved — which is why ``strict`` is the default.
+
+Over documents (MuSiQue, HotpotQA), two more pairs, reported beside the four above:
+
+* ``passage_recall_at_k`` (``recall@2``, ``recall@5``): HippoRAG's recall — the share
+  of a question's supporting passages among the first k retrieved passages. A
+  supporting paragraph is a group of passage nodes (one node, or the chunks it was cut
+  into) and counts as retrieved when any node of its group is among the k; one the
+  index lacks (an empty group) stays in the denominator, never retrieved.
+* ``exact_match`` and ``f1`` (``em``, ``f1``): SQuAD's — both strings normalised
+  (lower case, ASCII punctuation removed, the articles a/an/the removed, whitespace
+  collapsed), EM 1 when equal, F1 over their bags of tokens; the maximum over the
+  gold strings (the answer and its aliases).
 """
 
 from __future__ import annotations
 
+import re
+import string
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 
 MEASURES = ("hit@1", "hit@5", "recall@20", "mrr")
+#: Passage recall at these k, HippoRAG's (questions over documents).
+PASSAGE_KS = (2, 5)
+PASSAGE_MEASURES = tuple(f"recall@{k}" for k in PASSAGE_KS)
+#: Scores of a written answer (``--answer``).
+ANSWER_MEASURES = ("em", "f1")
+#: Every measure a run may report, in the order tables show them.
+ALL_MEASURES = (*MEASURES, *PASSAGE_MEASURES, *ANSWER_MEASURES)
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
 def hit_at_k(ranking: Sequence[int], gold: Collection[int], k: int) -> float:
@@ -46,6 +72,54 @@ def reciprocal_rank(ranking: Sequence[int], gold: Collection[int]) -> float:
         if node in gold:
             return 1.0 / rank
     return 0.0
+
+
+def passage_recall_at_k(
+    passages: Sequence[int], supporting: Sequence[Collection[int]], k: int
+) -> float:
+    """Share of the supporting paragraphs (each a group of passage nodes) that have a
+    node among the first ``k`` of ``passages``; 0 with no supporting paragraph."""
+    if not supporting:
+        return 0.0
+    top = set(passages[:k])
+    return sum(1 for group in supporting if top.intersection(group)) / len(supporting)
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = text.lower().translate(_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact_match(prediction: str, golds: Iterable[str]) -> float:
+    """1 when the normalised prediction equals a normalised gold string, else 0."""
+    guess = normalize_answer(prediction)
+    return float(any(guess == normalize_answer(g) for g in golds))
+
+
+def f1_score(prediction: str, golds: Iterable[str]) -> float:
+    """SQuAD's token F1 of the prediction against the best-matching gold string."""
+    guess = normalize_answer(prediction).split()
+    best = 0.0
+    for gold in golds:
+        truth = normalize_answer(gold).split()
+        same = sum((Counter(guess) & Counter(truth)).values())
+        if same:
+            precision, recall = same / len(guess), same / len(truth)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+def score_passages(
+    passages: Sequence[int], supporting: Sequence[Collection[int]]
+) -> dict[str, float]:
+    """``recall@2`` and ``recall@5`` of one question's retrieved passages."""
+    return {f"recall@{k}": passage_recall_at_k(passages, supporting, k) for k in PASSAGE_KS}
+
+
+def score_answer(prediction: str, golds: Sequence[str]) -> dict[str, float]:
+    """``em`` and ``f1`` of one written answer (an empty one scores 0)."""
+    return {"em": exact_match(prediction, golds), "f1": f1_score(prediction, golds)}
 
 
 def filter_to_candidates(ranking: Iterable[int], candidates: np.ndarray | None) -> list[int]:
@@ -102,7 +176,9 @@ def evaluate_query(
 
 
 def aggregate(per_query: Sequence[dict[str, float]]) -> dict[str, float]:
-    """Mean of each measure over queries, in percent."""
+    """Mean of each measure over queries, in percent: the four node measures always,
+    passage recall and answer scores when every query has them."""
     if not per_query:
         return {m: 0.0 for m in MEASURES}
-    return {m: 100.0 * float(np.mean([q[m] for q in per_query])) for m in MEASURES}
+    measures = [m for m in ALL_MEASURES if m in MEASURES or all(m in q for q in per_query)]
+    return {m: 100.0 * float(np.mean([q[m] for q in per_query])) for m in measures}

@@ -1,0 +1,70 @@
+"""MuSiQue (Trivedi et al., TACL 2022): multi-hop questions over Wikipedia paragraphs,
+in its own record format, scored against a graph built from documents.
+
+A record is ``{"id", "question", "answer", "answer_aliases"?, "paragraphs": [{"title",
+"paragraph_text", "is_supporting"}]}`` (a JSONL file, as MuSiQue ships it, or a JSON
+array, as HippoRAG's copy is). The supporting paragraphs are found among the index's
+passage nodes by title and text (:class:`~ark.datasets._passages.PassageMatcher`); they
+are the question's gold nodes, so Hit@k and MRR ask for a supporting passage and passage
+recall for all of them. ``answer`` and ``answer_aliases`` are the gold strings of exact
+match and F1. The query type is the id's prefix (``2hop``, ``3hop1``, ``4hop3``...),
+which is how MuSiQue names a question's shape.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ark.datasets._passages import PassageMatcher, field_of, read_records
+from ark.datasets._queries import Query
+from ark.errors import ArkError
+
+if TYPE_CHECKING:
+    from ark.index import Index
+
+
+def load_musique(path: str | Path, index: Index) -> list[Query]:
+    """MuSiQue's records in ``path`` as queries over ``index`` (a document graph).
+
+    A supporting paragraph the index lacks is kept in ``Query.missing`` (by title) with
+    an empty group in ``Query.supporting``: recall counts it as not retrieved.
+    """
+    path = Path(path)
+    matcher = PassageMatcher(index.graph, f"--dataset musique:{path}")
+    queries = []
+    for where, record in read_records(path):
+        qid = str(field_of(record, "id", (str, int), where))
+        question = field_of(record, "question", str, where)
+        answer = field_of(record, "answer", str, where)
+        aliases = record.get("answer_aliases") or []
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            raise ArkError(f"{where}: 'answer_aliases' must be a list of strings")
+        paragraphs = field_of(record, "paragraphs", list, where)
+        supporting: list[frozenset[int]] = []
+        missing: list[str] = []
+        for i, paragraph in enumerate(paragraphs):
+            at = f"{where}, paragraph {i}"
+            if not isinstance(paragraph, dict):
+                raise ArkError(f"{at}: a paragraph must be a JSON object")
+            if not field_of(paragraph, "is_supporting", bool, at):
+                continue
+            title = field_of(paragraph, "title", str, at)
+            group = matcher.match(title, field_of(paragraph, "paragraph_text", str, at))
+            supporting.append(group)
+            if not group:
+                missing.append(title)
+        if not supporting:
+            raise ArkError(f"{where}: no paragraph has is_supporting true")
+        queries.append(
+            Query(
+                id=qid,
+                text=question,
+                gold=frozenset().union(*supporting),
+                qtype=qid.split("__", 1)[0] if "__" in qid else None,
+                missing=tuple(missing),
+                answers=(answer, *aliases),
+                supporting=tuple(supporting),
+            )
+        )
+    return queries

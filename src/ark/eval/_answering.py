@@ -1,0 +1,104 @@
+"""The answer step of a run (``ark eval --answer``): after a method retrieves, the model
+writes a short answer from the retrieved nodes' text (:func:`ark.answer.write_answer`),
+scored by exact match and F1.
+
+An agent answers as :meth:`ark.agent.Retriever.aanswer` does for a user (its ranking
+and its evidence passages); a baseline answers from its first ``k`` passages, so that
+BM25 with the answer step is "naive RAG" (the same model reading BM25's top 5). The
+score reads the answer's text only when the model answered: an answer saying the
+evidence does not answer, a reply that could not be read, or a failed model call is
+scored as an empty answer (0), recorded with its status, and never stops the run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ark.errors import ArkError
+from ark.eval._methods import Method, MethodOutput
+from ark.index import Index
+from ark.llm import ChatModel
+
+if TYPE_CHECKING:
+    from ark.answer import Answer
+
+#: Passages a baseline's answer is written from (naive RAG's top 5).
+ANSWER_PASSAGES = 5
+#: Statuses of :class:`ark.answer.Answer` that mean the answer step failed.
+FAILED_STATUSES = ("bad_reply", "model_error")
+
+
+def require_answer_step() -> None:
+    """Refuse ``--answer`` before any question runs when the answer step is missing."""
+    try:
+        import ark.answer  # noqa: F401
+    except ImportError as exc:
+        raise ArkError(f"--answer needs the answer step (ark.answer): {exc}") from None
+
+
+def answer_record(answer: Answer) -> dict[str, Any]:
+    """What a run records of an answer (``error`` set when the step failed)."""
+    record: dict[str, Any] = {
+        "text": answer.text,
+        "citations": list(answer.citations),
+        "answerable": answer.answerable,
+        "status": answer.status,
+        "reason": answer.reason,
+        "prompt_tokens": answer.prompt_tokens,
+        "completion_tokens": answer.completion_tokens,
+    }
+    if answer.status in FAILED_STATUSES:
+        record["error"] = answer.reason or answer.status
+    return record
+
+
+def no_answer(why: str) -> dict[str, Any]:
+    """The record of an answer never asked for (the retrieval failed)."""
+    return {
+        "text": "",
+        "citations": [],
+        "answerable": False,
+        "status": "no_retrieval",
+        "reason": why,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "error": why,
+    }
+
+
+def scored_text(answer: dict[str, Any]) -> str:
+    """The text EM and F1 read: the answer when the model answered, else nothing (what
+    a model says about missing evidence is not an answer)."""
+    return str(answer["text"]) if answer.get("answerable") else ""
+
+
+class AnsweringMethod:
+    """A baseline, then the answer step with ``model`` over its first ``k`` passages."""
+
+    def __init__(
+        self, method: Method, model: ChatModel, index: Index, k: int = ANSWER_PASSAGES
+    ) -> None:
+        require_answer_step()
+        self.method = method
+        self.name = method.name
+        self.model = model
+        self.index = index
+        self.k = k
+
+    async def __call__(self, query_id: str, text: str) -> MethodOutput:
+        from ark.answer import write_answer
+
+        out = await self.method(query_id, text)
+        if out.error is not None:  # nothing retrieved: no answer, scored as an empty one
+            out.answer = no_answer(f"retrieval failed: {out.error}")
+            return out
+        passages = out.passages if out.passages is not None else out.ranking
+        try:
+            answer = await write_answer(self.model, text, self.index, passages[: self.k])
+        except ArkError as exc:  # a node the answer step refuses: this question only
+            out.answer = no_answer(f"{type(exc).__name__}: {exc}")
+            return out
+        out.answer = answer_record(answer)
+        out.prompt_tokens += answer.prompt_tokens
+        out.completion_tokens += answer.completion_tokens
+        return out

@@ -1,0 +1,150 @@
+"""``ark eval`` on questions over documents (MuSiQue's format) on a tiny hand-made
+document index: BM25 over passages alone, passage recall in the summary, the missing
+gold paragraph warned about, and the answer step (naive RAG and ARK's) scored by EM/F1
+with a scripted model."""
+
+import json
+import re
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from _documents_fixture import MUSIQUE, PASSAGES, build_document_index, write_json
+from ark.cli import app
+from ark.eval import evaluate, read_records
+from ark.eval._methods import evidence_passages
+from ark.llm import Message
+from ark.testing import ScriptedChatModel, json_reply, tool_call
+
+N_PASSAGES = len(PASSAGES)
+
+
+@pytest.fixture(scope="module")
+def doc_index(tmp_path_factory):
+    return build_document_index(tmp_path_factory.mktemp("docs") / "docs.idx")
+
+
+@pytest.fixture
+def questions(tmp_path):
+    return write_json(tmp_path / "musique_dev.json", MUSIQUE)
+
+
+def test_ark_eval_bm25_on_musique_reports_passage_recall(doc_index, questions, tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval", "--dataset", f"musique:{questions}", "--index", str(doc_index.path),
+            "--method", "bm25", "--out", str(out),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "warning: 1 supporting paragraphs are not in the index" in result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["missing_gold_passages"] == 1 and summary["scored"] == 3
+    records = {r["query_id"]: r for r in read_records(out)}
+    for r in records.values():  # BM25 over passages alone: no entity node is ranked
+        assert r["ranking"] and all(n < N_PASSAGES for n in r["ranking"])
+        assert r["passages"] == r["ranking"]
+    # The supporting passages are what Hit@k asks for, recall counts each paragraph.
+    first = records["2hop__1_2"]
+    assert first["supporting"] == [[2], [3]] and set(first["passages"][:2]) == {2, 3}
+    assert first["metrics"]["recall@2"] == 1.0
+    second = records["2hop__3_4"]
+    assert second["passages"][:3] == [4, 2, 5]  # 5 is third: half the paragraphs at 2
+    assert second["metrics"]["recall@2"] == 0.5 and second["metrics"]["recall@5"] == 1.0
+    third = records["3hop1__5_6_7"]
+    assert third["missing_answers"] == ["Velmar"]  # never retrievable: 2 of 3 at best
+    assert third["supporting"] == [[0], [6, 7], []]
+    assert third["metrics"]["recall@5"] == pytest.approx(2 / 3)
+    m = summary["metrics"]
+    assert m["recall@2"] == pytest.approx(100 * (1 + 0.5 + 2 / 3) / 3)
+    assert m["recall@5"] == pytest.approx(100 * (1 + 1 + 2 / 3) / 3)
+    assert {"hit@1", "hit@5", "recall@20", "mrr"} <= set(m) and "em" not in m
+    assert "| R@2 | R@5 |" in (out / "summary.md").read_text()
+
+
+def _evidence_block(messages: list[Message]) -> str:
+    return messages[-1].content or ""
+
+
+def test_bm25_with_the_answer_step_is_naive_rag(doc_index, questions, tmp_path):
+    pytest.importorskip("ark.answer")
+    replies = {
+        "In which county": {"answerable": True, "answer": "the Tarsk County.", "citations": [3]},
+        "In what city": {"answerable": True, "answer": "Port Selby harbour", "citations": [5]},
+        # what the model says of missing evidence is not scored as an answer
+        "What state": {"answerable": False, "answer": "Aldmere is not named", "citations": []},
+    }
+
+    def reader(messages: list[Message]) -> Message:
+        prompt = _evidence_block(messages)
+        return json_reply(next(v for k, v in replies.items() if f"Question: {k}" in prompt))
+
+    llm = ScriptedChatModel(reader)
+    summary = evaluate(
+        f"musique:{questions}", doc_index, tmp_path / "run", method="bm25", answer=True, llm=llm
+    )
+    records = {r["query_id"]: r for r in read_records(tmp_path / "run")}
+    assert len(llm.calls) == 3
+    for call in llm.calls:  # each answer is written from that question's top 5 passages
+        question = re.search(r"Question: (.*)", _evidence_block(call)).group(1)
+        record = next(r for r in records.values() if r["query"] == question)
+        shown = [int(i) for i in re.findall(r"^\[(\d+)\]", _evidence_block(call), re.M)]
+        assert shown == record["passages"][:5]
+    assert records["2hop__1_2"]["metrics"]["em"] == 1.0
+    assert records["2hop__3_4"]["metrics"]["f1"] == pytest.approx(0.8)  # P 2/3, R 1
+    assert records["3hop1__5_6_7"]["metrics"]["f1"] == 0.0
+    assert records["3hop1__5_6_7"]["answer"]["status"] == "not_answerable"
+    assert records["2hop__1_2"]["gold_answers"] == ["Tarsk County", "Tarsk"]
+    assert summary["metrics"]["em"] == pytest.approx(100 / 3)
+    assert summary["metrics"]["f1"] == pytest.approx(100 * 1.8 / 3)
+    assert summary["answers"] == {"answered": 2, "not_answerable": 1, "failed": 0}
+    assert summary["config"]["answer"] is True and summary["config"]["answer_passages"] == 5
+    assert "| EM | F1 |" in (tmp_path / "run" / "summary.md").read_text()
+
+
+def test_a_bad_answer_reply_is_counted_and_scored_empty(doc_index, questions, tmp_path):
+    pytest.importorskip("ark.answer")
+    llm = ScriptedChatModel(lambda messages: Message(role="assistant", content="Tarsk County"))
+    summary = evaluate(
+        f"musique:{questions}", doc_index, tmp_path / "run", method="bm25", answer=True, llm=llm
+    )
+    assert summary["failed"] == 0 and summary["answers"]["failed"] == 3
+    assert summary["metrics"]["em"] == 0.0 and summary["metrics"]["recall@5"] > 0
+    record = read_records(tmp_path / "run")[0]
+    assert record["answer"]["status"] == "bad_reply" and record["answer"]["error"]
+
+
+def test_ark_answers_from_its_retrieval(doc_index, tmp_path):
+    answer_mod = pytest.importorskip("ark.answer")
+
+    def agent(messages: list[Message]) -> Message:
+        if messages[0].content == answer_mod._write.SYSTEM:  # the answer step
+            return json_reply({"answerable": True, "answer": "Tarsk", "citations": []})
+        turn = sum(1 for m in messages if m.role == "assistant")
+        if turn == 0:
+            return tool_call("search_in_graph", query="Bellhaven painter Mira Dunfield born")
+        if turn == 1:
+            return tool_call("add_to_answer", node_indices=[2, 3])
+        return tool_call("finish")
+
+    llm = ScriptedChatModel(agent)
+    one = write_json(tmp_path / "one.json", MUSIQUE[:1])
+    summary = evaluate(
+        f"musique:{one}", doc_index, tmp_path / "run", agents=1, max_steps=4,
+        answer=True, llm=llm,
+    )  # fmt: skip
+    record = read_records(tmp_path / "run")[0]
+    assert record["query_id"] == "2hop__1_2" and record["status"] == "ok"
+    assert set(record["passages"]) >= {2, 3}  # its evidence passages
+    assert record["metrics"]["recall@2"] == 1.0 and record["metrics"]["em"] == 1.0
+    assert summary["config"]["answer_model"] == llm.name
+
+
+def test_recall_reads_the_evidence_passages_else_the_rankings_passages(doc_index):
+    ranked = [SimpleNamespace(index=i) for i in (9, 3, 10, 0)]  # 9, 10: entities
+    assert evidence_passages(SimpleNamespace(ranking=ranked), doc_index) == [3, 0]
+    with_evidence = SimpleNamespace(ranking=ranked, passages=[SimpleNamespace(node=5)])
+    assert evidence_passages(with_evidence, doc_index) == [5]
