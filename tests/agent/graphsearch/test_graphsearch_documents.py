@@ -300,3 +300,23 @@ def test_no_embeddings_means_bm25_alone(docs_index):
     assert doc is not None and doc.dense is None
     _, args, _ = doc.search_passages("Kestrel Museum")
     assert "dense" not in args
+
+
+def test_the_next_relational_step_starts_from_the_entity_the_sub_answer_names(docs_index):
+    """R1 keeps a stop on the way (Lena Marsh) beside its source passage, and answers
+    "Kestrel Museum" in words: R2 starts from the museum, found by that name."""
+    inner = scripted(docs_index)
+    lena, museum = entity(docs_index, "Lena Marsh"), entity(docs_index, "Kestrel Museum")
+
+    def script(messages):
+        user = messages[1].content
+        if module_of(messages) == "reading" and "Step R1:" in user:
+            keep = [lena, passage(docs_index, "The Harbour at Dawn")]
+            return json_reply({"summary": "s", "answer": "Kestrel Museum", "keep": keep})
+        return inner._script(messages)
+
+    traj = run(docs_index, ScriptedChatModel(script), channels=("relational",))
+    r2 = retrieval(traj, "R2")
+    assert r2.tool_calls[0].name == "search_in_graph"
+    assert r2.tool_calls[0].arguments["query"] == "Kestrel Museum"
+    assert {c.center for c in r2.tool_calls[1:]} == {museum}

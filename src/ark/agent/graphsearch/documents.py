@@ -17,6 +17,7 @@ refinement must be able to write a summary and a sub-answer from it.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +107,7 @@ class DocumentGraph:
     def search_passages(self, query: str, k: int = PASSAGE_K) -> Call:
         """BM25 over the passage nodes (exact: every passage is scored), fused with the
         dense ranking by reciprocal rank when there is one."""
+        started = time.perf_counter()
         args: dict[str, Any] = {"query": query, "k": k}
         bm25 = self.index.bm25
         terms = bm25.query_terms(query)
@@ -130,6 +132,7 @@ class DocumentGraph:
             render_passages(self.index, [h.index for h in hits], f"Passages for {query!r}"),
             nodes=[h.index for h in hits],
             result=result,
+            duration_s=time.perf_counter() - started,
         )
         return PASSAGE_SEARCH, args, outcome
 

@@ -36,7 +36,7 @@ from ark.agent.graphsearch import prompts
 from ark.agent.graphsearch.documents import PASSAGE_K, DocumentGraph, render_passages
 from ark.answer import Edge, write_answer
 from ark.errors import ArkError
-from ark.graph import ENTITY_TYPE, MENTIONS
+from ark.graph import ENTITY_TYPE, MENTIONS, entity_key
 from ark.index import Index
 from ark.llm import ChatModel, Message
 from ark.tools import GraphTools
@@ -308,10 +308,17 @@ class GraphSearch:
         anchors: list[int] = []
         earlier = [r for r in refs[side] if 0 < r < step.number]
         if earlier and earlier[0] in done:
+            # The earlier step's sub-answer names the entity: a kept entity spelt like
+            # it, else the entity found by that name; the kept entities only when the
+            # step gave no answer in words (a kept entity may be a stop on the way).
             prev = done[earlier[0]]
-            anchors = [n for n in prev.nodes if g.type_name(n) == ENTITY_TYPE]
-            if not anchors and m.known(prev.answer):
-                anchors = doc.anchors(session, prev.answer, calls)
+            kept = [n for n in prev.nodes if g.type_name(n) == ENTITY_TYPE]
+            if m.known(prev.answer):
+                key = entity_key(prev.answer)
+                anchors = [n for n in kept if entity_key(g.name(n)) == key]
+                anchors = anchors or doc.anchors(session, prev.answer, calls) or kept
+            else:
+                anchors = kept
         elif not refs[side]:
             anchors = doc.anchors(session, ends[side], calls)
         if not anchors:
