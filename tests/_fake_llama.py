@@ -33,11 +33,15 @@ class FakeLlama:
 
     def __init__(self, path: str, n_ctx: int = 4096, **kwargs: Any) -> None:
         self.metadata = {"tokenizer.chat_template": TEMPLATE}
+        self._n_ctx = n_ctx
         self.input_ids = np.zeros(n_ctx, dtype=np.intc)
         self.n_tokens = 0
         self._requires_eval = False
         self.evaluated = 0  # prompt tokens evaluated, over all calls
         self.replies: deque[str] = deque()
+
+    def n_ctx(self) -> int:
+        return self._n_ctx
 
     @property
     def _input_ids(self) -> np.ndarray:

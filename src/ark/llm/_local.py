@@ -208,6 +208,11 @@ class _Deadline:
         return StoppingCriteriaList([self])
 
 
+#: Fewest tokens a reply needs after the system prompt and tool specs (one short tool
+#: call): a prompt whose fixed part leaves less is refused before decoding.
+MIN_REPLY_TOKENS = 64
+
+
 class LocalChatModel:
     """llama.cpp in-process; one model instance shared by all agents (calls serialised)."""
 
@@ -308,6 +313,41 @@ class LocalChatModel:
             tokens += self._llm.tokenize(text.encode("utf-8"), add_bos=i == 0, special=is_template)
         return tokens
 
+    def check_context(
+        self,
+        prompt: Sequence[int],
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        reply_tokens: int,
+    ) -> None:
+        """Refuse, before any decoding, a prompt the context cannot hold, naming why.
+
+        Why here: llama.cpp finds out only while evaluating it (minutes for 16k tokens
+        on a CPU), and says ``llama_decode returned 1`` ("failed to find a memory
+        slot"). The usual cause is a system prompt and tool specs that list a large
+        schema by name; the message gives their size against ``n_ctx``. Costs nothing
+        while the prompt and a reply fit: the system part is only tokenised then."""
+        n_ctx = self._llm.n_ctx()
+        if len(prompt) + reply_tokens <= n_ctx:
+            return
+        head = messages[:1] if messages and messages[0].role == "system" else []
+        fixed = len(self.tokenize_prompt(head, tools))
+        if fixed + MIN_REPLY_TOKENS > n_ctx:
+            raise LLMError(
+                f"the prompt does not fit the local model's context: the system prompt "
+                f"and tool specs alone take {fixed:,} tokens of n_ctx={n_ctx:,}, leaving "
+                f"no room for the conversation. On a knowledge graph this is usually the "
+                f"schema listed in them (every relation and node type name); shorten the "
+                f"prompt or load the model with a larger n_ctx."
+            )
+        if len(prompt) >= n_ctx:
+            raise LLMError(
+                f"the prompt does not fit the local model's context: {len(prompt):,} "
+                f"tokens (the system prompt and tool specs {fixed:,} of them, the "
+                f"conversation the rest) against n_ctx={n_ctx:,}; allow fewer steps or "
+                f"load the model with a larger n_ctx."
+            )
+
     def _grammar(self, tools: Sequence[dict[str, Any]]) -> Any:
         from llama_cpp import LlamaGrammar
 
@@ -338,6 +378,7 @@ class LocalChatModel:
         if response_schema is not None:
             tools = ()
         prompt = self.tokenize_prompt(messages, tools)
+        self.check_context(prompt, messages, tools, max_tokens or 512)
         for _ in range(self.max_retries + 1):
             with self._lock:
                 started = time.perf_counter()
