@@ -11,6 +11,7 @@ from rich.table import Table
 from ark.cli._app import app, index_app
 from ark.cli._output import console, err_console, esc, fail, print_json, stage_progress
 from ark.errors import ArkError
+from ark.graph import SOURCE_FORMATS
 from ark.index import BM25Params, Index, TokenizerConfig, build_index, open_index
 from ark.tools import GraphTools, SearchResult, ToolResult
 
@@ -21,10 +22,21 @@ IndexArg = Annotated[Path, typer.Argument(help="Index directory made by `ark ind
 @index_app.command("build")
 def index_build(
     source: Annotated[
-        Path, typer.Argument(help="Triple file, or a directory with nodes/edges .parquet or .csv.")
+        Path,
+        typer.Argument(
+            help="Triple file; directory with nodes/edges .parquet or .csv; HippoRAG store "
+            "(a folder with its corpus and OpenIE JSON, or the OpenIE JSON); passages JSONL."
+        ),
     ],
     out: Annotated[Path, typer.Option("-o", "--out", help="Index directory to write.")],
-    fmt: Annotated[str, typer.Option("--format", help="auto | parquet | csv | triples")] = "auto",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="auto | parquet | csv | triples | hipporag | passages (auto: from the "
+            "folder's files or the file's first bytes).",
+        ),
+    ] = "auto",
     schema: Annotated[
         Path | None,
         typer.Option(
@@ -44,8 +56,8 @@ def index_build(
     as_json: JsonOpt = False,
 ) -> None:
     """Build an index (graph arrays + BM25) from SOURCE into OUT."""
-    if fmt not in ("auto", "parquet", "csv", "triples"):
-        fail(f"unknown --format {fmt!r}; use auto, parquet, csv or triples", as_json=as_json)
+    if fmt != "auto" and fmt not in SOURCE_FORMATS:
+        fail(f"unknown --format {fmt!r}; use auto, {', '.join(SOURCE_FORMATS)}", as_json=as_json)
     with stage_progress(disable=as_json) as bar:
         tasks: dict[str, int] = {}
 
@@ -75,6 +87,37 @@ def index_build(
         f"Built [bold]{esc(str(out))}[/]: {counts['nodes']:,} nodes, {counts['edges']:,} edges, "
         f"{counts['vocabulary']:,} terms in {index.meta['build_seconds']:.1f} s"
     )
+    docs = index.meta.get("documents")
+    if docs:
+        console.print(_documents_line(docs), highlight=False)
+
+
+def _documents_line(docs: dict[str, object]) -> str:
+    """What a build from documents read and skipped, in one line."""
+    line = (
+        f"From documents ({docs['format']}): {docs['passages']:,} passages, "
+        f"{docs['entities']:,} entities, {docs['triples']:,} triples, "
+        f"{docs['relation_phrases']:,} relation phrases"
+    )
+    skipped = [
+        f"{docs[key]:,} malformed {what}"
+        for key, what in (("skipped_triples", "triples"), ("skipped_entities", "entities"))
+        if docs.get(key)
+    ]
+    noted = [
+        f"{docs[key]:,} {what}"
+        for key, what in (
+            ("passages_without_extraction", "passages with no extraction (kept)"),
+            ("extractions_without_passage", "extractions of passages not in the corpus (added)"),
+            ("duplicate_passages", "duplicate corpus passages (merged)"),
+        )
+        if docs.get(key)
+    ]
+    if skipped:
+        line += f"; skipped {', '.join(skipped)}"
+    if noted:
+        line += f"; {', '.join(noted)}"
+    return esc(line)
 
 
 @index_app.command("embed")

@@ -15,11 +15,14 @@ from ark.graph._described import (
 )
 from ark.graph._documents import (
     ENTITY_TYPE,
+    LAYOUT_VERSION,
     MENTIONS,
     PASSAGE_TYPE,
     entity_key,
     is_document_graph,
+    layout_meta,
     passage_ids,
+    passage_name,
     passage_text,
     relation_key,
 )
@@ -27,6 +30,7 @@ from ark.graph._graph import DIRECTION_NAMES, IN, OUT, Graph, Neighborhood, desc
 from ark.graph._labels import NameLabel, relation_label, split_words, type_label
 from ark.graph._loaders import (
     KNOWN_SCHEMAS,
+    SOURCE_FORMATS,
     detect_format,
     load_graph,
     properties_to_text,
@@ -35,20 +39,18 @@ from ark.graph._loaders import (
     register_source_meta,
 )
 from ark.graph._schema import NodeTypeSummary, RelationSummary, Schema
+from ark.graph._stores import load_hipporag, load_passages
 
 __all__ = [
     "DIRECTION_NAMES",
     "ENTITY_TYPE",
-    "MENTIONS",
-    "PASSAGE_TYPE",
-    "entity_key",
-    "is_document_graph",
-    "passage_ids",
-    "passage_text",
-    "relation_key",
     "IN",
     "KNOWN_SCHEMAS",
+    "LAYOUT_VERSION",
+    "MENTIONS",
     "OUT",
+    "PASSAGE_TYPE",
+    "SOURCE_FORMATS",
     "DescribedSchema",
     "Graph",
     "NameLabel",
@@ -61,14 +63,23 @@ __all__ = [
     "describe_from_names",
     "descriptor_text",
     "detect_format",
+    "entity_key",
     "is_described_schema_file",
+    "is_document_graph",
+    "layout_meta",
     "load_graph",
+    "load_hipporag",
+    "load_passages",
     "merge_described",
+    "passage_ids",
+    "passage_name",
+    "passage_text",
     "properties_to_text",
     "read_schema_file",
     "read_source_meta",
     "register_known_schema",
     "register_source_meta",
+    "relation_key",
     "relation_label",
     "split_words",
     "type_label",

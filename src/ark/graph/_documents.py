@@ -28,6 +28,8 @@ from ark.graph._graph import Graph
 PASSAGE_TYPE = "passage"
 ENTITY_TYPE = "entity"
 MENTIONS = "mentions"
+#: Bumped when the layout changes, so that an index records which one it follows.
+LAYOUT_VERSION = 1
 
 _SPACE = re.compile(r"\s+")
 
@@ -45,6 +47,28 @@ def relation_key(phrase: str) -> str:
 def passage_text(title: str | None, text: str) -> str:
     """The text of a passage node: its title on the first line, when it has one."""
     return f"{title}\n{text}" if title else text
+
+
+def passage_name(title: str | None, doc: str | None, position: int | None) -> str:
+    """The name of a passage node: its title; else ``"<doc> #<position>"``, so that the
+    chunks of one untitled document read as its parts (``#0`` when no position is given)."""
+    if title:
+        return title
+    return f"{doc} #{position if position is not None else 0}"
+
+
+def layout_meta() -> dict[str, object]:
+    """The layout as an index records it (``meta.json``'s ``documents.layout``), so a
+    reader of the index knows which types and relation hold the passages."""
+    return {
+        "version": LAYOUT_VERSION,
+        "passage_type": PASSAGE_TYPE,
+        "entity_type": ENTITY_TYPE,
+        "mentions": MENTIONS,
+        "passage_text": "title + newline + text (the text alone with no title)",
+        "entity_key": "case-folded, whitespace collapsed",
+        "relation_key": "lower case, whitespace collapsed",
+    }
 
 
 def is_document_graph(graph: Graph) -> bool:

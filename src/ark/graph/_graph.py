@@ -9,8 +9,9 @@ operations and all edges to the same neighbor are contiguous.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -110,6 +111,11 @@ class Neighborhood:
 
 class Graph:
     """A typed, directed multigraph stored as arrays (in memory or memory-mapped)."""
+
+    #: What the loader noted about its source that the arrays cannot say (a document
+    #: store's layout, its skipped triples): a build records it in the index's
+    #: ``meta.json``. A loader assigns its own mapping; the shared default is read-only.
+    notes: Mapping[str, Any] = MappingProxyType({})
 
     def __init__(
         self,

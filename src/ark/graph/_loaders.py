@@ -1,4 +1,5 @@
-"""Read graphs from files: nodes/edges tables (parquet or CSV) and triple files.
+"""Read graphs from files: nodes/edges tables (parquet or CSV), triple files, and the
+stores extraction tools write (HippoRAG's OpenIE, a passages JSONL: ``_stores.py``).
 
 Every loader reports bad input as :class:`~ark.errors.GraphFormatError` naming the
 file and the line (CSV/triples, 1-based, header included) or row (parquet, 0-based).
@@ -23,7 +24,9 @@ from ark.errors import GraphFormatError
 from ark.graph._described import is_described_schema_file, read_schema_file
 from ark.graph._graph import Graph
 
-SourceFormat = Literal["auto", "parquet", "csv", "triples"]
+SourceFormat = Literal["auto", "parquet", "csv", "triples", "hipporag", "passages"]
+#: The formats ``fmt`` may name (besides ``auto``), for messages and the CLI.
+SOURCE_FORMATS = ("parquet", "csv", "triples", "hipporag", "passages")
 
 #: Relation schemas recognised by their set of relations, so that a well-known triple
 #: file gets meaningful node types without a schema file. Datasets add theirs
@@ -73,30 +76,50 @@ def load_graph(
 
     ``source`` is a directory holding ``nodes.parquet``/``edges.parquet`` (or
     ``nodes.csv``/``edges.csv``), or a triple file (``head|relation|tail`` or
-    tab-separated). ``schema_file``/``types_file`` only apply to triples.
+    tab-separated); or, built in the document layout (:mod:`ark.graph._documents`), a
+    HippoRAG store (``hipporag``: a folder with its corpus and OpenIE JSON, or the
+    OpenIE JSON) or a passages JSONL (``passages``). ``schema_file``/``types_file``
+    only apply to triples.
     """
+    from ark.graph._stores import load_hipporag, load_passages  # it reads lines with ours
+
     path = Path(source)
     if not path.exists():
         raise GraphFormatError(path, "no such file or directory")
     fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt == "hipporag":
+        return load_hipporag(path)
+    if fmt == "passages":
+        if path.is_dir():
+            raise GraphFormatError(path, "expected a passages JSONL file, not a directory")
+        return load_passages(path)
     if fmt == "triples":
         return load_triples(path, schema_file=schema_file, types_file=types_file)
     if fmt in ("parquet", "csv"):
         if not path.is_dir():
             raise GraphFormatError(path, f"expected a directory with nodes.{fmt} and edges.{fmt}")
         return load_tables(path / f"nodes.{fmt}", path / f"edges.{fmt}")
-    raise GraphFormatError(path, f"unknown format {fmt!r}; use auto, parquet, csv or triples")
+    raise GraphFormatError(path, f"unknown format {fmt!r}; use auto, {', '.join(SOURCE_FORMATS)}")
 
 
 def detect_format(path: Path) -> SourceFormat:
+    """The format of ``path`` from its layout and first bytes: a folder's node/edge
+    tables or HippoRAG OpenIE JSON; a file's OpenIE JSON, passages JSONL (a
+    ``.jsonl`` name, or a first line that is a JSON object with ``text``) or triples."""
+    from ark.graph._stores import is_hipporag_dir, sniff_file_format  # (import cycle)
+
     if path.is_dir():
         for fmt in ("parquet", "csv"):
             if (path / f"nodes.{fmt}").exists() and (path / f"edges.{fmt}").exists():
                 return fmt  # type: ignore[return-value]
+        if is_hipporag_dir(path):
+            return "hipporag"
         raise GraphFormatError(
-            path, "directory has neither nodes.parquet+edges.parquet nor nodes.csv+edges.csv"
+            path,
+            "directory has neither nodes.parquet+edges.parquet, nodes.csv+edges.csv nor a "
+            "HippoRAG OpenIE JSON",
         )
-    return "triples"
+    return sniff_file_format(path)  # type: ignore[return-value]
 
 
 # -- nodes/edges tables --------------------------------------------------------------
