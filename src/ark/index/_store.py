@@ -165,7 +165,9 @@ def build_index(
             )
         except ValueError as exc:
             raise IndexFormatError(f"{schema_file}: {exc}") from None
-    found = read_source_meta(source)  # a converter's notes beside its tables (STaRK's)
+    # A converter's notes beside its tables (STaRK's), and what the loader noted (a
+    # document store's layout and the triples it skipped).
+    found = {**read_source_meta(source), **graph.notes}
     return write_index(
         graph,
         described,
