@@ -320,3 +320,24 @@ def test_the_next_relational_step_starts_from_the_entity_the_sub_answer_names(do
     assert r2.tool_calls[0].name == "search_in_graph"
     assert r2.tool_calls[0].arguments["query"] == "Kestrel Museum"
     assert {c.center for c in r2.tool_calls[1:]} == {museum}
+
+
+def test_a_hub_is_read_along_the_phrases_that_match_the_step(docs_index, monkeypatch):
+    """More entity neighbors than one call returns: the anchor is read along the
+    relations sharing a word with the step's phrase, so the fact asked for is not cut
+    off (here with a call of 2 neighbors, the museum's "founded in" edge, its last)."""
+    from ark.agent import ToolSession
+    from ark.agent.graphsearch import documents
+
+    monkeypatch.setattr(documents, "NEIGHBOR_K", 2)
+    doc = DocumentGraph.of(docs_index, dense=False)
+    session = ToolSession(docs_index, answer_tools=False)
+    museum, year = entity(docs_index, "Kestrel Museum"), entity(docs_index, "1890")
+    calls = doc.explore(session, [museum], "founded in", None)
+    hood = calls[0]
+    assert hood[1]["edge_type"] == ["founded in"] and hood[2].nodes == [year]
+    assert doc.triples(calls, "founded in")[0][1] == f"(Kestrel Museum, founded in, [{year}] 1890)"
+    # A neighborhood that fits in one call is read whole, whatever the phrase.
+    monkeypatch.setattr(documents, "NEIGHBOR_K", 100)
+    whole = doc.explore(session, [museum], "founded in", None)[0]
+    assert "edge_type" not in whole[1] and year in whole[2].nodes and len(whole[2].nodes) == 3

@@ -39,6 +39,7 @@ PASSAGE_CHARS = 600  # of each passage's text shown to the model
 ANCHOR_K = 10
 MAX_ANCHORS = 3
 NEIGHBOR_K = 100  # neighbors fetched per anchor, then ranked by their relation phrase
+MAX_RELATIONS = 20  # relation phrases a hub is read along
 TRIPLES_SHOWN = 12
 MENTION_K = 2  # passages mentioning an anchor, per anchor
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al. 2009)
@@ -156,7 +157,10 @@ class DocumentGraph:
         self, session: ToolSession, anchors: list[int], phrase: str, other: str | None
     ) -> list[Call]:
         """Each anchor's entity neighbors (ranked by the other end's name when it is
-        one) and the passages that mention it, ranked by the step's words."""
+        one) and the passages that mention it, ranked by the step's words. A hub with
+        more entity neighbors than one call returns is read along the relation phrases
+        that share a word with the step's phrase only (when any does), so that the
+        edge asked for is not cut off by a hundred others."""
         calls: list[Call] = []
         words = " ".join(w for w in (phrase, other or "") if w)
         tool = "search_in_neighborhood"
@@ -164,12 +168,32 @@ class DocumentGraph:
             args: dict[str, Any] = {"node_index": node, "node_type": ENTITY_TYPE, "k": NEIGHBOR_K}
             if other:
                 args["query"] = other
+            matched = self._matching_relations(session, node, phrase)
+            if matched:
+                args["edge_type"] = matched
             calls.append((tool, args, session.call(tool, args)))
             args = {"node_index": node, "node_type": PASSAGE_TYPE, "k": MENTION_K}
             if words:
                 args["query"] = words
             calls.append((tool, args, session.call(tool, args)))
         return calls
+
+    def _matching_relations(self, session: ToolSession, node: int, phrase: str) -> list[str]:
+        """The relations of ``node``'s entity edges that share a word with ``phrase``,
+        most shared first — only when it has more entity neighbors than one call shows
+        (below that, every edge is read and ranked by :meth:`triples`)."""
+        links = [x for x in session.tools.links(node) if x[0] == ENTITY_TYPE]
+        if sum(count for *_, count in links) <= NEIGHBOR_K:
+            return []
+        tokens = self.index.bm25.tokenizer.tokens
+        wanted = set(tokens(phrase))
+        shared: dict[str, int] = {}
+        for _, relation, _, _ in links:
+            n = len(wanted & set(tokens(relation)))
+            if n:
+                shared[relation] = max(n, shared.get(relation, 0))
+        ranked = sorted(shared, key=lambda r: (-shared[r], r))
+        return ranked[:MAX_RELATIONS]
 
     def triples(self, calls: list[Call], phrase: str) -> list[tuple[int, str]]:
         """(neighbor, ``(subject, phrase, object)`` line) of the entity neighborhoods,
