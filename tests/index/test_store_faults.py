@@ -376,7 +376,8 @@ def test_a_build_killed_while_writing_is_cleaned_up_by_the_next(src, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     proc = subprocess.run([sys.executable, "-c", script], env=env, timeout=120)
     assert proc.returncode == -9
-    left = [p for p in tmp_path.iterdir() if p.name.startswith(".idx.")]
+    # (``.idx.lock`` is the writers' lock file, not a build's leftover)
+    left = [p for p in tmp_path.iterdir() if p.name.startswith(".idx.") and p.is_dir()]
     assert len(left) == 1 and (left[0] / "adj_node.npy").is_file()  # half written
     build_index(src, out)
     assert left[0].exists()  # too fresh to be told from a build that just started

@@ -8,7 +8,10 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 try:
@@ -20,6 +23,36 @@ from ark.errors import ArkError
 
 FORMAT_NAME = "ark-index"
 META_FILE = "meta.json"
+
+
+@contextmanager
+def update_lock(path: Path) -> Iterator[None]:
+    """Hold ``.NAME.lock`` beside the index for as long as the block runs: every
+    writer of an index (build, describe, add, remove, compact) takes it, so that no
+    two of them interleave. Beside, not inside, so that a build's or compact's
+    directory swap does not change which file writers lock. The lock file is opened
+    without following a symlink and must be a regular file (it is never truncated or
+    written: a link planted there cannot make ARK touch another file)."""
+    if fcntl is None:
+        yield
+        return
+    path = Path(path)
+    lock = path.parent / f".{path.name}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as exc:
+        raise ArkError(
+            f"cannot lock {path} for writing: {lock} could not be opened ({exc.strerror}); "
+            "it must be a regular file (or absent) in a writable directory"
+        ) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ArkError(f"cannot lock {path}: {lock} is not a regular file; remove it")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _exchange(a: Path, b: Path) -> bool:

@@ -269,17 +269,19 @@ class Plan:
             for s, r, d in np.asarray(rows, np.int64).reshape(-1, 3).tolist():
                 key = (r, int(all_types[s]), int(all_types[d]))
                 edges[key] = edges.get(key, 0) + sign
-        old = self.snap.meta.get("segments")
         previous = read_manifest(snap.path)
         n_live = snap.meta["counts"]["nodes"] + len(seg.names) - len(seg.removed_nodes)
         n_edges = snap.meta["counts"]["edges"] + len(seg.edges) - len(removed)
         return {
             "format": MANIFEST_FORMAT,
             "version": MANIFEST_VERSION,
-            "base": meta_digest(snap.path),
-            "generation": (old["generation"] if old else 0) + 1,
+            "base": snap.__dict__.get("_base_digest") or meta_digest(snap.path),
+            "generation": (int(previous["generation"]) if previous else 0) + 1,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "segments": list(previous["segments"]) if previous else [],
+            **(
+                {"described": previous["described"]} if previous and "described" in previous else {}
+            ),
             "node_type_names": self.type_names,
             "relation_names": self.rel_names,
             "type_counts": types,

@@ -19,7 +19,18 @@ Layout inside ``INDEX_DIR`` (the base's files are untouched by updates)::
 An update writes its segment under a temporary name, renames it into place, then
 replaces ``segments.json`` (write to a temporary file, fsync, ``os.replace``): a
 reader sees the old manifest or the new one, never a mix, and a segment no manifest
-names is ignored (and removed by ``compact``).
+names is ignored (and removed by the next update or ``compact``). Before the first
+segment is renamed into place an empty manifest is committed, so that a manifest
+missing beside committed-looking segments is damage, not a killed first update.
+
+``ark index describe`` commits the described schema the same way: a new
+``described-NNNNNN.json`` named (with its size and sha256) by a new manifest
+generation; the base's ``meta.json`` is never rewritten after its build (the
+manifest's ``base`` is its sha256).
+
+The manifest carries its own ``checksum``: the sha256 of its canonical JSON without
+that key, covering every segment entry, the type and relation names and the counts;
+an edited or truncated manifest is refused on open and by ``ark index verify``.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +59,10 @@ from ark.index._verify import file_checksums, sample_params, sample_problems, sa
 MANIFEST = "segments.json"
 SEGMENTS_DIR = "segments"
 MANIFEST_FORMAT = "ark-segments"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
+#: Manifest versions this ARK reads: 1 (before the checksum) and 2.
+READABLE_VERSIONS = (1, 2)
+DESCRIBED_PREFIX = "described-"
 ARRAYS = ("node_type", "edges", "removed_entries", "removed_edges", "removed_nodes")
 POSTINGS = ("indptr", "indices", "tf", "doc_len")
 
@@ -72,24 +87,78 @@ def meta_digest(root: Path) -> str:
     return hashlib.sha256((root / "meta.json").read_bytes()).hexdigest()
 
 
+def manifest_checksum(manifest: dict[str, Any]) -> str:
+    """sha256 of the manifest's canonical JSON without its ``checksum`` key: whatever
+    it names (segments, their order and files, names, counts, the described schema)."""
+    body = {k: v for k, v in manifest.items() if k != "checksum"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def read_manifest(root: Path) -> dict[str, Any] | None:
+    """The committed manifest (None: no update or describe was ever committed), its
+    checksum checked. A manifest missing while ``segments/`` holds committed-looking
+    segments is refused: the updates would silently vanish."""
     path = root / MANIFEST
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        lost = committed_looking(root)
+        if lost:
+            raise IndexFormatError(
+                f"{path} is missing but {root / SEGMENTS_DIR} holds {len(lost)} committed-"
+                f"looking segment(s) ({', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''})"
+                f": the updates cannot be opened without it. Restore {MANIFEST} from a "
+                f"backup, or remove {root / SEGMENTS_DIR} to go back to the index as built "
+                "(dropping its updates)"
+            ) from None
         return None
+    except UnicodeDecodeError as exc:
+        raise IndexFormatError(f"{path} is corrupted ({exc}); run `ark index verify`") from None
     try:
         manifest = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise IndexFormatError(f"{path} is corrupted ({exc}); run `ark index verify`") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise IndexFormatError(f"{path} is not an ARK segment manifest")
-    if manifest.get("version") != MANIFEST_VERSION:
+    version = manifest.get("version")
+    if version not in READABLE_VERSIONS:
         raise IndexFormatError(
-            f"{path} has segment format version {manifest.get('version')}, this ARK reads "
-            f"{MANIFEST_VERSION}; compact the index with the ARK that wrote it"
+            f"{path} has segment format version {version}, this ARK reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))}; compact the index with the ARK "
+            "that wrote it"
         )
+    if version != 1 and manifest.get("checksum") != manifest_checksum(manifest):
+        raise IndexFormatError(
+            f"{path} does not match its checksum: it was edited or damaged after its "
+            "commit (segments, names or counts changed); restore it from a backup"
+        )
+    if not isinstance(manifest.get("segments"), list):
+        raise IndexFormatError(f"{path} has no list of segments")
     return manifest
+
+
+def committed_looking(root: Path) -> list[str]:
+    """Names in ``segments/`` an update commits (``NNNNNN``), sorted."""
+    try:
+        return sorted(
+            p.name for p in (root / SEGMENTS_DIR).iterdir() if p.name.isdigit() and p.is_dir()
+        )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def empty_manifest(base_digest: str, generation: int = 0) -> dict[str, Any]:
+    """A manifest that names no segment (committed before the first segment lands,
+    and by ``describe`` of an index never updated)."""
+    return {
+        "format": MANIFEST_FORMAT,
+        "version": MANIFEST_VERSION,
+        "base": base_digest,
+        "generation": generation,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "segments": [],
+    }
 
 
 def _fsync(path: Path) -> None:
@@ -138,7 +207,11 @@ def write_segment(directory: Path, seg: Segment) -> dict[str, Any]:
 
 
 def commit_manifest(root: Path, manifest: dict[str, Any]) -> None:
-    """The commit point of an update: ``segments.json`` replaced atomically."""
+    """The one commit point of every change to an index after its build: the
+    manifest, checksummed, written beside, fsynced and renamed over ``segments.json``
+    (then the directory fsynced). Called with the update lock held."""
+    manifest["version"] = MANIFEST_VERSION
+    manifest["checksum"] = manifest_checksum(manifest)
     tmp = root / f".{MANIFEST}.tmp"
     with tmp.open("w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
@@ -146,6 +219,54 @@ def commit_manifest(root: Path, manifest: dict[str, Any]) -> None:
         os.fsync(f.fileno())
     os.replace(tmp, root / MANIFEST)
     _fsync(root)
+
+
+def write_described_file(root: Path, generation: int, text: str) -> dict[str, Any]:
+    """Write a described schema as ``described-NNNNNN.json`` (fsynced, renamed into
+    place); returns its manifest entry. Nothing names it until the manifest commits."""
+    name = f"{DESCRIBED_PREFIX}{generation:06d}.json"
+    data = text.encode("utf-8")
+    tmp = root / f".{name}.tmp"
+    with tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, root / name)
+    _fsync(root)
+    return {"file": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def remove_unnamed_described(root: Path, keep: str | None) -> None:
+    """Remove described files no manifest names any more (readers read theirs when
+    they open). Called with the update lock held, after a commit."""
+    for p in root.glob(f"{DESCRIBED_PREFIX}*.json"):
+        if p.name != keep:
+            p.unlink(missing_ok=True)
+    for p in root.glob(f".{DESCRIBED_PREFIX}*.json.tmp"):
+        p.unlink(missing_ok=True)
+
+
+def read_described_bytes(root: Path, manifest: dict[str, Any] | None) -> bytes | None:
+    """The bytes of the described schema the manifest names (None: it names none),
+    checked against its recorded size and sha256."""
+    entry = (manifest or {}).get("described")
+    if entry is None:
+        return None
+    try:
+        file = root / entry["file"]
+        if "/" in entry["file"] or not entry["file"].startswith(DESCRIBED_PREFIX):
+            raise ValueError(f"bad file name {entry['file']!r}")
+        data = file.read_bytes()
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise IndexFormatError(
+            f"{root / MANIFEST} names a described schema that cannot be read ({exc})"
+        ) from None
+    if len(data) != entry.get("bytes") or hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        raise IndexFormatError(
+            f"{file} does not match its size or checksum in {root / MANIFEST} (damaged or "
+            "replaced); run `ark index describe` again"
+        )
+    return data
 
 
 def load_segment(directory: Path, *, postings: bool = True) -> Segment:
@@ -206,11 +327,26 @@ def segment_problems(root: Path, manifest: dict[str, Any], *, full: bool) -> lis
     return problems
 
 
-def open_snapshot(base: Any, manifest: dict[str, Any], *, check_samples: bool = True) -> Any:
-    """The :class:`~ark.index.Index` of base + the manifest's segments."""
+def open_snapshot(
+    base: Any,
+    manifest: dict[str, Any],
+    *,
+    base_digest: str | None = None,
+    check_samples: bool = True,
+    pin: bool = True,
+) -> Any:
+    """The :class:`~ark.index.Index` of base + the manifest's segments.
+
+    ``base_digest``: the sha256 of the ``meta.json`` bytes the base was opened from
+    (compared with the manifest's, so that a base swapped meanwhile is never mixed
+    with another base's segments). ``pin``: read every segment's postings now, so
+    that a compact or rebuild committed before the first query cannot change what
+    this snapshot answers; a writer holding the update lock leaves them to the first
+    query (nothing can replace them under it)."""
 
     root = base.path
-    if manifest.get("base") != meta_digest(root):
+    digest = base_digest if base_digest is not None else meta_digest(root)
+    if manifest.get("base") != digest:
         raise IndexFormatError(
             f"{root / MANIFEST} belongs to another build of this index (the index was "
             "rebuilt or compacted meanwhile); reopen it"
@@ -219,7 +355,9 @@ def open_snapshot(base: Any, manifest: dict[str, Any], *, check_samples: bool = 
     if problems:
         raise IndexFormatError(f"{root} is corrupted: {'; '.join(problems)}")
     dirs = [root / SEGMENTS_DIR / e["name"] for e in manifest["segments"]]
-    segs = [load_segment(d, postings=False) for d in dirs]
+    segs = [load_segment(d, postings=pin) for d in dirs]
+    if pin:
+        return assemble(base, manifest, segs)
 
     def postings() -> list[Segment]:
         for d, seg in zip(dirs, segs, strict=True):

@@ -24,7 +24,9 @@ multi-GB index takes a fraction of a second. See ``docs/index-integrity.md``.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import mmap
 import os
 import shutil
 import tempfile
@@ -63,17 +65,25 @@ from ark.index._dirs import (  # noqa: F401 - re-exported: tests and _dense use 
     _hold,
     is_ark_index_dir,
     remove_stale_builds,
+    update_lock,
 )
-from ark.index._segments import open_snapshot, read_manifest
+from ark.index._segments import (
+    MANIFEST,
+    commit_manifest,
+    empty_manifest,
+    open_snapshot,
+    read_described_bytes,
+    read_manifest,
+    remove_unnamed_described,
+    write_described_file,
+)
 from ark.index._tokenize import Tokenizer, TokenizerConfig, TokenizerSettingsError
 from ark.index._verify import (
     check_structure,
     file_checksums,
     sample_params,
     sample_problems,
-    sampled_digest,
     sampled_digests,
-    sha256_of,
 )
 
 FORMAT_VERSION = 1
@@ -101,18 +111,57 @@ class Index:
 
     @property
     def described(self) -> DescribedSchema:
-        """The described schema (``described.json``; an index built before it existed
-        gets the one its names give). Read once."""
+        """The described schema (the one the manifest names, else ``described.json``;
+        an index built before it existed gets the one its names give). An opened index
+        parses the bytes it read when it was opened, so a describe, compact or rebuild
+        committed since does not change what it says. Parsed once."""
         cached = self.__dict__.get("_described")
         if cached is None:
+            raw = self.__dict__.get("_described_bytes")
             file = self.path / DESCRIBED_FILE
-            if file.is_file():
-                cached = DescribedSchema.from_dict(json.loads(file.read_text(encoding="utf-8")))
+            if raw is None and "_described_bytes" not in self.__dict__ and file.is_file():
+                raw = file.read_bytes()  # an Index made in memory (a build's result)
+            if raw is not None:
+                try:
+                    cached = DescribedSchema.from_dict(json.loads(raw.decode("utf-8")))
+                except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+                    raise IndexFormatError(
+                        f"the described schema of {self.path} is malformed ({exc}); run "
+                        "`ark index describe` again or rebuild with --schema"
+                    ) from None
             else:
                 cached = describe_from_names(self.schema, self.graph)
             cached = _with_new_names(cached, self.schema)
             self.__dict__["_described"] = cached
         return cached
+
+
+class _PinnedFile:
+    """A file mapped when an index is opened and read on first use (the BM25
+    vocabulary): the mapping keeps the bytes of the file as opened even when a
+    compact or rebuild replaces or deletes it before that first use. Reads like the
+    ``Path`` it stands for (``open``, ``str``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            self._map: mmap.mmap | None = (
+                mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+            )
+
+    def open(self, encoding: str = "utf-8") -> io.StringIO:
+        data = self._map[:] if self._map is not None else b""
+        if self._map is not None:  # read once (the caller caches what it parses)
+            self._map.close()
+            self._map = None
+        return io.StringIO(data.decode(encoding))
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
 
 
 def _with_new_names(described: DescribedSchema, schema: Schema) -> DescribedSchema:
@@ -168,17 +217,22 @@ def build_index(
     # A converter's notes beside its tables (STaRK's), and what the loader noted (a
     # document store's layout and the triples it skipped).
     found = {**read_source_meta(source), **graph.notes}
-    return write_index(
-        graph,
-        described,
-        out,
-        source_info=_source_info(Path(source), fmt),
-        tokenizer=tokenizer,
-        params=params,
-        extra=found or None,
-        progress=progress,
-        started=started,
-    )
+    # Indexing and the swap hold the lock every writer of ``out`` takes: an update
+    # is ordered before the build (and replaced by it) or after it (on the new
+    # base), never planned on one base and committed on the other. (The source is
+    # read before, so that a bad source fails fast and leaves nothing behind.)
+    with update_lock(out):
+        return write_index(
+            graph,
+            described,
+            out,
+            source_info=_source_info(Path(source), fmt),
+            tokenizer=tokenizer,
+            params=params,
+            extra=found or None,
+            progress=progress,
+            started=started,
+        )
 
 
 def write_index(
@@ -301,29 +355,44 @@ def _write_described(described: DescribedSchema, directory: Path) -> None:
 
 
 def save_described(index: Index, described: DescribedSchema) -> None:
-    """Replace the index's described schema, keeping ``meta.json``'s sizes and
-    checksums true; both files are written beside and renamed into place."""
+    """Store ``described`` as the index's described schema: a new manifest generation
+    naming a new ``described-NNNNNN.json`` (written, fsynced, renamed; the manifest's
+    commit is the one commit point), under the lock every writer takes. The base's
+    ``meta.json`` is never touched, so the updates committed on it stay valid.
+    Refused if the index was rebuilt or compacted since ``index`` was opened (its
+    relations may be other ones)."""
+    from ark.index._segments import meta_digest
+
     root = index.path
-    tmp = root / f".{DESCRIBED_FILE}.tmp"
-    tmp.write_text(json.dumps(described.to_dict(), indent=1, ensure_ascii=False), "utf-8")
-    os.replace(tmp, root / DESCRIBED_FILE)
-    meta = dict(index.meta)
-    meta["files"] = {
-        **meta.get("files", {}),
-        DESCRIBED_FILE: (root / DESCRIBED_FILE).stat().st_size,
-    }
-    sums = dict(meta.get("checksums") or {})
-    sums[DESCRIBED_FILE] = sha256_of(root / DESCRIBED_FILE)
-    meta["checksums"] = sums
-    samples = meta.get("samples")
-    if isinstance(samples, dict) and isinstance(samples.get("digests"), dict):
-        digest = sampled_digest(root / DESCRIBED_FILE, samples["params"])
-        meta["samples"] = {**samples, "digests": {**samples["digests"], DESCRIBED_FILE: digest}}
-    meta_tmp = root / f".{META_FILE}.tmp"
-    meta_tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-    os.replace(meta_tmp, root / META_FILE)
-    index.meta = meta
-    index.__dict__["_described"] = described
+    text = json.dumps(described.to_dict(), indent=1, ensure_ascii=False)
+    with update_lock(root):
+        current = meta_digest(root)
+        opened = index.__dict__.get("_base_digest")
+        if opened is not None and opened != current:
+            raise ArkError(
+                f"{root} was rebuilt or compacted after it was opened; nothing was stored: "
+                "run `ark index describe` again"
+            )
+        previous = read_manifest(root)
+        if previous is None:
+            manifest = empty_manifest(current, generation=1)
+        else:
+            if previous.get("base") != current:
+                raise IndexFormatError(
+                    f"{root / MANIFEST} belongs to another build of this index; run "
+                    "`ark index verify`"
+                )
+            manifest = {
+                **previous,
+                "generation": int(previous["generation"]) + 1,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        entry = write_described_file(root, manifest["generation"], text)
+        manifest["described"] = entry
+        commit_manifest(root, manifest)
+        remove_unnamed_described(root, entry["file"])
+    index.__dict__["_described_bytes"] = text.encode("utf-8")
+    index.__dict__["_described"] = _with_new_names(described, index.schema)
 
 
 def _file_sizes(directory: Path) -> dict[str, int]:
@@ -366,19 +435,22 @@ def snapshot_stamp(path: str | Path) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
+def open_index(path: str | Path, *, check_samples: bool = True, pin: bool = True) -> Index:
     """Open an index directory (its base and every committed update segment) without
     reading or re-tokenising the source.
 
     An update or compact committing meanwhile can make one attempt read files of two
     snapshots; such a failure is retried on the new snapshot. Otherwise as
-    :func:`_open_once`.
+    :func:`_open_once`. ``pin`` (default): what the index reads on first use (the
+    BM25 vocabulary, update segments' postings) is mapped or read now, so that the
+    opened snapshot answers the same whatever is committed after; only a writer
+    holding the update lock turns it off.
     """
     root = Path(path)
     for attempt in range(4):
         stamp = snapshot_stamp(root)
         try:
-            return _open_once(root, check_samples=check_samples)
+            return _open_once(root, check_samples=check_samples, pin=pin)
         except IndexFormatError:
             if attempt == 3 or snapshot_stamp(root) == stamp:
                 raise
@@ -386,7 +458,7 @@ def open_index(path: str | Path, *, check_samples: bool = True) -> Index:
     raise AssertionError("unreachable")
 
 
-def _open_once(root: Path, *, check_samples: bool = True) -> Index:
+def _open_once(root: Path, *, check_samples: bool = True, pin: bool = True) -> Index:
     """Open an index directory without reading or re-tokenising the source.
 
     Refuses, with what to do, an index that is missing, of another format version,
@@ -404,9 +476,11 @@ def _open_once(root: Path, *, check_samples: bool = True) -> Index:
     if not meta_path.is_file():
         raise IndexFormatError(f"{root} is not an ARK index (no {META_FILE}); {hint}")
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        meta_bytes = meta_path.read_bytes()
+        meta = json.loads(meta_bytes.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
         raise IndexFormatError(f"{meta_path} is corrupted ({exc}); {hint}") from exc
+    base_digest = hashlib.sha256(meta_bytes).hexdigest()
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
         raise IndexFormatError(f"{meta_path} is not ARK index metadata; {hint}")
     version = meta.get("format_version")
@@ -433,6 +507,10 @@ def _open_once(root: Path, *, check_samples: bool = True) -> Index:
             BM25Params(**meta["bm25"]),
             n_docs=meta["counts"]["nodes"],
         )
+        if pin and bm25._vocab_file is not None:  # read on the first query: map it now
+            bm25._vocab_file = _PinnedFile(bm25._vocab_file)  # type: ignore[assignment]
+        described_file = root / DESCRIBED_FILE
+        described_bytes = described_file.read_bytes() if described_file.is_file() else None
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowInvalid) as exc:
         raise IndexFormatError(f"{root} could not be read ({exc}); {hint}") from exc
     counts = meta["counts"]
@@ -450,15 +528,26 @@ def _open_once(root: Path, *, check_samples: bool = True) -> Index:
             raise IndexFormatError(f"{root} is corrupted: {'; '.join(problems)}; {hint}")
     index = Index(root, graph, bm25, meta)
     manifest = read_manifest(root)
-    if manifest is None:
-        return index
-    try:
-        return open_snapshot(index, manifest, check_samples=check_samples)  # type: ignore[no-any-return]
-    except (OSError, ValueError, KeyError, TypeError, IndexError, pa.ArrowInvalid) as exc:
+    if manifest is not None:
+        described_bytes = read_described_bytes(root, manifest) or described_bytes
+    if manifest is not None and manifest["segments"]:
+        try:
+            index = open_snapshot(
+                index, manifest, base_digest=base_digest, check_samples=check_samples, pin=pin
+            )
+        except (OSError, ValueError, KeyError, TypeError, IndexError, pa.ArrowInvalid) as exc:
+            raise IndexFormatError(
+                f"{root}: its update segments could not be read ({type(exc).__name__}: "
+                f"{exc}); run `ark index verify`"
+            ) from exc
+    elif manifest is not None and manifest.get("base") != base_digest:
         raise IndexFormatError(
-            f"{root}: its update segments could not be read ({type(exc).__name__}: {exc}); "
-            "run `ark index verify`"
-        ) from exc
+            f"{root / MANIFEST} belongs to another build of this index (the index was "
+            "rebuilt or compacted meanwhile); reopen it"
+        )
+    index.__dict__["_base_digest"] = base_digest
+    index.__dict__["_described_bytes"] = described_bytes
+    return index
 
 
 def _open_tokenizer(meta_path: Path, meta: dict[str, Any], hint: str) -> Tokenizer:

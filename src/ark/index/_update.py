@@ -13,26 +13,24 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ark.errors import ArkError, GraphFormatError
 from ark.graph import Graph, load_graph
 from ark.graph._loaders import SourceFormat, _text_lines
+from ark.index._dirs import update_lock  # re-exported: every writer's lock
 from ark.index._plan import Plan, Removal, Where
 from ark.index._seg_stats import check_updatable
 from ark.index._segments import (
     SEGMENTS_DIR,
     commit_manifest,
+    empty_manifest,
+    meta_digest,
+    read_manifest,
     write_segment,
 )
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: updates are not serialised
-    fcntl = None  # type: ignore[assignment]
 
 #: Called with the name of each step of an update; tests kill the process there.
 CHECKPOINT: Callable[[str], None] | None = None
@@ -41,22 +39,6 @@ CHECKPOINT: Callable[[str], None] | None = None
 def _step(name: str) -> None:
     if CHECKPOINT is not None:
         CHECKPOINT(name)
-
-
-@contextmanager
-def update_lock(path: Path) -> Iterator[None]:
-    """Hold ``.NAME.lock`` beside the index (beside, so a compact's directory swap
-    does not change which file writers lock)."""
-    if fcntl is None:
-        yield
-        return
-    lock = path.parent / f".{path.name}.lock"
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def add_to_index(
@@ -148,7 +130,8 @@ def update_index(
         lap("lock")
         # The writer reads the graph side only (the BM25 delta is built lazily) and
         # trusts the segments' sampled digests to `ark index verify` and readers.
-        snap = open_index(root, check_samples=False)
+        snap = open_index(root, check_samples=False, pin=False)
+        opened = snap.__dict__["_base_digest"]
         lap("open snapshot")
         if snap.bm25.__class__.__name__ == "BM25Index" and snap.bm25.tf is None:
             raise ArkError(
@@ -170,6 +153,9 @@ def update_index(
         _step("planned")
         manifest = plan.manifest()
         name = f"{manifest['generation']:06d}"
+        _same_base(root, opened)
+        if read_manifest(root) is None:  # the first: a manifest before any segment
+            commit_manifest(root, empty_manifest(opened))
         segdir = root / SEGMENTS_DIR
         segdir.mkdir(exist_ok=True)
         _remove_orphans(segdir, {e["name"] for e in manifest["segments"]})
@@ -183,6 +169,11 @@ def update_index(
         _step("renamed")
         lap("write segment")
         manifest["segments"].append({"name": name, **entry})
+        try:
+            _same_base(root, opened)
+        except ArkError:
+            shutil.rmtree(segdir / name, ignore_errors=True)
+            raise
         commit_manifest(root, manifest)
         lap("commit")
         _step("committed")
@@ -198,6 +189,21 @@ def update_index(
         "seconds": round(time.perf_counter() - started, 3),
         "phases": {k: round(v, 4) for k, v in phases.items()},
     }
+
+
+def _same_base(root: Path, opened: str) -> None:
+    """Refuse to commit on a base other than the one the update was planned on (its
+    node indices are another build's): only a writer ignoring the lock can swap it,
+    but a wrong edge must never follow."""
+    try:
+        current = meta_digest(root)
+    except OSError:
+        current = None
+    if current != opened:
+        raise ArkError(
+            f"{root} was rebuilt or compacted while this update was planned (another "
+            "writer ignored the lock); nothing was committed: run the update again"
+        )
 
 
 def _remove_orphans(segdir: Path, live: set[str]) -> None:

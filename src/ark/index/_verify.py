@@ -195,10 +195,21 @@ def verify_index(path: str | Path) -> dict[str, Any]:
         if sha256_of(file) != expected:
             problems.append(f"{name} does not match its checksum (damaged or replaced)")
     graph, bm25 = index.graph, index.bm25
-    if "segments" in index.meta:  # updates: the base as built, then each segment
-        from ark.index._segments import read_manifest, segment_problems
+    from ark.index._segments import MANIFEST, read_described_bytes, read_manifest
 
-        manifest = read_manifest(root) or {"segments": []}
+    try:  # its checksum (open checked it; the file may have changed since)
+        manifest = read_manifest(root)
+        read_described_bytes(root, manifest)
+    except IndexFormatError as exc:
+        problems.append(str(exc))
+        manifest = None
+    if manifest is not None:
+        checked += 1
+        size += (root / MANIFEST).stat().st_size
+    if "segments" in index.meta:  # updates: the base as built, then each segment
+        from ark.index._segments import segment_problems
+
+        manifest = manifest or {"segments": []}
         problems += segment_problems(root, manifest, full=True)
         for entry in manifest["segments"]:
             checked += len(entry["files"])
