@@ -103,3 +103,70 @@ def test_the_linker_reads_the_new_words_after_describe(index):
     describe_index(index, ScriptedChatModel(_replies(), per_call=True))
     after = linker_for(index, dense="off").link("which team is Ann on")
     assert [link.relation for link in after.confident()] == ["plays_in_club"]
+
+
+# -- issue 42, item 5: a reply that does not fit changes nothing ----------------------
+
+from ark.llm import Message  # noqa: E402
+
+
+def _described_once(index):
+    describe_index(index, ScriptedChatModel(_replies(), per_call=True))
+    return open_index(index.path)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Message(role="assistant", content="Sure! The club a player plays for."),
+        Message(role="assistant", content=""),
+        Message(role="assistant", content="null"),
+        json_reply({"desc": "other keys", "words": ["x"]}),
+        json_reply({"description": "extra key", "aliases": ["x"], "note": "hi"}),
+        json_reply({"description": "letters", "aliases": "not a list"}),
+        json_reply({"description": "x" * 5_000_000, "aliases": ["huge"]}),
+        json_reply({"description": "nul \x00 byte", "aliases": ["nul"]}),
+        Message(role="assistant", content='{"description": "lone \\ud800", "aliases": []}'),
+        json_reply({"description": 12, "aliases": []}),
+    ],
+    ids=[
+        "prose",
+        "empty",
+        "null",
+        "other-keys",
+        "extra-key",
+        "aliases-not-a-list",
+        "5MB",
+        "nul",
+        "surrogate",
+        "number",
+    ],
+)
+def test_a_reply_that_does_not_fit_changes_nothing_and_says_so(index, bad, caplog):
+    reopened = _described_once(index)
+    before = reopened.described.to_dict()
+    size = max(p.stat().st_size for p in index.path.glob("described*.json"))
+    with caplog.at_level("WARNING"):
+        after = describe_index(reopened, ScriptedChatModel([bad] * 3, per_call=True))
+    assert after.to_dict() == before
+    assert open_index(index.path).described.to_dict() == before
+    assert sum("does not fit" in r.getMessage() for r in caplog.records) == 3
+    assert max(p.stat().st_size for p in index.path.glob("described*.json")) <= size
+
+
+def test_one_bad_reply_keeps_that_relation_and_stores_the_rest(index):
+    reopened = _described_once(index)
+    replies = [
+        json_reply({"description": "letters", "aliases": "not a list"}),  # plays_in_club
+        json_reply({"description": "years lived", "aliases": ["years"]}),  # is_aged
+        json_reply({"description": "a person", "aliases": ["person"]}),  # the type
+    ]
+    after = describe_index(reopened, ScriptedChatModel(replies, per_call=True))
+    club = after.relation("plays_in_club")
+    assert club.aliases == ("club", "team")  # the earlier words, not "n", "o", "t" ...
+    assert after.relation("plays_in_club_inverse").aliases == ("club", "team")
+    assert after.relation("is_aged").aliases == ("years",)
+    stored = open_index(index.path).described
+    assert stored.relation("is_aged").description == "years lived"
+    layer = stored.layers["model:scripted-test-model"]
+    assert "relations.plays_in_club" in layer["rejected"]

@@ -30,6 +30,36 @@ from ark.graph._schema import Schema
 
 #: Most aliases kept per relation or type.
 MAX_ALIASES = 12
+#: Longest label, alias and description accepted from a schema file or a model (in
+#: characters): longer ones are someone's mistake, and every prompt would carry them.
+MAX_LABEL_CHARS = 200
+MAX_ALIAS_CHARS = 200
+MAX_DESCRIPTION_CHARS = 2_000
+#: Most aliases a schema file may list for one entry (the first MAX_ALIASES are kept).
+MAX_FILE_ALIASES = 100
+#: Largest schema file read (5,000 relations with full descriptions fit).
+MAX_SCHEMA_FILE_BYTES = 32 << 20
+#: Most YAML aliases (``*name``) in a schema file: a few are handy, thousands nested
+#: are a "billion laughs" whose expansion never ends.
+MAX_YAML_ALIASES = 100
+#: Deepest nesting of a schema file (a valid one is 4 deep).
+MAX_DEPTH = 32
+
+
+def text_problem(value: Any, max_chars: int) -> str | None:
+    """Why ``value`` is not an acceptable label, alias or description (None: it is):
+    not a string, too long, or holding a NUL, another control character or a lone
+    surrogate (which cannot be written as UTF-8)."""
+    if not isinstance(value, str):
+        return f"expected a string, got {type(value).__name__}"
+    if len(value) > max_chars:
+        return f"{len(value):,} characters, at most {max_chars:,} accepted"
+    for ch in value:
+        if ch < " " and ch not in "\t\n\r":
+            return f"holds the control character {ch!r}"
+        if "\ud800" <= ch <= "\udfff":
+            return "holds a lone surrogate (not valid Unicode text)"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,44 +339,127 @@ def _aliases(values: Iterable[str]) -> tuple[str, ...]:
 def read_schema_file(path: str | Path) -> dict[str, Any]:
     """A user's schema file (YAML or JSON): ``relations`` and ``types``, each a mapping
     from the graph's name to ``label``, ``description``, ``aliases`` (and, for triple
-    files, a relation's ``source_type``/``target_type``). Errors name the file and entry."""
+    files, a relation's ``source_type``/``target_type``). Errors name the file and entry.
+
+    Everything is checked here, where it enters: types (a label is a string, not a
+    list), sizes (:data:`MAX_DESCRIPTION_CHARS` and the others), text (no NUL or lone
+    surrogates), the file's size, its nesting depth and its YAML aliases (a few KB of
+    nested anchors expand without end)."""
     p = Path(path)
     try:
+        size = p.stat().st_size
+        if size > MAX_SCHEMA_FILE_BYTES:
+            raise GraphFormatError(
+                p, f"the schema file has {size:,} bytes, at most {MAX_SCHEMA_FILE_BYTES:,} read"
+            )
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GraphFormatError(p, f"cannot read the schema file ({exc})") from None
     if p.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            raise GraphFormatError(p, f"not valid YAML ({exc})", line) from None
+        data = _load_yaml(p, text)
     else:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise GraphFormatError(p, f"not valid JSON ({exc.msg})", exc.lineno) from None
+        except RecursionError:
+            raise GraphFormatError(p, f"nested too deeply (at most {MAX_DEPTH} levels)") from None
+    if _depth(data) > MAX_DEPTH:
+        raise GraphFormatError(p, f"nested too deeply (at most {MAX_DEPTH} levels)")
     if not isinstance(data, dict) or not set(data) <= {"relations", "types"}:
         raise GraphFormatError(p, "expected a mapping with 'relations' and/or 'types'")
+    limits = {
+        "label": MAX_LABEL_CHARS,
+        "description": MAX_DESCRIPTION_CHARS,
+        "source_type": MAX_LABEL_CHARS,
+        "target_type": MAX_LABEL_CHARS,
+    }
     for section in ("relations", "types"):
         entries = data.get(section) or {}
         if not isinstance(entries, dict):
             raise GraphFormatError(p, f"'{section}' must map names to their description")
         for name, entry in entries.items():
+            if not isinstance(name, str):
+                raise GraphFormatError(
+                    p, f"{section}: the name {name!r} is not a string (quote it in YAML)"
+                )
             if not isinstance(entry, dict):
                 raise GraphFormatError(p, f"{section}.{name}: expected a mapping")
             extra = set(entry) - {"label", "description", "aliases", "source_type", "target_type"}
             if extra:
-                raise GraphFormatError(p, f"{section}.{name}: unknown field(s) {sorted(extra)}")
+                raise GraphFormatError(
+                    p, f"{section}.{name}: unknown field(s) {sorted(map(str, extra))}"
+                )
+            for key, limit in limits.items():
+                if entry.get(key) is not None:
+                    problem = text_problem(entry[key], limit)
+                    if problem:
+                        raise GraphFormatError(p, f"{section}.{name}.{key}: {problem}")
             aliases = entry.get("aliases")
-            if aliases is not None and (
-                not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases)
-            ):
+            if aliases is None:
+                continue
+            if not isinstance(aliases, list):
                 raise GraphFormatError(p, f"{section}.{name}.aliases: expected a list of strings")
+            if len(aliases) > MAX_FILE_ALIASES:
+                raise GraphFormatError(
+                    p,
+                    f"{section}.{name}.aliases: {len(aliases):,} aliases, at most "
+                    f"{MAX_FILE_ALIASES} accepted",
+                )
+            for i, alias in enumerate(aliases):
+                problem = text_problem(alias, MAX_ALIAS_CHARS)
+                if problem:
+                    raise GraphFormatError(p, f"{section}.{name}.aliases[{i}]: {problem}")
     return data
+
+
+def _load_yaml(p: Path, text: str) -> Any:
+    """``yaml.safe_load`` with at most :data:`MAX_YAML_ALIASES` alias references."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        aliases = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.events.AliasEvent):
+                self.aliases += 1
+                if self.aliases > MAX_YAML_ALIASES:
+                    mark = self.peek_event().start_mark
+                    raise GraphFormatError(
+                        p,
+                        f"more than {MAX_YAML_ALIASES} YAML aliases (*name): refused, as "
+                        "nested aliases can expand without end",
+                        mark.line + 1,
+                    )
+            return super().compose_node(parent, index)
+
+    loader = Loader(text)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise GraphFormatError(p, f"not valid YAML ({exc})", line) from None
+    except RecursionError:
+        raise GraphFormatError(p, f"nested too deeply (at most {MAX_DEPTH} levels)") from None
+    finally:
+        loader.dispose()
+
+
+def _depth(data: Any, limit: int = MAX_DEPTH + 1) -> int:
+    """Nesting depth of parsed JSON/YAML, counted up to ``limit``; iterative, and each
+    container visited once (a YAML alias makes one object appear in many places)."""
+    deepest, stack, seen = 0, [(data, 1)], set()
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict | list) and id(value) not in seen:
+            seen.add(id(value))
+            deepest = max(deepest, level)
+            if level >= limit:
+                return level
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((v, level + 1) for v in items)
+    return deepest
 
 
 def is_described_schema_file(path: str | Path) -> bool:

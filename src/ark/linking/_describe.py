@@ -10,10 +10,12 @@ what it joins and two real edges; nothing else about the graph.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from ark.graph import DescribedSchema, describe_from_names, with_layer
+from ark.graph._described import MAX_ALIAS_CHARS, MAX_DESCRIPTION_CHARS, text_problem
 from ark.linking._words import tokens
 from ark.llm import ChatModel, Message
 
@@ -42,6 +44,8 @@ RESPONSE_SCHEMA: dict[str, Any] = {
 }
 
 ProgressFn = Callable[[int, int], None]
+
+log = logging.getLogger(__name__)
 
 #: The words the prompts use to talk about the graph itself. A small model echoes them
 #: into its answer ("number on head entity"); a question never says them, so an alias
@@ -91,7 +95,9 @@ def _plain(description: str, source: str | None, target: str | None) -> str:
     return description
 
 
-async def _ask(llm: ChatModel, prompt: str, seed: int) -> dict[str, Any]:
+async def _ask(llm: ChatModel, prompt: str, seed: int) -> dict[str, Any] | str:
+    """The model's description and aliases, or why its reply does not fit
+    :data:`RESPONSE_SCHEMA` (a string): a reply that does not fit changes nothing."""
     completion = await llm.complete(
         [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)],
         [],
@@ -100,19 +106,33 @@ async def _ask(llm: ChatModel, prompt: str, seed: int) -> dict[str, Any]:
         seed=seed,
         response_schema=RESPONSE_SCHEMA,
     )
-    data = completion.data
+    return check_reply(completion.data)
+
+
+def check_reply(data: Any) -> dict[str, Any] | str:
+    """``data`` (a parsed reply) as ``{"description", "aliases"}`` if it fits the
+    response schema — exactly those keys, a string and a list of strings, each within
+    the sizes a schema file may have and holding no NUL, control character or lone
+    surrogate — else a string saying why not."""
     if not isinstance(data, dict):
-        return {}
-    aliases = list(
-        dict.fromkeys(
-            a.strip() for a in data.get("aliases") or [] if isinstance(a, str) and a.strip()
-        )
-    )
-    description = data.get("description")
-    return {
-        "description": description.strip() if isinstance(description, str) else "",
-        "aliases": aliases[:MAX_WORDS],
-    }
+        return "not a JSON object" if data is not None else "no JSON in the reply"
+    keys = set(data)
+    if keys != {"description", "aliases"}:
+        return f"keys {sorted(map(str, keys))}, expected ['aliases', 'description']"
+    problem = text_problem(data["description"], MAX_DESCRIPTION_CHARS)
+    if problem:
+        return f"description: {problem}"
+    raw = data["aliases"]
+    if not isinstance(raw, list):
+        return f"aliases: expected a list of strings, got {type(raw).__name__}"
+    for i, alias in enumerate(raw[: 4 * MAX_WORDS]):
+        problem = text_problem(alias, MAX_ALIAS_CHARS)
+        if problem:
+            return f"aliases[{i}]: {problem}"
+    if len(raw) > 4 * MAX_WORDS:
+        return f"aliases: {len(raw)} given, at most {MAX_WORDS} asked for"
+    aliases = list(dict.fromkeys(" ".join(a.split()) for a in raw if a.strip()))
+    return {"description": data["description"].strip(), "aliases": aliases[:MAX_WORDS]}
 
 
 async def ask_model(
@@ -131,36 +151,70 @@ async def ask_model(
     total = len(forward) + len(type_names)
     relations: dict[str, dict[str, Any]] = {}
     type_docs: dict[str, dict[str, Any]] = {}
+    rejected: dict[str, str] = {}
     for i, name in enumerate(forward):
         said = await _ask(llm, relation_prompt(described, name), seed)
-        doc = described.relation(name)
-        said["aliases"] = _own_words(said.get("aliases", []), name)
-        if said.get("description") and doc is not None:
-            said["description"] = _plain(said["description"], doc.source_type, doc.target_type)
-        relations[name] = said
+        if isinstance(said, str):
+            rejected[f"relations.{name}"] = said
+        else:
+            doc = described.relation(name)
+            said["aliases"] = _own_words(said["aliases"], name)
+            if said["description"] and doc is not None:
+                said["description"] = _plain(said["description"], doc.source_type, doc.target_type)
+            relations[name] = said
         if progress:
             progress(i + 1, total)
     for j, name in enumerate(type_names):
         said = await _ask(llm, type_prompt(described, name), seed)
-        said["aliases"] = _own_words(said.get("aliases", []), name)
-        type_docs[name] = said
+        if isinstance(said, str):
+            rejected[f"types.{name}"] = said
+        else:
+            said["aliases"] = _own_words(said["aliases"], name)
+            type_docs[name] = said
         if progress:
             progress(len(forward) + j + 1, total)
     for r in described.relations:
         if r.inverse_of and r.inverse_of in relations:
             relations[r.name] = {"aliases": relations[r.inverse_of].get("aliases", [])}
-    return {"relations": relations, "types": type_docs}
+    layer: dict[str, Any] = {"relations": relations, "types": type_docs}
+    if rejected:
+        layer["rejected"] = rejected
+    return layer
 
 
 def describe_index(
     index: Any, llm: ChatModel, *, seed: int = 0, progress: ProgressFn | None = None
 ) -> DescribedSchema:
     """Describe ``index``'s schema with ``llm`` and store it in the index, replacing an
-    earlier model's words and keeping a user's schema file's (which win)."""
+    earlier model's words and keeping a user's schema file's (which win).
+
+    A reply that does not fit the response schema changes nothing: that relation or
+    type keeps what an earlier model said of it; each is logged (a warning) and
+    listed under ``rejected`` in the stored layer. If no reply fits, nothing is
+    stored at all."""
     from ark.index import save_described
 
     base = describe_from_names(index.schema, index.graph)
     layer = asyncio.run(ask_model(base, llm, seed=seed, progress=progress))
-    described = with_layer(index.described, f"model:{llm.name}", layer, base)
+    rejected: dict[str, str] = layer.get("rejected", {})
+    for where, why in rejected.items():
+        log.warning(
+            "describe: %s's reply for %s does not fit; kept as it was (%s)", llm.name, where, why
+        )
+    current = index.described
+    if rejected and not layer["relations"] and not layer["types"]:
+        log.warning("describe: no reply of %s fits; nothing was stored", llm.name)
+        return current  # type: ignore[no-any-return]
+    earlier = next((v for k, v in current.layers.items() if k.startswith("model:")), {})
+    for where in rejected:
+        section, _, name = where.partition(".")
+        kept = (earlier.get(section) or {}).get(name)
+        if kept is not None:
+            layer[section][name] = kept
+            if section == "relations":  # its stored reverse keeps its words too
+                for r in base.relations:
+                    if r.inverse_of == name and r.name in (earlier.get(section) or {}):
+                        layer[section][r.name] = earlier[section][r.name]
+    described = with_layer(current, f"model:{llm.name}", layer, base)
     save_described(index, described)
     return described
