@@ -115,7 +115,6 @@ class DocumentGraph:
         bm25 = self.index.bm25
         terms = bm25.query_terms(query)
         ranked: list[list[int]] = []
-        scores = np.zeros(0, dtype=np.float32)
         if len(terms):
             scores = np.asarray(bm25.score_docs(terms, self.passages), dtype=np.float32)
             order = np.lexsort((self.passages, -scores))
