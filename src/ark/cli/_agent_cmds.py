@@ -351,8 +351,8 @@ def ask(
     adapter: AdapterOpt = None,
     parallel: ParallelOpt = None,
 ) -> None:
-    """Retrieve the nodes that answer QUESTION, showing each agent's steps live
-    (``--answer``: then an answer in words, citing them)."""
+    """Retrieve the nodes that answer QUESTION, showing each agent's steps live; with
+    --answer, then an answer in words that cites them."""
     strategy = strategy or adapter_strategy(adapter, base_url, as_json)
     n_agents = resolve_agents(strategy, agents, as_json)
     try:
