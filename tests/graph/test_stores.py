@@ -171,6 +171,28 @@ def test_hipporag_matches_by_passage_string_and_reads_the_openie_file_alone(tmp_
     assert "corpus" not in alone.notes["documents"]["files"]
 
 
+def test_hipporag_openie_file_with_its_corpus_named(tmp_path):
+    folder = write_store(tmp_path / "store")
+    (folder / "b_more.json").write_text(json.dumps(CORPUS[:2]), "utf-8")  # two corpora
+    with pytest.raises(GraphFormatError, match=r"corpus=corpus_file"):
+        load_hipporag(folder)
+    graph = load_hipporag(folder / "extraction-output.json", corpus=folder / "a_passages.json")
+    assert names_of(graph, PASSAGE_TYPE) == ["Lena Marsh", "Avel", "Avel", "Harbour seals"]
+    with pytest.raises(GraphFormatError, match="expected a corpus"):
+        load_hipporag(folder / "extraction-output.json", corpus=folder / "questions.json")
+
+
+def test_hipporag_untitled_passages_are_named_by_file_and_place(tmp_path):
+    corpus = [{"text": "Avel is a river in Norland."}, {"text": "Norland is a country."}]
+    docs = [{"passage": "Avel is a river in Norland.", "extracted_entities": ["Avel"]},
+            {"passage": "Tomas Avel was mayor.", "extracted_entities": ["Tomas Avel"]}]  # fmt: skip
+    graph = load_hipporag(write_store(tmp_path / "store", corpus=corpus, docs=docs))
+    assert names_of(graph, PASSAGE_TYPE) == [
+        "a_passages #0", "a_passages #1", "extraction-output #1"
+    ]  # fmt: skip
+    assert [mentions(graph, p) for p in range(3)] == [{"Avel"}, set(), {"Tomas Avel"}]
+
+
 def test_hipporag_adds_an_extraction_the_corpus_lacks(tmp_path):
     extra = {"title": "Norland", "text": "Norland is a country.", "extracted_entities": ["Norland"]}
     docs = [{**c, **d} for c, d in zip(CORPUS[:3], OPENIE_DOCS, strict=True)] + [extra]

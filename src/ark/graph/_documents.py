@@ -54,7 +54,7 @@ def passage_name(title: str | None, doc: str | None, position: int | None) -> st
     chunks of one untitled document read as its parts (``#0`` when no position is given)."""
     if title:
         return title
-    return f"{doc} #{position if position is not None else 0}"
+    return f"{doc or 'passage'} #{position if position is not None else 0}"
 
 
 def layout_meta() -> dict[str, object]:

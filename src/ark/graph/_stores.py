@@ -247,12 +247,13 @@ def load_passages(path: str | Path) -> Graph:
 # -- HippoRAG's corpus + OpenIE -------------------------------------------------------
 
 
-def load_hipporag(source: str | Path) -> Graph:
+def load_hipporag(source: str | Path, corpus: str | Path | None = None) -> Graph:
     """A HippoRAG store as a graph in the document layout.
 
     ``source`` is a folder holding the corpus JSON and the OpenIE JSON (found by their
     shape: a list of ``{"title", "text"}`` objects; an object whose ``docs`` carry
-    ``extracted_entities``/``extracted_triples``), or the OpenIE JSON itself. Passages
+    ``extracted_entities``/``extracted_triples``), or the OpenIE JSON itself, with its
+    ``corpus`` file named or not (the OpenIE entries carry their text). Passages
     follow the corpus's order and are one per distinct title *and* text (many
     passages share a title); an OpenIE entry is matched to its passage by title and
     text, or by its ``passage`` string (``title + "\\n" + text``) when it has only
@@ -261,32 +262,43 @@ def load_hipporag(source: str | Path) -> Graph:
     file that matches none of the corpus's passages is refused (another corpus's).
     """
     path = Path(source)
+    records: list[Any] | None = None
+    corpus_path = Path(corpus) if corpus is not None else None
     if path.is_dir():
-        openie_path, openie, corpus_path, corpus = find_hipporag_files(path)
+        if corpus_path is not None:
+            raise GraphFormatError(path, "name the OpenIE JSON file beside a corpus file")
+        openie_path, openie, corpus_path, records = find_hipporag_files(path)
     else:
         openie_path, openie = path, _read_json(path)
-        corpus_path, corpus = None, None
+    if corpus_path is not None and records is None:
+        records = _read_json(corpus_path)
+        if not _is_corpus(records):
+            raise GraphFormatError(
+                corpus_path, 'expected a corpus: a list of {"title", "text"} objects'
+            )
     docs = _openie_docs(openie, openie_path)
     builder = _Builder()
     by_key: dict[tuple[str, str], int] = {}
     by_passage: dict[str, int] = {}
     duplicates = 0
 
-    def add(title: str | None, text: str) -> int:
-        node = builder.passage(passage_name(title, None, None), passage_text(title, text))
+    def add(title: str | None, text: str, file: Path, position: int) -> int:
+        # An untitled passage is named by its file and place: "<file stem> #<i>".
+        name = passage_name(title, file.name.split(".")[0], position)
+        node = builder.passage(name, passage_text(title, text))
         by_key[(title or "", text)] = node
         by_passage.setdefault(passage_text(title, text), node)
         return node
 
     files = {"openie": str(openie_path)}
-    if corpus is not None and corpus_path is not None:
+    if records is not None and corpus_path is not None:
         files["corpus"] = str(corpus_path)
-        for i, item in enumerate(corpus):
+        for i, item in enumerate(records):
             title, text = _title_text(item, corpus_path, f"[{i}]")
             if (title or "", text) in by_key:
                 duplicates += 1
                 continue
-            add(title, text)
+            add(title, text, corpus_path, i)
     n_corpus = len(builder.passage_names)
     extracted: set[int] = set()
     unmatched = 0
@@ -307,7 +319,7 @@ def load_hipporag(source: str | Path) -> Graph:
             node = by_passage.get(passage)
         if node is None:
             unmatched += 1
-            node = add(title, text)
+            node = add(title, text, openie_path, j)
         extracted.add(node)
         for key in _EXTRACTION_KEYS:
             if doc.get(key) is not None and not isinstance(doc[key], list):
@@ -371,7 +383,8 @@ def find_hipporag_files(folder: Path) -> tuple[Path, Any, Path | None, list[Any]
         raise GraphFormatError(
             folder,
             f"several corpus JSON files ({', '.join(f.name for f, _ in corpora)}); "
-            "keep one beside the OpenIE file, or pass the OpenIE file alone as SOURCE",
+            "keep one beside the OpenIE file, or pass the OpenIE file alone as SOURCE "
+            "(in Python: load_hipporag(openie_file, corpus=corpus_file))",
         )
     corpus_path, corpus = corpora[0] if corpora else (None, None)
     return openies[0][0], openies[0][1], corpus_path, corpus
