@@ -1,0 +1,42 @@
+"""benchmarks/bench_documents.py: the rows over the same questions into one table (the
+rows needing no model, on the tiny document index)."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from _documents_fixture import MUSIQUE, build_document_index, write_json
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_documents.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_documents", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_baseline_rows_make_one_table(bench, tmp_path, capsys):
+    index = build_document_index(tmp_path / "docs.idx")
+    questions = write_json(tmp_path / "q.json", MUSIQUE)
+    args = [
+        "--dataset", f"musique:{questions}", "--index", str(index.path),
+        "--out", str(tmp_path / "bench"), "--dense-model", str(tmp_path / "no-model"),
+    ]  # fmt: skip
+    bench.main(args)
+    out = capsys.readouterr().out
+    assert "| row | n | R@2 | R@5 | Hit@1 | EM | F1 | s/question |" in out
+    # the same numbers as `ark eval --method bm25` (tests/eval/test_document_eval.py)
+    assert "| bm25 | 3 | 72.2 | 88.9 | 100.0 | – | – |" in out
+    assert "| dense | – | skipped: " in out  # no model here: reported, not fatal
+    assert "bm25: 1 supporting paragraphs not in the index" in out
+    assert (tmp_path / "bench" / "current" / "bm25" / "summary.json").is_file()
+    bench.main(args)  # a rerun resumes the finished rows, same table
+    assert "| bm25 | 3 | 72.2 | 88.9 | 100.0 | – | – |" in capsys.readouterr().out
+
+
+def test_naive_rag_is_bm25_with_the_answer_step(bench):
+    assert bench.row_settings("naive-rag", None) == {"method": "bm25", "answer": True}
