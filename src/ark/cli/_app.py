@@ -21,6 +21,7 @@ from ark.cli import (  # noqa: E402, F401
     _distill_cmds,
     _eval_cmds,
     _graph_cmds,
+    _ingest_cmds,
     _serve_cmds,
     _train_cmds,
     _update_cmds,

@@ -1,0 +1,154 @@
+"""``ark ingest``: raw documents to an index (chunks, extraction, passages, build)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ark.cli._app import app
+from ark.cli._llm_opts import PriceInOpt, PriceOutOpt, PricesOpt, prices
+from ark.cli._output import console, err_console, esc, fail, print_json, stage_progress
+from ark.errors import ArkError
+
+
+@app.command("ingest")
+def ingest_cmd(
+    docs: Annotated[
+        Path,
+        typer.Argument(
+            help='Documents: a JSONL of {"id"?, "title"?, "text"}, a folder of .txt/.md '
+            'files, or a JSON corpus \\[{"title", "text"}] (HippoRAG) or {title: \\[sentences]} '
+            "(HotpotQA)."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Index directory to write.")],
+    extractor: Annotated[
+        str,
+        typer.Option(
+            "--extractor",
+            help="model: a model reads each chunk (the local one by default); fast: no "
+            "LLM, spaCy's entities, noun phrases and verb phrases (needs the ingest extra).",
+        ),
+    ] = "model",
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="0.5b, 1.5b, a GGUF path, or a served model name."),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible endpoint; default: the local model."),
+    ] = None,
+    chunk_tokens: Annotated[
+        int, typer.Option("--chunk-tokens", help="Tokens per chunk (words and punctuation).")
+    ] = 512,
+    overlap: Annotated[
+        int, typer.Option("--overlap", help="Tokens each chunk shares with the next.")
+    ] = 64,
+    work_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--work-dir",
+            help="Cache of per-chunk extractions and the passages file; a rerun resumes "
+            "from it. Default: OUT.ingest beside the index.",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", help="Model calls at once (for a server).")
+    ] = 1,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", help="Longest model reply per chunk.")
+    ] = 1024,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", help="Ingest only the first N documents (a sample)."),
+    ] = None,
+    spacy_model: Annotated[
+        str | None,
+        typer.Option(
+            "--spacy-model",
+            help="Fast extractor: an installed spaCy pipeline (default: en_core_web_sm, "
+            "else the one the ingest extra installs).",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed (decoding is greedy).")] = 0,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    prices_file: PricesOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+) -> None:
+    """Build an index from raw documents: chunk them, extract entities and relations
+    from each chunk, and index the passages (resumable; see the documents guide)."""
+    from ark.ingest import ingest
+
+    if extractor not in ("model", "fast"):
+        fail(f"unknown --extractor {extractor!r}; use model or fast", as_json=as_json)
+    try:
+        price_table = prices(price_in, price_out, prices_file)
+    except ArkError as exc:
+        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    with stage_progress(disable=as_json) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        try:
+            report = ingest(
+                docs,
+                out,
+                extractor=extractor,  # type: ignore[arg-type]
+                model=model,
+                base_url=base_url,
+                chunk_tokens=chunk_tokens,
+                overlap=overlap,
+                work_dir=work_dir,
+                concurrency=concurrency,
+                max_tokens=max_tokens,
+                seed=seed,
+                pipeline=spacy_model,
+                prices=price_table,
+                limit=limit,
+                progress=progress,
+            )
+        except ArkError as exc:
+            fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    r = report
+    console.print(
+        f"Ingested {r.documents:,} documents as {r.chunks:,} chunks with {esc(r.extractor)}: "
+        f"{r.extracted:,} extracted, {r.reused:,} reused from {esc(r.work_dir)}"
+    )
+    console.print(
+        f"  {r.entities:,} entities, {r.triples:,} triples, {r.relations:,} relation phrases"
+    )
+    if r.llm_calls or r.failed:
+        usd = "" if r.usd is None else f", ${r.usd:.4f}"
+        console.print(
+            f"  {r.llm_calls:,} model calls, {r.prompt_tokens:,} prompt + "
+            f"{r.completion_tokens:,} completion tokens{usd}; {r.llm_s:.1f} s in the model"
+        )
+    problems = []
+    if r.bad_replies:
+        problems.append(f"{r.bad_replies} bad replies (chunks kept with nothing extracted)")
+    if r.dropped_triples:
+        problems.append(f"{r.dropped_triples} malformed triples dropped")
+    if r.failed:
+        problems.append(f"{r.failed} model calls failed (run again to retry them)")
+    if r.empty_documents:
+        problems.append(f"{r.empty_documents} empty documents skipped")
+    if r.damaged_cache_lines:
+        problems.append(f"{r.damaged_cache_lines} damaged cache lines ignored")
+    for line in problems:
+        err_console.print(f"[yellow]warning:[/] {esc(line)}", highlight=False, soft_wrap=True)
+    for error in r.errors:
+        err_console.print(f"  {esc(error)}", highlight=False, soft_wrap=True)
+    console.print(
+        f"Built [bold]{esc(str(out))}[/]: {r.nodes or 0:,} nodes, {r.edges or 0:,} edges "
+        f"in {r.seconds:.1f} s"
+    )

@@ -1,0 +1,226 @@
+"""Reading raw documents: a JSONL file, a folder of text files, or a JSON corpus.
+
+Three shapes cover what users and the published GraphRAG corpora ship:
+
+- JSONL, one document per line: ``{"id"?, "title"?, "text"}``;
+- a folder of ``.txt`` / ``.md`` files (searched recursively), one document each,
+  titled by the file name without its extension;
+- a JSON corpus: a list ``[{"title"?, "text", "id"?}]`` (HippoRAG's corpus files) or an
+  object ``{title: [sentences]}`` / ``{title: text}`` (HotpotQA's context as a corpus).
+
+Every document gets a unique ``id``: the one it carries, else one made from its
+place in the input (``file:line``, ``file:item``, the folder-relative path, the
+title of a HotpotQA entry), so that chunks can name their document even when titles
+repeat (85 of MuSiQue's 1,890 passages share a title). Bad input raises
+:class:`ark.errors.GraphFormatError` naming the file and the line (or the item of a
+JSON list, which the standard JSON parser does not place on a line). A document whose
+text is empty is skipped and counted, not an error: a folder may hold an empty file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ark.errors import GraphFormatError
+
+__all__ = ["Document", "DocumentSet", "read_documents"]
+
+#: File suffixes read from a folder of documents.
+TEXT_SUFFIXES = (".txt", ".md")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One input document: a unique id, an optional title and its text."""
+
+    id: str
+    text: str
+    title: str | None = None
+
+
+@dataclass(slots=True)
+class DocumentSet:
+    """The documents read from one input, and how many were skipped as empty."""
+
+    documents: list[Document]
+    source_format: str  # "jsonl" | "folder" | "json-list" | "json-titles"
+    empty: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def read_documents(path: str | Path) -> DocumentSet:
+    """The documents in ``path`` (a ``.jsonl`` file, a folder, or a ``.json`` corpus).
+
+    A ``.json`` file is read as a whole JSON value; any other file as JSONL. Raises
+    :class:`GraphFormatError` on anything malformed, naming the file and the line.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise GraphFormatError(path, "no such file or directory")
+    if path.is_dir():
+        return _read_folder(path)
+    if path.suffix.lower() == ".json":
+        return _read_json(path)
+    return _read_jsonl(path)
+
+
+def _add(
+    docs: DocumentSet,
+    seen: dict[str, str],
+    doc: Document,
+    path: Path,
+    where: str,
+    line: int | None = None,
+    unit: str = "line",
+) -> None:
+    """Append ``doc`` unless its text is empty; a repeated id is an error naming both
+    places, since chunk ids are built from it."""
+    if doc.id in seen:
+        raise GraphFormatError(path, f"id {doc.id!r} repeats the id of {seen[doc.id]}", line, unit)
+    seen[doc.id] = where
+    if doc.text.strip():
+        docs.documents.append(doc)
+    else:
+        docs.empty += 1
+
+
+class _BadRecord(ValueError):
+    """A record's fault, placed on its line or item by the caller."""
+
+
+def _record(obj: Any, default_id: str) -> tuple[str, str | None, str]:
+    """``(id, title, text)`` of one ``{"id"?, "title"?, "text"}`` record."""
+    if not isinstance(obj, dict):
+        raise _BadRecord(f'expected an object {{"text": ...}}, got {type(obj).__name__}')
+    if "text" not in obj:
+        raise _BadRecord('the record has no "text" field')
+    text = obj["text"]
+    if not isinstance(text, str):
+        raise _BadRecord(f'"text" must be a string, got {type(text).__name__}')
+    title = obj.get("title")
+    if title is not None and not isinstance(title, str):
+        raise _BadRecord(f'"title" must be a string, got {type(title).__name__}')
+    ident = obj.get("id", obj.get("idx"))
+    if ident is None:
+        ident = default_id
+    elif isinstance(ident, bool) or not isinstance(ident, str | int):
+        raise _BadRecord(f'"id" must be a string or an integer, got {type(ident).__name__}')
+    return str(ident), (title.strip() or None) if title else None, text
+
+
+def _read_jsonl(path: Path) -> DocumentSet:
+    docs = DocumentSet([], "jsonl")
+    seen: dict[str, str] = {}
+    for line_no, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise GraphFormatError(path, f"not valid JSON ({exc.msg})", line_no) from None
+        try:
+            ident, title, text = _record(obj, f"{path.name}:{line_no}")
+        except _BadRecord as exc:
+            raise GraphFormatError(path, str(exc), line_no) from None
+        _add(docs, seen, Document(ident, text, title), path, f"line {line_no}", line_no)
+    if not docs.documents and not docs.empty:
+        raise GraphFormatError(path, "no documents: expected one JSON object per line")
+    return docs
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The lines of a UTF-8 file, numbered from 1; an undecodable byte is an error
+    naming its line."""
+    data = _read_bytes(path)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise GraphFormatError(path, "not UTF-8 text", line) from None
+    yield from enumerate(text.splitlines(), start=1)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise GraphFormatError(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _read_text(path: Path) -> str:
+    data = _read_bytes(path)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise GraphFormatError(path, "not UTF-8 text", line) from None
+
+
+def _read_folder(folder: Path) -> DocumentSet:
+    files = sorted(
+        p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+    )
+    if not files:
+        raise GraphFormatError(
+            folder, f"the folder has no {' or '.join(TEXT_SUFFIXES)} files to ingest"
+        )
+    docs = DocumentSet([], "folder")
+    seen: dict[str, str] = {}
+    for file in files:
+        rel = file.relative_to(folder).as_posix()
+        doc = Document(rel, _read_text(file), file.stem)
+        _add(docs, seen, doc, file, rel)
+    return docs
+
+
+def _read_json(path: Path) -> DocumentSet:
+    text = _read_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GraphFormatError(path, f"not valid JSON ({exc.msg})", exc.lineno) from None
+    seen: dict[str, str] = {}
+    if isinstance(data, list):
+        docs = DocumentSet([], "json-list")
+        for i, obj in enumerate(data):
+            try:
+                ident, title, body = _record(obj, f"{path.name}:{i}")
+            except _BadRecord as exc:
+                raise GraphFormatError(path, str(exc), i, "item") from None
+            _add(docs, seen, Document(ident, body, title), path, f"item {i}", i, "item")
+    elif isinstance(data, dict):
+        docs = DocumentSet([], "json-titles")
+        for title, value in data.items():
+            body = _join_sentences(value, path, title)
+            _add(docs, seen, Document(title, body, title.strip() or None), path, repr(title))
+    else:
+        raise GraphFormatError(
+            path,
+            'expected a list [{"title", "text"}] or an object {title: [sentences]}, '
+            f"got {type(data).__name__}",
+            1,
+        )
+    if not docs.documents and not docs.empty:
+        raise GraphFormatError(path, "no documents in the corpus")
+    return docs
+
+
+def _join_sentences(value: Any, path: Path, title: str) -> str:
+    """A HotpotQA entry's sentences as one text. They are joined as written (HotpotQA's
+    carry their leading space), with a space added only where neither side has one."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise GraphFormatError(
+            path, f"title {title!r}: expected a list of sentences (strings) or a text"
+        )
+    out = ""
+    for sentence in value:
+        if out and sentence and not out[-1].isspace() and not sentence[0].isspace():
+            out += " "
+        out += sentence
+    return out

@@ -1,0 +1,97 @@
+"""What an extractor finds in one chunk, and the checks every extractor's output passes.
+
+An :class:`Extraction` is the entities a chunk names and the ``[subject, relation,
+object]`` triples it states, the relation a free-text phrase. Both extractors (the
+model's and the fast one) produce it; the work directory stores it; the passages file
+carries it into the graph (:mod:`ark.graph._documents` fixes how).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ark.graph._documents import entity_key, relation_key
+
+__all__ = ["Extraction", "Extractor", "clean_extraction"]
+
+
+@dataclass(slots=True)
+class Extraction:
+    """Entities and triples of one chunk; ``ok=False`` when the extractor's reply was
+    unusable (the chunk stays a passage, with nothing extracted). ``dropped`` counts
+    the triples thrown away as malformed (not three non-empty strings)."""
+
+    entities: list[str] = field(default_factory=list)
+    triples: list[list[str]] = field(default_factory=list)
+    ok: bool = True
+    error: str | None = None
+    dropped: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"ok": self.ok, "entities": self.entities, "triples": self.triples}
+        if self.error:
+            d["error"] = self.error
+        if self.dropped:
+            d["dropped"] = self.dropped
+        if self.prompt_tokens or self.completion_tokens:
+            d["prompt_tokens"] = self.prompt_tokens
+            d["completion_tokens"] = self.completion_tokens
+            d["llm_s"] = round(self.llm_s, 4)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Extraction:
+        return cls(
+            entities=[str(e) for e in d.get("entities") or []],
+            triples=[[str(x) for x in t] for t in d.get("triples") or []],
+            ok=bool(d.get("ok", True)),
+            error=d.get("error"),
+            dropped=int(d.get("dropped", 0)),
+            prompt_tokens=int(d.get("prompt_tokens", 0)),
+            completion_tokens=int(d.get("completion_tokens", 0)),
+            llm_s=float(d.get("llm_s", 0.0)),
+        )
+
+
+class Extractor(Protocol):
+    """Finds entities and relations in chunks. ``id`` names everything that changes
+    the result (the model, the prompt's version, the NLP pipeline's version): it is
+    part of each chunk's cache key, so a cached extraction is reused only by the
+    same extractor."""
+
+    id: str
+
+
+def _text(value: Any) -> str:
+    return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def clean_extraction(entities: Iterable[Any], triples: Iterable[Any]) -> Extraction:
+    """Entities and triples as the graph takes them: strings with spaces collapsed,
+    one spelling per :func:`entity_key` (the first), a triple's two ends added to the
+    entities, repeated triples once. A triple that is not three non-empty strings
+    (or whose relation has no letters or digits) is dropped and counted."""
+    names: dict[str, str] = {}
+
+    def add(name: str) -> str:
+        return names.setdefault(entity_key(name), name)
+
+    for e in entities:
+        name = _text(e)
+        if name:
+            add(name)
+    kept: dict[tuple[str, str, str], list[str]] = {}
+    dropped = 0
+    for t in triples:
+        parts = [_text(x) for x in t] if isinstance(t, list | tuple) and len(t) == 3 else []
+        if len(parts) != 3 or not all(parts) or not any(c.isalnum() for c in parts[1]):
+            dropped += 1
+            continue
+        s, r, o = add(parts[0]), parts[1], add(parts[2])
+        kept.setdefault((entity_key(s), relation_key(r), entity_key(o)), [s, r, o])
+    return Extraction(list(names.values()), list(kept.values()), dropped=dropped)

@@ -1,0 +1,129 @@
+"""The work directory of an ingestion: extractions cached per chunk, and the output.
+
+``extractions.jsonl`` is append-only: one line per chunk extracted, written and
+flushed as soon as the extraction is back, keyed by a hash of the extractor's id and
+the chunk's text (so the same text under the same model and prompt version is never
+extracted twice, whatever document or position it comes from, and a different chunk
+size reuses every chunk that did not change). A run killed mid-write leaves at most
+one torn last line: reading checks each line on its own, skips (and counts) one that
+does not parse and rewrites the file without it (atomically), and an append after a
+line left unfinished starts on a fresh line. A chunk whose model call
+*failed* (the backend, not the reply) is not written, so the next run retries it.
+
+``passages.jsonl`` (the generic passages format that ``ark index build --format
+passages`` reads) and ``ingest.json`` (the report) are written whole, to a temporary
+file then renamed over the old one, so neither is ever seen half-written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Any
+
+from ark.errors import ArkError
+from ark.ingest._extraction import Extraction
+
+__all__ = ["WorkDir", "chunk_key", "write_atomic"]
+
+EXTRACTIONS = "extractions.jsonl"
+PASSAGES = "passages.jsonl"
+REPORT = "ingest.json"
+
+
+def chunk_key(extractor_id: str, text: str) -> str:
+    """The cache key of ``text`` extracted by ``extractor_id``."""
+    digest = hashlib.sha256()
+    digest.update(extractor_id.encode("utf-8"))
+    digest.update(b"\0")
+    digest.update(text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary sibling and a rename."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class WorkDir:
+    """The cache and outputs of one ingestion (see the module)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ArkError(
+                f"cannot create work directory {self.path}: {exc.strerror or exc}"
+            ) from None
+        self.extractions_path = self.path / EXTRACTIONS
+        self.passages_path = self.path / PASSAGES
+        self.report_path = self.path / REPORT
+        self.damaged_lines = 0
+        self._out: IO[str] | None = None
+
+    def load(self) -> dict[str, Extraction]:
+        """Every cached extraction by key; torn or foreign lines are skipped, counted
+        in :attr:`damaged_lines`."""
+        cached: dict[str, Extraction] = {}
+        self.damaged_lines = 0
+        if not self.extractions_path.exists():
+            return cached
+        good: list[str] = []
+        with self.extractions_path.open("r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    key = record["key"]
+                    extraction = Extraction.from_dict(record)
+                    if not isinstance(key, str):
+                        raise TypeError(key)
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    self.damaged_lines += 1
+                    continue
+                cached[key] = extraction
+                good.append(line if line.endswith("\n") else line + "\n")
+        if self.damaged_lines:  # keep the cache clean: the torn line is gone for good
+            write_atomic(self.extractions_path, "".join(good))
+        return cached
+
+    def append(self, key: str, chunk_id: str, extractor_id: str, extraction: Extraction) -> None:
+        """Record one chunk's extraction, flushed at once (a kill loses nothing
+        already appended)."""
+        if self._out is None:
+            self._out = self._open_for_append()
+        record: dict[str, Any] = {"key": key, "chunk": chunk_id, "extractor": extractor_id}
+        record.update(extraction.to_dict())
+        self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._out.flush()
+
+    def _open_for_append(self) -> IO[str]:
+        path = self.extractions_path
+        torn = False
+        if path.exists() and path.stat().st_size:
+            with path.open("rb") as f:
+                f.seek(-1, os.SEEK_END)
+                torn = f.read(1) != b"\n"
+        out = path.open("a", encoding="utf-8")
+        if torn:  # a killed run's last line: end it, so the next record is whole
+            out.write("\n")
+        return out
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+            self._out = None

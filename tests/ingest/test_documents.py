@@ -1,0 +1,123 @@
+"""The three ways documents come in, and bad input naming its file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ark.errors import GraphFormatError
+from ark.ingest import read_documents
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_jsonl_with_and_without_ids_and_titles(tmp_path):
+    path = write(
+        tmp_path / "docs.jsonl",
+        '{"id": "a", "title": "Ada", "text": "Ada wrote notes."}\n'
+        "\n"
+        '{"text": "No id, no title."}\n'
+        '{"id": 7, "text": "   "}\n',
+    )
+    found = read_documents(path)
+    assert found.source_format == "jsonl"
+    assert [(d.id, d.title, d.text) for d in found.documents] == [
+        ("a", "Ada", "Ada wrote notes."),
+        ("docs.jsonl:3", None, "No id, no title."),  # named by its line
+    ]
+    assert found.empty == 1  # skipped and counted, not an error
+
+
+def test_a_folder_of_text_and_markdown_files(tmp_path):
+    write(tmp_path / "b.md", "# Bee\nBees make honey.")
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub" / "a.txt", "Ants dig.")
+    write(tmp_path / "notes.csv", "ignored,file")
+    found = read_documents(tmp_path)
+    assert found.source_format == "folder"
+    assert [(d.id, d.title, d.text) for d in found.documents] == [
+        ("b.md", "b", "# Bee\nBees make honey."),
+        ("sub/a.txt", "a", "Ants dig."),
+    ]
+
+
+def test_a_hipporag_corpus_list_with_repeated_titles(tmp_path):
+    corpus = [
+        {"title": "Paris", "text": "Paris is the capital of France."},
+        {"title": "Paris", "text": "Paris is also a town in Texas."},
+    ]
+    found = read_documents(write(tmp_path / "corpus.json", json.dumps(corpus)))
+    assert found.source_format == "json-list"
+    assert [d.id for d in found.documents] == ["corpus.json:0", "corpus.json:1"]
+    assert [d.title for d in found.documents] == ["Paris", "Paris"]
+
+
+def test_a_hotpotqa_corpus_of_titles_and_sentences(tmp_path):
+    corpus = {
+        "Ada Lovelace": ["Ada Lovelace was a mathematician.", " She wrote notes."],
+        "Babbage": ["Charles Babbage designed engines.", "He was English."],
+        "Plain": "A text given whole.",
+    }
+    found = read_documents(write(tmp_path / "hotpot.json", json.dumps(corpus)))
+    assert found.source_format == "json-titles"
+    texts = {d.id: d.text for d in found.documents}
+    assert texts["Ada Lovelace"] == "Ada Lovelace was a mathematician. She wrote notes."
+    assert texts["Babbage"] == "Charles Babbage designed engines. He was English."
+    assert texts["Plain"] == "A text given whole."
+    assert {d.title for d in found.documents} == set(corpus)
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "words"),
+    [
+        ('{"text": "ok"}\n{"text": "cut\n', 2, "not valid JSON"),
+        ('{"text": "ok"}\n["a list"]\n', 2, "expected an object"),
+        ('{"title": "t"}\n', 1, 'no "text"'),
+        ('{"text": "ok"}\n\n{"text": 3}\n', 3, '"text" must be a string'),
+        ('{"text": "ok", "title": ["x"]}\n', 1, '"title" must be a string'),
+        ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', 2, "repeats the id of line 1"),
+    ],
+)
+def test_bad_jsonl_names_the_file_and_line(tmp_path, content, line, words):
+    path = write(tmp_path / "docs.jsonl", content)
+    with pytest.raises(GraphFormatError, match=words) as info:
+        read_documents(path)
+    assert info.value.path == str(path) and info.value.line == line
+    assert str(info.value).startswith(f"{path}:{line}: ")
+
+
+def test_bad_json_corpora_name_the_file_and_the_line_or_item(tmp_path):
+    broken = write(tmp_path / "broken.json", '[\n{"title": "a", "text": "x"},\n{"title": \n')
+    with pytest.raises(GraphFormatError, match="not valid JSON") as info:
+        read_documents(broken)
+    assert info.value.line == 4
+    items = write(tmp_path / "items.json", json.dumps([{"text": "x"}, {"title": "no text"}]))
+    with pytest.raises(GraphFormatError, match=r"\(item 1\): the record has no \"text\""):
+        read_documents(items)
+    titles = write(tmp_path / "titles.json", json.dumps({"A": ["ok"], "B": [1, 2]}))
+    with pytest.raises(GraphFormatError, match="title 'B': expected a list of sentences"):
+        read_documents(titles)
+    scalar = write(tmp_path / "scalar.json", "42")
+    with pytest.raises(GraphFormatError, match="expected a list"):
+        read_documents(scalar)
+
+
+def test_undecodable_text_names_its_line(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes(b'{"text": "fine"}\n{"text": "caf\xe9"}\n')
+    with pytest.raises(GraphFormatError, match="not UTF-8") as info:
+        read_documents(path)
+    assert info.value.line == 2
+
+
+def test_missing_input_and_empty_folder(tmp_path):
+    with pytest.raises(GraphFormatError, match="no such file"):
+        read_documents(tmp_path / "nowhere.jsonl")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(GraphFormatError, match=r"no \.txt or \.md files"):
+        read_documents(tmp_path / "empty")

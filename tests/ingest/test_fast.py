@@ -1,0 +1,102 @@
+"""The fast extractor on real sentences (spaCy's English pipeline, the [ingest] extra)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ark.errors import ArkError
+from ark.ingest import CO_OCCURS, Chunk, FastExtractor, ingest, load_pipeline
+
+
+def _pipeline_installed() -> bool:
+    try:
+        load_pipeline()
+    except ArkError:
+        return False
+    return True
+
+
+needs_spacy = pytest.mark.skipif(
+    not _pipeline_installed(),
+    reason="spaCy and an English pipeline are not installed (pip install '.[ingest]')",
+)
+
+CURIE = (
+    "Marie Curie was born in Warsaw. She won the Nobel Prize in Physics in 1903 with Pierre Curie."
+)
+EIFFEL = "The Eiffel Tower is located in Paris, the capital of France."
+
+
+@pytest.fixture(scope="module")
+def fast() -> FastExtractor:
+    return FastExtractor()
+
+
+def extract(fast: FastExtractor, *texts: str):
+    return list(fast.extract_many([Chunk("d", i, t) for i, t in enumerate(texts)]))
+
+
+@needs_spacy
+def test_named_entities_and_the_verb_phrase_between_them(fast):
+    (curie,) = extract(fast, CURIE)
+    assert {"Marie Curie", "Warsaw", "Pierre Curie", "Nobel Prize in Physics"} <= set(
+        curie.entities
+    )
+    assert ["Marie Curie", "born in", "Warsaw"] in curie.triples
+    # a pronoun is nobody: dropped, not an entity, in no triple
+    assert "She" not in curie.entities
+    assert not any("She" in (s, o) for s, _, o in curie.triples)
+    # co-occurrence is within a sentence: nothing joins Warsaw and Pierre Curie
+    assert not any({s, o} == {"Warsaw", "Pierre Curie"} for s, _, o in curie.triples)
+
+
+@pytest.mark.parametrize("noun_phrases", [True, False])
+@needs_spacy
+def test_noun_phrases_are_mentions_too_unless_turned_off(noun_phrases):
+    (eiffel,) = extract(FastExtractor(noun_phrases=noun_phrases), EIFFEL)
+    assert ["Eiffel Tower", "located in", "Paris"] in eiffel.triples  # the article dropped
+    assert ("capital" in eiffel.entities) is noun_phrases
+    assert all(e != "The Eiffel Tower" for e in eiffel.entities)
+
+
+@needs_spacy
+def test_two_mentions_joined_by_no_verb_only_co_occur(fast):
+    (eiffel,) = extract(fast, EIFFEL)
+    assert ["Paris", CO_OCCURS, "France"] in eiffel.triples
+    relations = {r for _, r, _ in eiffel.triples}
+    assert relations <= {"located in", CO_OCCURS, "of"}
+
+
+@needs_spacy
+def test_the_fast_extractor_is_identified_by_its_pipeline_and_version(fast):
+    meta = fast.nlp.meta
+    assert fast.id.startswith(f"fast:{meta['lang']}_{meta['name']}-{meta['version']}:")
+    assert fast.id != FastExtractor(noun_phrases=False).id
+
+
+@needs_spacy
+def test_ingest_fast_writes_passages_with_entities_and_triples(tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(
+        json.dumps({"id": "curie", "title": "Marie Curie", "text": CURIE})
+        + "\n"
+        + json.dumps({"id": "eiffel", "text": EIFFEL})
+        + "\n"
+    )
+    report = ingest(docs, None, extractor="fast", work_dir=tmp_path / "w")
+    assert report.extractor.startswith("fast:") and report.usd == 0.0 and report.llm_calls == 0
+    rows = [json.loads(x) for x in (tmp_path / "w" / "passages.jsonl").read_text().splitlines()]
+    assert ["Marie Curie", "born in", "Warsaw"] in rows[0]["triples"]
+    again = ingest(docs, None, extractor="fast", work_dir=tmp_path / "w")
+    assert again.reused == 2 and again.extracted == 0
+
+
+def test_fast_refuses_a_model_and_an_unknown_pipeline(tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"text": "x"}\n')
+    with pytest.raises(ArkError, match="calls no model"):
+        ingest(docs, None, extractor="fast", model="1.5b", work_dir=tmp_path / "w")
+    with pytest.raises(ArkError, match=r"no spaCy pipeline installed|needs spaCy"):
+        load_pipeline("no_such_pipeline_xx")
