@@ -67,6 +67,7 @@ from ark.index._dirs import (  # noqa: F401 - re-exported: tests and _dense use 
     remove_stale_builds,
     update_lock,
 )
+from ark.index._params import bm25_problem, token_pattern_problem
 from ark.index._segments import (
     MANIFEST,
     commit_manifest,
@@ -77,7 +78,7 @@ from ark.index._segments import (
     remove_unnamed_described,
     write_described_file,
 )
-from ark.index._tokenize import Tokenizer, TokenizerConfig, TokenizerSettingsError
+from ark.index._tokenize import TOKEN_PATTERN, Tokenizer, TokenizerConfig, TokenizerSettingsError
 from ark.index._verify import (
     check_structure,
     file_checksums,
@@ -199,6 +200,11 @@ def build_index(
     out = Path(out_dir)
     tokenizer = tokenizer or TokenizerConfig()
     params = params or BM25Params()
+    problem = bm25_problem(params.k1, params.b) or token_pattern_problem(
+        tokenizer.token_pattern, default=TOKEN_PATTERN
+    )
+    if problem:
+        raise ArkError(f"cannot build {out}: {problem}")
     _check_writable_target(out)
     started = time.perf_counter()
     if progress:
@@ -499,6 +505,14 @@ def _open_once(root: Path, *, check_samples: bool = True, pin: bool = True) -> I
                 f"expected {size}; {hint}"
             )
     tokenizer = _open_tokenizer(meta_path, meta, hint)
+    settings = meta.get("bm25")
+    problem = (
+        bm25_problem(settings.get("k1"), settings.get("b"))
+        if isinstance(settings, dict)
+        else "the 'bm25' entry is missing or not a mapping"
+    )
+    if problem:
+        raise IndexFormatError(f"{meta_path}: bm25: {problem}; {hint}")
     try:
         graph = _open_graph(root, meta)
         bm25 = BM25Index.load(
@@ -554,7 +568,11 @@ def _open_tokenizer(meta_path: Path, meta: dict[str, Any], hint: str) -> Tokeniz
     """The tokenizer ``meta.json`` records; unusable settings (a pattern that does not
     compile, say) are an error naming the file, not a traceback from ``re``."""
     try:
-        return Tokenizer(TokenizerConfig.from_dict(meta["tokenizer"]))
+        config = TokenizerConfig.from_dict(meta["tokenizer"])
+        problem = token_pattern_problem(config.token_pattern, default=TOKEN_PATTERN)
+        if problem:  # a pattern with groups, or one that can hang every query
+            raise TokenizerSettingsError(problem)
+        return Tokenizer(config)
     except TokenizerSettingsError as exc:
         raise IndexFormatError(f"{meta_path}: bad tokenizer setting: {exc}; {hint}") from None
     except (KeyError, TypeError, AttributeError) as exc:
