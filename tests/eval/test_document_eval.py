@@ -148,3 +148,13 @@ def test_recall_reads_the_evidence_passages_else_the_rankings_passages(doc_index
     assert evidence_passages(SimpleNamespace(ranking=ranked), doc_index) == [3, 0]
     with_evidence = SimpleNamespace(ranking=ranked, passages=[SimpleNamespace(node=5)])
     assert evidence_passages(with_evidence, doc_index) == [5]
+
+
+def test_ark_report_shows_passage_recall(doc_index, questions, tmp_path):
+    from ark.eval.report import write_report
+
+    evaluate(f"musique:{questions}", doc_index, tmp_path / "docs", method="bm25")
+    text = write_report([tmp_path / "docs"], tmp_path / "report", plots=False)
+    assert "recall@2" in text and "72.22" in text and "88.89" in text
+    csv = (tmp_path / "report" / "comparison.csv").read_text()
+    assert csv.splitlines()[0].endswith("recall@2,recall@5,s/query,failed,path")

@@ -25,7 +25,7 @@ from typing import Any
 from ark._safe import clean_text
 from ark.errors import ArkError
 from ark.eval._runstore import TRAJECTORIES_FILE, read_records
-from ark.eval.metrics import MEASURES
+from ark.eval.metrics import ALL_MEASURES, MEASURES
 from ark.trajectory import Trajectory, read_trajectories
 
 
@@ -152,6 +152,9 @@ def write_report(run_dirs: list[Path], out: Path, *, plots: bool | None = None) 
     runs = [Run(Path(p)) for p in run_dirs]
     out.mkdir(parents=True, exist_ok=True)
     rows = []
+    # passage recall and answer scores, when a run over documents has them ('–' elsewhere)
+    found = {k for r in runs for k in r.summary["metrics"]}
+    extra = [k for k in ALL_MEASURES if k not in MEASURES and k in found]
     for run in runs:
         m = run.summary["metrics"]
         rows.append(
@@ -161,6 +164,7 @@ def write_report(run_dirs: list[Path], out: Path, *, plots: bool | None = None) 
                 "dataset": run.config.get("dataset"),
                 "n": run.summary["scored"],
                 **{k: round(m.get(k, 0.0), 2) for k in MEASURES},
+                **{k: round(m[k], 2) if k in m else "–" for k in extra},
                 "s/query": _seconds(run.summary["wall_s_per_query"]["mean"]),
                 "failed": run.summary["failed"],
                 "path": str(run.path),
