@@ -107,7 +107,7 @@ class _Builder:
                 and all(isinstance(part, str) for part in item)
                 else ()
             )
-            if not all(keys) or not keys:
+            if not keys or not all(keys):
                 self._skip("triple", where, item)
                 continue
             head, tail = self._entity(item[0], keys[0]), self._entity(item[2], keys[2])
@@ -146,7 +146,7 @@ class _Builder:
                 "triples": self.n_triples,
                 "triple_edges": len(triples),
                 "mention_edges": len(mentions),
-                "relation_phrases": len(self.relation_ids) - 1,
+                "relation_phrases": len(np.unique(triples[:, 2])),  # "mentions" may be one
                 "skipped_triples": self.skipped["triple"],
                 "skipped_entities": self.skipped["entity"],
                 "skipped_examples": self.examples,
