@@ -108,6 +108,15 @@ def test_bad_musique_records_name_the_file_line_and_record(doc_index, tmp_path, 
         load_musique(path, doc_index)
 
 
+def test_an_unanswerable_musique_full_question_is_kept_without_gold(doc_index, tmp_path):
+    record = json.loads(json.dumps(MUSIQUE[0]))
+    record["answerable"] = False
+    for p in record["paragraphs"]:
+        p["is_supporting"] = False
+    (query,) = load_musique(write_json(tmp_path / "q.json", [record]), doc_index)
+    assert not query.gold and query.supporting == () and query.answers[0] == "Tarsk County"
+
+
 def test_the_line_named_is_where_the_record_starts(doc_index, tmp_path):
     records = json.loads(json.dumps(MUSIQUE))
     del records[2]["question"]

@@ -8,7 +8,9 @@ passage nodes by title and text (:class:`~ark.datasets._passages.PassageMatcher`
 are the question's gold nodes, so Hit@k and MRR ask for a supporting passage and passage
 recall for all of them. ``answer`` and ``answer_aliases`` are the gold strings of exact
 match and F1. The query type is the id's prefix (``2hop``, ``3hop1``, ``4hop3``...),
-which is how MuSiQue names a question's shape.
+which is how MuSiQue names a question's shape. A question of MuSiQue-Full marked
+``"answerable": false`` may have no supporting paragraph: it is kept with no gold node
+(the run reports it among the questions with no answer in the graph).
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def load_musique(path: str | Path, index: Index) -> list[Query]:
             supporting.append(group)
             if not group:
                 missing.append(title)
-        if not supporting:
+        if not supporting and record.get("answerable") is not False:
+            # MuSiQue-Full's unanswerable questions have none: kept, with no gold
             raise ArkError(f"{where}: no paragraph has is_supporting true")
         queries.append(
             Query(
