@@ -171,3 +171,64 @@ def test_ark_eval_on_a_directory_in_use_is_a_clear_error(metaqa_index, tmp_path)
     holder.release()
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+
+
+# -- issue 42, item 8: what run.lock may be ------------------------------------------
+
+
+def test_a_symlinked_lock_is_refused_and_its_target_left_alone(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a user's file\n")
+    (run / LOCK_FILE).symlink_to(precious)
+    with pytest.raises(ark.errors.ArkError, match="symbolic link"):
+        RunStore(run).start(CONFIG, resume=False)
+    assert precious.read_text() == "a user's file\n"
+
+
+def test_a_lock_that_is_a_directory_or_a_fifo_is_a_clear_error(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / LOCK_FILE).mkdir()
+    with pytest.raises(ark.errors.ArkError, match="is a directory"):
+        RunStore(run).start(CONFIG, resume=True)
+    (run / LOCK_FILE).rmdir()
+    os.mkfifo(run / LOCK_FILE)
+    with pytest.raises(ark.errors.ArkError, match="not a regular file"):
+        RunStore(run).start(CONFIG, resume=True)
+
+
+def _read_only(monkeypatch, blocked: str) -> None:
+    """As a read-only directory behaves for a non-root user (tests may run as root,
+    whom permissions do not stop): creating or writing ``blocked`` fails."""
+    real_open = os.open
+
+    def deny(path, flags, *args, **kwargs):
+        if Path(path).name == blocked and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", deny)
+
+
+def test_resuming_a_read_only_run_is_a_clear_error(tmp_path, monkeypatch):
+    with RunStore(tmp_path / "run") as store:
+        store.start(CONFIG, resume=False)
+        store.append({"query_id": "a"}, [])
+    _read_only(monkeypatch, LOCK_FILE)
+    with pytest.raises(ark.errors.ArkError, match="read-only"):
+        RunStore(tmp_path / "run").start(CONFIG, resume=True)
+    monkeypatch.undo()
+    real_write = Path.write_text
+
+    def deny_config(self, *args, **kwargs):
+        if self.name == "config.json":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", deny_config)
+    with pytest.raises(ark.errors.ArkError, match=r"config\.json is read-only"):
+        RunStore(tmp_path / "run").start(CONFIG, resume=True)
+    monkeypatch.undo()
+    assert [r["query_id"] for r in read_records(tmp_path / "run")] == ["a"]

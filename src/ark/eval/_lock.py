@@ -17,6 +17,7 @@ import errno
 import json
 import os
 import socket
+import stat
 import sys
 import time
 import warnings
@@ -61,7 +62,7 @@ class RunLock:
         if self._file is not None:
             return
         for _ in range(10):  # the file may be removed between our open and our lock
-            f = self.path.open("a+b")
+            f = self._open()
             if not _try_lock(f):
                 holder = _read_holder(f)
                 f.close()
@@ -79,6 +80,41 @@ class RunLock:
         f.flush()
         os.fsync(f.fileno())
         self._file = f
+
+    def _open(self) -> IO[bytes]:
+        """``run.lock`` opened for reading and writing, created if absent — never
+        through a symbolic link (a link planted there would make ARK truncate the
+        file it points to), and only if it is a regular file. Errors say what is wrong
+        with the run directory instead of a traceback."""
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except OSError as exc:
+            if self.path.is_symlink():
+                why = "is a symbolic link; ARK does not follow it (remove it)"
+            elif self.path.is_dir():
+                why = "is a directory, not a lock file (remove it)"
+            elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                why = (
+                    f"cannot be created or written ({exc.strerror}): the run directory is "
+                    "read-only; a run can be resumed only where it can be written "
+                    "(`ark report` and `ark view` read it as it is)"
+                )
+            else:
+                why = f"cannot be opened ({exc.strerror})"
+            raise ArkError(
+                f"cannot lock the run directory {self.root}: {self.path} {why}"
+            ) from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ArkError(
+                    f"cannot lock the run directory {self.root}: {self.path} is not a regular "
+                    "file (remove it)"
+                )
+            return os.fdopen(fd, "r+b")
+        except BaseException:
+            os.close(fd)
+            raise
 
     def release(self) -> None:
         f, self._file = self._file, None

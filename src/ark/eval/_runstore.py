@@ -71,7 +71,14 @@ class RunStore:
             raise ArkError(f"cannot use {self.root} as a run directory: {exc}") from None
         try:
             self.lock.acquire()
-            return self._start(config, resume, retry_failed)
+            try:
+                return self._start(config, resume, retry_failed)
+            except PermissionError as exc:  # a read-only file in a writable directory
+                raise ArkError(
+                    f"cannot write the run directory {self.root}: {exc.filename} is "
+                    f"read-only ({exc.strerror}); a run can be resumed only where it can "
+                    "be written"
+                ) from None
         except BaseException:
             self.close()
             if created:
@@ -238,6 +245,8 @@ _RESUME_MAY_CHANGE = {"concurrency", "resume", "out", "started", "llm_cache", "r
 #: ``prompt`` only with an adapter; runs from before strategies, and the quality
 #: benchmark's before it used the evaluation API, ran ARK's loop).
 _UNWRITTEN = {"adapter": None, "prompt": "full", "strategy": "ark"}
+#: Settings recorded only by newer runs: compared when both runs have them.
+_RECORDED_SINCE = {"linking_encoder"}
 
 
 def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -246,6 +255,8 @@ def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     new = json.loads(dumps(new))  # as it will read back: tuples are lists, and so on
     out = []
     for key in sorted((set(old) | set(new)) - _RESUME_MAY_CHANGE):
+        if key in _RECORDED_SINCE and (key not in old or key not in new):
+            continue  # a run from before the setting was recorded: unknown, not changed
         before = old.get(key, _UNWRITTEN.get(key))
         now = new.get(key, _UNWRITTEN.get(key))
         if before != now:
@@ -325,9 +336,15 @@ def read_records(run_dir: str | Path, skipped: list[int] | None = None) -> list[
     path = Path(run_dir) / RESULTS_FILE
     if not path.exists():
         raise ArkError(f"{run_dir} is not a run directory (no {RESULTS_FILE})")
+    if not path.is_file():
+        raise ArkError(f"{path} is not a file")
     bad: list[tuple[int, bytes]] = []
     records: dict[str, dict[str, Any]] = {}
-    for _, record in _complete_records(path, bad, key="query_id"):
+    try:
+        found = list(_complete_records(path, bad, key="query_id"))
+    except OSError as exc:
+        raise ArkError(f"cannot read {path} ({exc.strerror})") from None
+    for _, record in found:
         records.setdefault(record["query_id"], record)  # a duplicate: the first wins
     if skipped is not None:
         skipped += [line for line, _ in bad]
