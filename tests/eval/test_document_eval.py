@@ -43,6 +43,7 @@ def test_ark_eval_bm25_on_musique_reports_passage_recall(doc_index, questions, t
     assert "warning: 1 supporting paragraphs are not in the index" in result.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["missing_gold_passages"] == 1 and summary["scored"] == 3
+    assert summary["config"]["ranks"] == "passages"
     records = {r["query_id"]: r for r in read_records(out)}
     for r in records.values():  # BM25 over passages alone: no entity node is ranked
         assert r["ranking"] and all(n < N_PASSAGES for n in r["ranking"])

@@ -38,6 +38,7 @@ from ark.eval._runner import ProgressFn, run_queries
 from ark.eval._runstore import RunStore
 from ark.graph._documents import passage_ids
 from ark.index import Index, open_index
+from ark.linking import linking_encoder
 from ark.llm import ChatModel, ModelSettings, with_llm_cache
 
 METHODS = ("ark", "bm25", "dense")
@@ -228,6 +229,9 @@ class Evaluation:
                         "seed": self.seed,
                         "adapter": str(Path(self.adapter).resolve()) if self.adapter else None,
                         "prompt": prompt,
+                        # The question reading of ark-guided's hints: with the [dense]
+                        # extra's encoder or labels and aliases only (dense="auto").
+                        "linking_encoder": linking_encoder(),
                     }
                     if ark
                     else {"model": model_name}
@@ -235,6 +239,12 @@ class Evaluation:
                     else {}
                 ),
                 **answer_config,
+                # over documents a baseline ranks the passage nodes alone
+                **(
+                    {"ranks": "passages"}
+                    if not ark and datasets.is_document_dataset(self.dataset)
+                    else {}
+                ),
                 "concurrency": self.concurrency,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "llm_cache": str(model.llm_cache) if model.llm_cache else None,
