@@ -232,3 +232,30 @@ def test_resuming_a_read_only_run_is_a_clear_error(tmp_path, monkeypatch):
         RunStore(tmp_path / "run").start(CONFIG, resume=True)
     monkeypatch.undo()
     assert [r["query_id"] for r in read_records(tmp_path / "run")] == ["a"]
+
+
+def test_a_report_on_a_read_only_run_is_a_clear_error(tmp_path, monkeypatch):
+    from ark.eval import BM25Method
+    from ark.eval.report import write_report
+
+    (tmp_path / "kb.txt").write_text("Forrest Gump|directed_by|Robert Zemeckis\n")
+    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    method = BM25Method(index)
+    asyncio.run(
+        run_queries(
+            [Query("q1", "Forrest Gump", frozenset({0}))],
+            method,
+            RunStore(tmp_path / "run"),
+            {"method": method.name, "dataset": "test"},
+        )
+    )
+    real_mkdir = Path.mkdir
+
+    def deny(self, *args, **kwargs):
+        if self.name == "report":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", deny)
+    with pytest.raises(ark.errors.ArkError, match=r"read-only.*--out"):
+        write_report([tmp_path / "run"], tmp_path / "run" / "report", plots=False)

@@ -147,7 +147,18 @@ def has_matplotlib() -> bool:
 
 def write_report(run_dirs: list[Path], out: Path, *, plots: bool | None = None) -> str:
     """Tables (Markdown, CSV) and, when matplotlib is installed, plots; returns the
-    Markdown. ``plots=None``: draw them if matplotlib can be imported."""
+    Markdown. ``plots=None``: draw them if matplotlib can be imported. A report
+    that cannot be written (a read-only run directory) is an error saying so."""
+    try:
+        return _write_report(run_dirs, out, plots)
+    except PermissionError as exc:
+        raise ArkError(
+            f"cannot write the report to {out}: {exc.filename or out} is read-only "
+            f"({exc.strerror}); pass --out DIR to write it elsewhere"
+        ) from None
+
+
+def _write_report(run_dirs: list[Path], out: Path, plots: bool | None) -> str:
     plotting = has_matplotlib() if plots is None else plots
     runs = [Run(Path(p)) for p in run_dirs]
     out.mkdir(parents=True, exist_ok=True)
