@@ -16,6 +16,16 @@ Responder = Callable[[dict[str, Any]], tuple[Any, ...]]
 DROP = object()
 
 
+class Drip:
+    """A reply body sent a few bytes at a time, ``every`` seconds apart: a server
+    that is never silent long enough for a read timeout, yet never done."""
+
+    def __init__(self, body: dict[str, Any], every: float = 0.4, chunk: int = 8) -> None:
+        self.data = json.dumps(body).encode()
+        self.every = every
+        self.chunk = chunk
+
+
 class FakeOpenAIServer:
     """Serves ``/v1/chat/completions``; each request pops the next scripted reply
     (``(status, body)``) — or, with ``respond``, gets the reply that function computes
@@ -62,9 +72,23 @@ class FakeOpenAIServer:
                 else:
                     reply = server.replies.pop(0) if server.replies else (500, {})
                 status, body = reply[0], reply[1]
+                headers = reply[3] if len(reply) > 3 else {}  # e.g. Retry-After
                 if body is DROP:
                     self.close_connection = True
                     self.connection.shutdown(2)
+                    return
+                if isinstance(body, Drip):
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body.data)))
+                    self.end_headers()
+                    try:
+                        for at in range(0, len(body.data), body.chunk):
+                            self.wfile.write(body.data[at : at + body.chunk])
+                            self.wfile.flush()
+                            time.sleep(body.every)
+                    except OSError:  # the client gave up: what the test wants
+                        pass
                     return
                 if isinstance(body, bytes):
                     data, kind = body, reply[2] if len(reply) > 2 else "application/json"
@@ -73,6 +97,8 @@ class FakeOpenAIServer:
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -108,3 +108,47 @@ def test_an_evaluation_through_faults_loses_no_query(metaqa_index, tmp_path):
     assert summary["failed"] == 0 and summary["metrics"]["hit@1"] == 100.0
     lines = (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
     assert [json.loads(x)["stop_reason"] for x in lines] == ["finish"] * 3
+
+
+# -- issue 42, item 10: Retry-After and a timeout that bounds the whole attempt -------
+
+import time  # noqa: E402
+
+from fake_openai import Drip  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("headers", "at_least"),
+    [({"Retry-After": "1"}, 1.0), ({"retry-after-ms": "600"}, 0.6)],
+    ids=["retry-after", "retry-after-ms"],
+)
+def test_the_server_s_retry_after_is_honoured(headers, at_least):
+    limited = (429, {"error": {"message": "slow down"}}, "application/json", headers)
+    with FakeOpenAIServer([limited, GOOD]) as server:
+        started = time.perf_counter()
+        completion = complete(model_for(server, max_retries=1))
+        waited = time.perf_counter() - started
+    assert completion.message.tool_calls[0].name == "search_in_graph"
+    assert waited >= at_least  # backoff is 0 here: only the header can make it wait
+
+
+def test_a_huge_retry_after_is_capped(monkeypatch):
+    import ark.llm._openai as backend
+
+    monkeypatch.setattr(backend, "MAX_RETRY_AFTER_S", 0.2)
+    limited = (503, {"error": {"message": "busy"}}, "application/json", {"Retry-After": "86400"})
+    with FakeOpenAIServer([limited, GOOD]) as server:
+        started = time.perf_counter()
+        complete(model_for(server, max_retries=1))
+        assert time.perf_counter() - started < 5
+
+
+def test_a_server_dripping_its_body_is_cut_at_the_timeout():
+    body = Drip(chat_reply("a long answer " * 20), every=0.4, chunk=8)  # ~15 s in all
+    with FakeOpenAIServer([(200, body)]) as server:
+        model = OpenAIChatModel("m", base_url=server.base_url, backoff=0.0, timeout=2.0)
+        model.max_retries = 0
+        started = time.perf_counter()
+        with pytest.raises(LLMError, match="within 2 s"):
+            complete(model)
+        assert time.perf_counter() - started < 4

@@ -4,14 +4,19 @@ One path serves OpenAI, vLLM (``--enable-auto-tool-choice``), Ollama
 (``http://127.0.0.1:11434/v1``) and llama.cpp's / llama-cpp-python's servers. Retries
 with exponential backoff and jitter on rate limits, 5xx, timeouts and connection
 errors are done here (the client's own retries are off) so they are visible and
-testable; after the last one an :class:`LLMError` says what failed. The API key is
+testable; a server's ``Retry-After`` / ``retry-after-ms`` is honoured (capped at
+:data:`MAX_RETRY_AFTER_S`); after the last one an :class:`LLMError` says what failed.
+``timeout`` bounds each attempt's wall-clock time, not only the wait between two
+bytes (a server dripping a body would otherwise hold a call for ever). The API key is
 read from the environment and never stored in trajectories or messages.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
+import math
 import os
 import random
 import time
@@ -38,6 +43,8 @@ METADATA_TIMEOUT_S = 10.0
 #: llama.cpp's server fill ``created`` with the time of the request, and vLLM's
 #: ``permission`` holds a fresh id each time.
 _VOLATILE_MODEL_FIELDS = frozenset({"created", "permission"})
+#: Longest wait a server's ``Retry-After`` can impose before the next attempt.
+MAX_RETRY_AFTER_S = 60.0
 
 
 class OpenAIChatModel:
@@ -69,6 +76,7 @@ class OpenAIChatModel:
         )
         self.max_retries = max_retries
         self.backoff = backoff
+        self.timeout = timeout
         self._new_client = lambda: AsyncOpenAI(
             api_key=key, base_url=base_url, timeout=timeout, max_retries=0
         )
@@ -144,11 +152,15 @@ class OpenAIChatModel:
         for attempt in range(self.max_retries + 1):
             started = time.perf_counter()
             try:
-                response = await self._client_for_loop().chat.completions.create(**payload)
+                response = await asyncio.wait_for(
+                    self._client_for_loop().chat.completions.create(**payload), self.timeout
+                )
                 out = _completion(response, self.name, time.perf_counter() - started)
                 if response_schema is not None:
                     out = replace(out, data=parse_json_reply(out.message.content))
                 return out
+            except TimeoutError:  # the whole attempt took longer than ``timeout``
+                last = TimeoutError(f"no complete reply within {self.timeout:g} s")
             except (
                 openai.APITimeoutError,
                 openai.APIConnectionError,
@@ -169,7 +181,9 @@ class OpenAIChatModel:
             except Exception as exc:  # a malformed reply (HTML, cut JSON, null message)
                 last = exc
             if attempt < self.max_retries:
-                await asyncio.sleep(self.backoff * 2**attempt * (0.5 + random.random()))
+                wait = self.backoff * 2**attempt * (0.5 + random.random())
+                asked = retry_after(last)
+                await asyncio.sleep(max(wait, asked) if asked is not None else wait)
         raise LLMError(
             self._redact(
                 f"{self._where()} failed after {self.max_retries + 1} attempts: {_describe(last)}"
@@ -193,6 +207,35 @@ class OpenAIChatModel:
 
     def _where(self) -> str:
         return f"model {self.name!r} at {self.base_url or 'the OpenAI API'}"
+
+
+def retry_after(exc: Exception | None) -> float | None:
+    """Seconds the server asked to wait before the next attempt (``retry-after-ms``,
+    else ``Retry-After`` as seconds or an HTTP date), capped at
+    :data:`MAX_RETRY_AFTER_S`; None when it asked nothing (or nonsense)."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    seconds: float | None = None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            seconds = float(ms) / 1000
+        else:
+            value = headers.get("retry-after")
+            if value is None:
+                return None
+            try:
+                seconds = float(value)
+            except ValueError:
+                when = email.utils.parsedate_to_datetime(value)
+                seconds = when.timestamp() - time.time()
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return None
+    if seconds is None or not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
 
 
 def _response_format(schema: dict[str, Any] | None, mode: str) -> dict[str, Any]:
