@@ -170,7 +170,7 @@ def test_stdio_subprocess_with_the_sdk_client(metaqa_index):
             return names, hit, bad
 
     names, hit, bad = run(go())
-    assert names == ["search_in_graph", "search_in_neighborhood", "get_node", "why"]
+    assert names == ["search_in_graph", "search_in_neighborhood", "get_node", "why", "answer"]
     assert hit.content[0].text.splitlines()[1].startswith("[3435] Forrest Gump (movie)")
     assert bad.is_error and bad.structured_content["error"]["code"] == "bad_argument"
 
