@@ -24,16 +24,16 @@ from ark.llm import ChatModel, Message
 
 __all__ = ["PROMPT_VERSION", "RESPONSE_SCHEMA", "ModelExtractor"]
 
-PROMPT_VERSION = "ie-v1"
+PROMPT_VERSION = "ie-v2"
 
 SYSTEM = (
     "You build a knowledge graph from text. From the passage, list the entities it "
     "names (people, organisations, places, works, events, dates, amounts and other "
     "specific things) and the facts it states as [subject, relation, object] triples. "
     "Subject and object are entities from your list, written as in the text; the "
-    "relation is a short phrase in the text's own words: a verb with its preposition "
-    '("born in", "published by") or a noun ("capital of"). Write the name, not a '
-    "pronoun. Only state what the passage says. Reply with JSON only.\n"
+    "relation is a short phrase in the passage's own words (a verb with its "
+    "preposition, or a noun). Write the name, not a pronoun. Only state what this "
+    "passage says. Reply with JSON only.\n"
     'Example: "Ada Lovelace, born in London in 1815, worked with Charles Babbage on '
     'the Analytical Engine." gives {"entities": ["Ada Lovelace", "London", "1815", '
     '"Charles Babbage", "Analytical Engine"], "triples": [["Ada Lovelace", "born in", '
