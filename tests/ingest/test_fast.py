@@ -100,3 +100,10 @@ def test_fast_refuses_a_model_and_an_unknown_pipeline(tmp_path):
         ingest(docs, None, extractor="fast", model="1.5b", work_dir=tmp_path / "w")
     with pytest.raises(ArkError, match=r"no spaCy pipeline installed|needs spaCy"):
         load_pipeline("no_such_pipeline_xx")
+
+
+@needs_spacy
+def test_a_chunk_longer_than_the_pipeline_reads_is_refused_with_advice(fast):
+    huge = Chunk("big", 0, "word " * (fast.nlp.max_length // 5 + 1))
+    with pytest.raises(ArkError, match=r"big#0 has .* use a smaller --chunk-tokens"):
+        list(fast.extract_many([huge]))

@@ -101,6 +101,14 @@ class FastExtractor:
 
     def extract_many(self, chunks: Iterable[Chunk]) -> Iterator[Extraction]:
         """One extraction per chunk, in order (the pipeline reads them in batches)."""
+        chunks = list(chunks)
+        limit = self.nlp.max_length
+        for c in chunks:
+            if len(c.text) > limit:  # spaCy refuses it, and its parser's memory grows with it
+                raise ArkError(
+                    f"chunk {c.id} has {len(c.text):,} characters, more than the spaCy "
+                    f"pipeline reads at once ({limit:,}): use a smaller --chunk-tokens"
+                )
         for doc in self.nlp.pipe((c.text for c in chunks), batch_size=self.batch_size):
             entities: list[str] = []
             triples: list[list[str]] = []
