@@ -159,3 +159,26 @@ def test_ark_report_shows_passage_recall(doc_index, questions, tmp_path):
     assert "recall@2" in text and "72.22" in text and "88.89" in text
     csv = (tmp_path / "report" / "comparison.csv").read_text()
     assert csv.splitlines()[0].endswith("recall@2,recall@5,s/query,failed,path")
+
+
+def test_dense_over_documents_ranks_the_passage_rows_only(doc_index, tmp_path):
+    import asyncio
+
+    import numpy as np
+
+    from ark.eval import DenseMethod
+    from ark.index import DenseIndex
+
+    n = doc_index.graph.n_nodes
+    vectors = np.zeros((n, 2), np.float32)
+    vectors[:, 0] = 1.0  # every node points one way ...
+    vectors[3] = vectors[N_PASSAGES] = [0.0, 1.0]  # ... but passage 3 and an entity
+    vectors[5] = [0.6, 0.8]
+    encoder = SimpleNamespace(encode=lambda texts: np.array([[0.0, 1.0]], np.float32))
+    dense = DenseIndex(tmp_path, vectors, {"model": "test"})
+    passages = np.arange(N_PASSAGES)
+    out = asyncio.run(DenseMethod(dense, encoder, k=3, passages=passages)("q", "question"))
+    assert out.ranking[:2] == [3, 5] and out.passages == out.ranking
+    assert all(node < N_PASSAGES for node in out.ranking)  # the entity never ranks
+    everything = asyncio.run(DenseMethod(dense, encoder, k=2)("q", "question"))
+    assert everything.ranking == [3, N_PASSAGES] and everything.passages is None
