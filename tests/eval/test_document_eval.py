@@ -182,3 +182,14 @@ def test_dense_over_documents_ranks_the_passage_rows_only(doc_index, tmp_path):
     assert all(node < N_PASSAGES for node in out.ranking)  # the entity never ranks
     everything = asyncio.run(DenseMethod(dense, encoder, k=2)("q", "question"))
     assert everything.ranking == [3, N_PASSAGES] and everything.passages is None
+
+
+def test_ray_is_refused_for_questions_over_documents(doc_index, questions, tmp_path):
+    from ark.errors import ArkError
+    from ark.eval import Evaluation, RaySettings
+
+    for settings in ({"dataset": f"musique:{questions}"}, {"dataset": "metaqa:1-hop", "answer": True}):
+        run = Evaluation(index=doc_index, out=tmp_path / "r", ray=RaySettings(), **settings)
+        with pytest.raises(ArkError, match="--ray does not run"):
+            run.check()
+    assert not (tmp_path / "r").exists()
