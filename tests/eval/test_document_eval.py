@@ -188,7 +188,8 @@ def test_ray_is_refused_for_questions_over_documents(doc_index, questions, tmp_p
     from ark.errors import ArkError
     from ark.eval import Evaluation, RaySettings
 
-    for settings in ({"dataset": f"musique:{questions}"}, {"dataset": "metaqa:1-hop", "answer": True}):
+    documents = {"dataset": f"musique:{questions}"}
+    for settings in (documents, {"dataset": "metaqa:1-hop", "answer": True}):
         run = Evaluation(index=doc_index, out=tmp_path / "r", ray=RaySettings(), **settings)
         with pytest.raises(ArkError, match="--ray does not run"):
             run.check()
