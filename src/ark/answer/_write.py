@@ -79,8 +79,9 @@ ANSWER_SCHEMA: dict[str, Any] = {
 SYSTEM = (
     "You answer a question using only the evidence given: nodes of a knowledge graph, "
     "each shown as [index] name (type) followed by its text, and the relations the "
-    "retrieval followed between them. Use no outside knowledge. Write a short answer "
-    "(a few words or one sentence) and cite the indices of the nodes it comes from. "
+    "retrieval followed between them. Use no outside knowledge. Answer with the "
+    "shortest phrase that answers the question (a name, a date, a number, a few words; "
+    "not a sentence) and cite the indices of the nodes it comes from. "
     "If the evidence does not answer the question, set answerable to false and say "
     "what is missing. Reply with JSON only: "
     '{"answerable": true, "answer": "...", "citations": [12, 34]}.'
