@@ -205,3 +205,70 @@ def test_real_model_profile_adds_up(tmp_path):
     assert p.prompt_s + p.decode_s + p.state_s <= p.wall_s + 1e-6
     again = _ask(llm).profile  # the same prompt: all of it cached but the last token
     assert again.reused_tokens == again.prompt_tokens - 1 and again.prompt_s < p.prompt_s
+
+
+# -- issue 42, item 11: where the states go, and how much of them -------------------
+
+
+def test_the_platform_cache_directory_and_relative_paths(monkeypatch, tmp_path):
+    monkeypatch.delenv("ARK_KV_CACHE", raising=False)
+    monkeypatch.delenv("ARK_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert kv_cache_dir() == tmp_path / "xdg" / "ark" / "kv"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/xdg")  # not absolute: ignored (XDG spec)
+    assert kv_cache_dir() == Path.home() / ".cache" / "ark" / "kv"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARK_CACHE_DIR", "rel-cache")
+    where = kv_cache_dir()
+    assert where.is_absolute() and where == tmp_path / "rel-cache" / "kv"
+    monkeypatch.setenv("ARK_KV_CACHE", "rel-kv")
+    assert kv_cache_dir() == tmp_path / "rel-kv"
+
+
+def test_the_size_cap_evicts_the_least_recently_used(tmp_path):
+    import os
+    import time
+
+    store = PromptStateStore(tmp_path, {"sha256": "a"}, max_bytes=1 << 30)
+    for i in range(3):
+        store.save([i] * 40, bytes(1000))
+    size = store.path([0] * 40).stat().st_size  # the state and its header
+    store.max_bytes = 3 * size
+    for i in range(3):
+        past = time.time() - 100 + i
+        os.utime(store.path([i] * 40), (past, past))
+    assert store.load([0] * 40) is not None  # a use: 0 is now the most recent
+    store.save([9] * 40, bytes(1000))  # over the cap: the least recently used (1) goes
+    kept = {p.name for p in tmp_path.glob("*.kv")}
+    assert store.path([1] * 40).name not in kept
+    assert {store.path([t] * 40).name for t in (0, 2, 9)} <= kept
+    assert sum(p.stat().st_size for p in tmp_path.glob("*.kv")) <= 3 * size
+
+
+def test_a_state_larger_than_the_cap_is_a_warning_not_kept(tmp_path):
+    store = PromptStateStore(tmp_path, {"sha256": "a"}, max_bytes=100)
+    with pytest.warns(KVCacheWarning, match="larger than the cache's cap"):
+        assert store.save([1] * 40, bytes(1000)) is None
+    assert not list(tmp_path.glob("*.kv"))
+
+
+def test_llm_cache_stats_says_where_the_kv_cache_is(monkeypatch, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+    from ark.llm._cache import LLMCache
+
+    LLMCache(tmp_path / "responses").close()
+    monkeypatch.delenv("ARK_KV_CACHE", raising=False)
+    monkeypatch.setenv("ARK_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setenv("ARK_KV_CACHE_MAX_MB", "5")
+    PromptStateStore(tmp_path / "c" / "kv", {"sha256": "a"}).save([1] * 40, bytes(1000))
+    result = CliRunner().invoke(app, ["llm-cache", "stats", str(tmp_path / "responses"), "--json"])
+    assert result.exit_code == 0, result.output
+    kv = json.loads(result.output)["kv_cache"]
+    assert kv["path"] == str(tmp_path / "c" / "kv") and kv["files"] == 1
+    assert kv["max_bytes"] == 5 << 20 and kv["bytes"] > 1000
+    text = CliRunner().invoke(app, ["llm-cache", "stats", str(tmp_path / "responses")]).output
+    assert str(tmp_path / "c" / "kv") in text.replace("\n", "")

@@ -28,7 +28,10 @@ def _open(directory: Path, as_json: bool) -> LLMCache:
 
 @cache_app.command("stats")
 def stats(directory: DirArg, as_json: JsonOpt = False) -> None:
-    """Entries, hits served and tokens they saved, per model, and the size on disk."""
+    """Entries, hits served and tokens they saved, per model, and the size on disk;
+    and where the local model's saved prompt states (KV cache) are, and how full."""
+    from ark.llm._kv_disk import kv_cache_stats
+
     cache = _open(directory, as_json)
     try:
         data = cache.stats()
@@ -36,8 +39,9 @@ def stats(directory: DirArg, as_json: JsonOpt = False) -> None:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
     finally:
         cache.close()
+    kv = kv_cache_stats()
     if as_json:
-        print_json(data)
+        print_json({**data, "kv_cache": kv})
         return
     table = Table("model", "entries", "hits", "tokens served from cache", title=esc(data["path"]))
     for m in data["models"]:
@@ -49,6 +53,15 @@ def stats(directory: DirArg, as_json: JsonOpt = False) -> None:
         f"{data['entries']} entries, {data['hits']} hits, {data['bytes'] / 1e6:.2f} MB on disk",
         markup=False,
     )
+    if kv["path"] is None:
+        console.print("Saved prompt states (KV cache): off (ARK_KV_CACHE)", markup=False)
+    else:
+        console.print(
+            f"Saved prompt states (KV cache): {kv['path']}: {kv['files']} files, "
+            f"{kv['bytes'] / 1e6:.2f} MB of at most {kv['max_bytes'] / 1e6:.0f} MB "
+            "(ARK_KV_CACHE_MAX_MB; least recently used evicted)",
+            markup=False,
+        )
 
 
 @cache_app.command("clear")

@@ -17,7 +17,16 @@ are checked on load: anything that does not match is a warning, the file is remo
 and the prompt evaluated (and saved) again — never a crash.
 
 Where: ``ARK_KV_CACHE`` (a directory; ``off`` or ``0`` turns it off), else ``kv/`` in
-``ARK_CACHE_DIR`` (default ``~/.cache/ark``); ``LocalChatModel(kv_cache=...)`` wins.
+``ARK_CACHE_DIR``, else in ``$XDG_CACHE_HOME/ark``, else ``~/.cache/ark`` (the
+platform's cache directory); a relative path is made absolute when it is read, so a
+process that changes directory keeps using the same files.
+``LocalChatModel(kv_cache=...)`` wins.
+
+Size: states are tens of MB each, one per (model, system prompt), so the directory
+grows with every index and model tried; after each save the least recently used files
+(a load counts as a use: it touches the file) are removed until the directory holds at
+most ``ARK_KV_CACHE_MAX_MB`` (default :data:`DEFAULT_MAX_MB`). ``ark llm-cache stats``
+says where it is and how full.
 """
 
 from __future__ import annotations
@@ -48,30 +57,114 @@ class KVCacheWarning(UserWarning):
     """A saved prompt state was refused (damaged, or another key); it is rebuilt."""
 
 
+#: Default most megabytes of saved prompt states kept (``ARK_KV_CACHE_MAX_MB``).
+DEFAULT_MAX_MB = 2048
+
+
+def cache_root() -> Path:
+    """ARK's cache directory: ``ARK_CACHE_DIR``, else ``$XDG_CACHE_HOME/ark`` (an
+    absolute ``XDG_CACHE_HOME`` only, as the XDG specification says), else
+    ``~/.cache/ark``; always absolute."""
+    env = os.environ.get("ARK_CACHE_DIR")
+    if env:
+        return Path(env).expanduser().absolute()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "ark"
+    return Path.home() / ".cache" / "ark"
+
+
 def kv_cache_dir(setting: str | Path | bool | None = None) -> Path | None:
-    """The directory of saved prompt states, or None when turned off.
+    """The directory of saved prompt states (absolute), or None when turned off.
 
     ``setting``: a directory, False (off), True or None (``ARK_KV_CACHE``, else
-    ``kv/`` in ``ARK_CACHE_DIR`` or ``~/.cache/ark``).
+    ``kv/`` in :func:`cache_root`).
     """
     if setting is False:
         return None
     if setting is None or setting is True:
         env = os.environ.get("ARK_KV_CACHE")
         if env is not None:
-            return None if env.strip().lower() in _OFF else Path(env).expanduser()
-        root = Path(os.environ.get("ARK_CACHE_DIR", Path.home() / ".cache" / "ark"))
-        return root / "kv"
-    return Path(setting).expanduser()
+            return None if env.strip().lower() in _OFF else Path(env).expanduser().absolute()
+        return cache_root() / "kv"
+    return Path(setting).expanduser().absolute()
+
+
+def kv_cache_max_bytes() -> int:
+    """The size cap of the prompt-state directory (``ARK_KV_CACHE_MAX_MB``; a value
+    that is not a positive number is the default, with a warning)."""
+    raw = os.environ.get("ARK_KV_CACHE_MAX_MB")
+    if raw is None:
+        return DEFAULT_MAX_MB << 20
+    try:
+        mb = float(raw)
+        if not mb > 0 or mb == float("inf"):
+            raise ValueError
+    except ValueError:
+        warnings.warn(
+            f"ARK_KV_CACHE_MAX_MB={raw!r} is not a positive number; using {DEFAULT_MAX_MB}",
+            KVCacheWarning,
+            2,
+        )
+        return DEFAULT_MAX_MB << 20
+    return int(mb * (1 << 20))
+
+
+def _state_files(directory: Path) -> list[tuple[float, int, Path]]:
+    """(last use, size, path) of every saved state, least recently used first."""
+    out = []
+    try:
+        entries = list(directory.glob("*.kv"))
+    except OSError:
+        return []
+    for p in entries:
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        out.append((st.st_mtime, st.st_size, p))
+    return sorted(out)
+
+
+def evict(directory: Path, max_bytes: int, keep: Path | None = None) -> list[Path]:
+    """Remove the least recently used states until ``directory`` holds at most
+    ``max_bytes`` (``keep``, the state just written, goes last); returns what went."""
+    files = _state_files(directory)
+    total = sum(size for _, size, _ in files)
+    removed = []
+    for _, size, p in sorted(files, key=lambda f: f[2] == keep):
+        if total <= max_bytes:
+            break
+        with contextlib.suppress(OSError):
+            p.unlink()
+            removed.append(p)
+            total -= size
+    return removed
+
+
+def kv_cache_stats(setting: str | Path | bool | None = None) -> dict[str, Any]:
+    """Where the prompt-state cache is and how full: ``path`` (None: off), ``files``,
+    ``bytes``, ``max_bytes``."""
+    directory = kv_cache_dir(setting)
+    files = _state_files(directory) if directory is not None else []
+    return {
+        "path": str(directory) if directory is not None else None,
+        "files": len(files),
+        "bytes": sum(size for _, size, _ in files),
+        "max_bytes": kv_cache_max_bytes(),
+    }
 
 
 class PromptStateStore:
     """Saved KV states of prompt prefixes for one model identity, one file each."""
 
-    def __init__(self, directory: Path, identity: dict[str, Any]) -> None:
+    def __init__(
+        self, directory: Path, identity: dict[str, Any], max_bytes: int | None = None
+    ) -> None:
         self.directory = directory
         self.identity = identity
         self._ident = json.dumps(identity, sort_keys=True, default=str)
+        self.max_bytes = kv_cache_max_bytes() if max_bytes is None else max_bytes
 
     def key(self, tokens: Sequence[int]) -> str:
         """sha256 of the model identity and the tokens: the file's name."""
@@ -95,6 +188,8 @@ class PromptStateStore:
             return None
         problem = self._check(raw, tokens)
         if isinstance(problem, bytes):
+            with contextlib.suppress(OSError):  # a use: the last to be evicted
+                os.utime(path)
             return problem
         self.discard(tokens, problem)
         return None
@@ -144,6 +239,15 @@ class PromptStateStore:
         finally:
             with contextlib.suppress(OSError):  # e.g. the directory could not be made
                 tmp.unlink(missing_ok=True)
+        evict(self.directory, self.max_bytes, keep=path)
+        if not path.exists():
+            warnings.warn(
+                f"the prompt state ({len(data) / 1e6:.1f} MB) is larger than the cache's cap "
+                f"({self.max_bytes / 1e6:.1f} MB, ARK_KV_CACHE_MAX_MB); not kept",
+                KVCacheWarning,
+                2,
+            )
+            return None
         return path
 
     def discard(self, tokens: Sequence[int], why: str) -> None:
