@@ -19,12 +19,16 @@ TEXTS = [
 
 @pytest.mark.parametrize("stem", [None, "english"])
 def test_tokens_match_bm25s(stem):
-    ours = Tokenizer(TokenizerConfig(stemmer=stem))
+    ours = Tokenizer(TokenizerConfig(stemmer=stem, split_names=False))
     stemmer = Stemmer.Stemmer(stem) if stem else None
     theirs = bm25s.tokenize(
         TEXTS, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
     )
     assert [ours.tokens(t) for t in TEXTS] == theirs
+    # Splitting names only adds terms after bm25s's own, which stay first and unchanged.
+    split = Tokenizer(TokenizerConfig(stemmer=stem))
+    for text, own in zip(TEXTS, theirs, strict=True):
+        assert split.tokens(text)[: len(own)] == own
 
 
 def zipf_corpus(n_docs: int, seed: int = 0) -> list[str]:
