@@ -2,6 +2,9 @@
 
     python benchmarks/bench_linking.py [--sets metaqa-1 ... wc-conj] [--limit 30]
         [--sample-seed 0] [--reader linker|paths] [--show wrong|all|none]
+        [--cost NAME=VALUE ...]
+    python benchmarks/bench_linking.py --speed [--relations 10 20 50 100 200 500]
+        [--phrases 5000]
 
 The agent's quality on the generality sets costs 15–60 min of CPU a set; most of what
 the hints of ``ark-guided`` add is decided before the model acts, by reading the
@@ -17,6 +20,17 @@ samples as ``bench_quality.py``:
 - **read**: the relations the hints act on, each with its number of uses;
 - **chain right**: the read relations, with their uses, equal a gold chain's;
   **anchor found**: a gold chain starts from a node the spotter found.
+
+``--cost NAME=VALUE`` reads with other chain costs (:class:`ark.linking.ChainCosts`'s
+fields: ``hop``, ``silent``, ``names``, ``type``, ``end``, ``missing_use``, ``order``,
+``loose``, ``head``, ``function_word``), to sweep them.
+
+``--speed`` times one reading (spotting, linking, the chain search) per question on
+synthetic graphs of 10 to 500 relations named the way dumps name them
+(``place_of_death``), and of 5,000 relations named by free-text phrases (what a graph
+extracted from documents has): the chain search keeps a beam of
+:data:`ark.linking.BEAM` partial paths a depth, so its cost grows with the number of
+relations a node has, not with the cube of the schema's.
 
 A gold chain's F1 is shown too (below 1: no path of the graph gives exactly the
 answer set from the spotted nodes). This is a proxy: the model may still take a right
@@ -38,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ark.agent.hints._lines import named_relations
 from ark.datasets import load_dataset, sample
-from ark.linking import linker_for, read_question
+from ark.linking import BEAM, DEFAULT_COSTS, ChainCosts, linker_for, read_question
 from ark.linking._chains import step_table
 from bench_quality import SETS, default_data_dir, index_for, parse_set
 
@@ -118,7 +132,9 @@ def gold_pairs(
     return best, paths
 
 
-def read_chain(index, hopper: Hopper, question: str, reader: str):  # type: ignore[no-untyped-def]
+def read_chain(  # type: ignore[no-untyped-def]
+    index, hopper: Hopper, question: str, reader: str, costs: ChainCosts = DEFAULT_COSTS
+):
     """What the hints act on: each relation of the chain with its uses (for a question
     naming several nodes, each node's best-scored relation, as the intersection's
     filter), and the spotted nodes. ``reader``: ``paths`` reads as the session does
@@ -139,7 +155,7 @@ def read_chain(index, hopper: Hopper, question: str, reader: str):  # type: igno
     if reader == "paths":
         from ark.linking import read_chain as chain_of
 
-        chain = chain_of(index, reading, question)
+        chain = chain_of(index, reading, question, costs)
         if chain is not None:
             return chain.uses, anchors, (reading, chain)
     named = named_relations(reading.linking)
@@ -172,7 +188,7 @@ def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-a
     hops = {"metaqa-1": 1, "metaqa-ntm": 1, "metaqa-2": 2, "metaqa-3": 3, "wc-2hop": 2}
     right = anchored = exact = 0
     for q in queries:
-        read, anchors, reading = read_chain(index, hopper, q.text, args.reader)
+        read, anchors, reading = read_chain(index, hopper, q.text, args.reader, args.costs)
         gold = frozenset(q.gold)
         if name == "wc-conj" and len(anchors) > 1:
             score, paths = gold_pairs(hopper, anchors, gold)
@@ -196,6 +212,146 @@ def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-a
     return {"set": name, "n": n, "right": right, "anchored": anchored, "exact": exact}
 
 
+#: Words the synthetic relations are named with (a dump's vocabulary of roles).
+_NOUNS = [
+    "place",
+    "birth",
+    "death",
+    "cause",
+    "spouse",
+    "child",
+    "parent",
+    "sibling",
+    "employer",
+    "school",
+    "team",
+    "club",
+    "country",
+    "city",
+    "language",
+    "genre",
+    "author",
+    "director",
+    "actor",
+    "producer",
+    "composer",
+    "member",
+    "founder",
+    "owner",
+    "capital",
+    "currency",
+    "religion",
+    "party",
+    "award",
+    "position",
+    "league",
+    "sport",
+    "instrument",
+    "label",
+    "publisher",
+    "editor",
+    "teacher",
+    "student",
+    "partner",
+    "successor",
+    "predecessor",
+    "residence",
+    "nationality",
+    "ethnicity",
+    "occupation",
+    "title",
+    "ancestor",
+    "sponsor",
+    "manufacturer",
+    "developer",
+    "designer",
+    "architect",
+    "venue",
+    "river",
+    "mountain",
+    "region",
+]
+_LINKS = ("of", "in", "for", "by", "at", "from")
+
+
+def synthetic_graph(n_relations: int, free_text: bool, seed: int = 0) -> str:
+    """Triples of a graph of ``n_relations`` relations among 2,000 nodes, each node
+    with 12 edges: relation names of two or three dump-style words
+    (``cause_of_death``), or with ``free_text`` phrases of three to six words
+    (``was the head coach of``)."""
+    rng = np.random.default_rng(seed)
+    names: list[str] = []
+    seen: set[str] = set()
+    while len(names) < n_relations:
+        if free_text:
+            k = int(rng.integers(3, 7))
+            words = [str(w) for w in rng.choice([*_NOUNS, *_LINKS], size=k)]
+            name = " ".join(words)
+        else:
+            a, b = rng.choice(_NOUNS, size=2, replace=False)
+            name = f"{a}_{rng.choice(_LINKS)}_{b}" if rng.random() < 0.5 else f"{a}_{b}"
+        if name not in seen:
+            seen.add(name)
+            names.append(name)
+    n_nodes = 2000
+    lines = []
+    for node in range(n_nodes):
+        for r in rng.integers(0, n_relations, size=12):
+            other = int(rng.integers(0, n_nodes))
+            lines.append(f"node_{node}\t{names[r]}\tnode_{other}")
+    return "\n".join(lines) + "\n"
+
+
+def speed(args: argparse.Namespace) -> None:
+    """Seconds per reading against the number of relations (see the module's text)."""
+    import tempfile
+
+    from ark.index import build_index
+    from ark.linking import linking_encoder
+    from ark.linking import read_chain as chain_of
+
+    cases = [(n, False) for n in args.relations] + [(n, True) for n in args.phrases]
+    print(f"\nencoder: {linking_encoder() or 'none (labels and aliases only)'}; beam {BEAM}")
+    print("\n| relations | named | first reading (s) | reading p50 (s) | p95 (s) |")
+    print("|---:|---|---:|---:|---:|")
+    rng = np.random.default_rng(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, free in cases:
+            kb = Path(tmp) / f"kb-{n}-{int(free)}.tsv"
+            kb.write_text(synthetic_graph(n, free), encoding="utf-8")
+            index = build_index(kb, Path(tmp) / f"idx-{n}-{int(free)}")
+            labels = [r.label for r in index.described.relations if not r.inverse_of]
+            questions = []
+            for _ in range(args.questions):
+                a, b = rng.choice(len(labels), size=2)
+                node = int(rng.integers(0, 2000))
+                questions.append(f"what is the {labels[a]} of the {labels[b]} of node_{node} ?")
+            times = []
+            for q in questions:
+                t = time.perf_counter()
+                chain_of(index, read_question(index, q), q)
+                times.append(time.perf_counter() - t)
+            first, rest = times[0], np.array(times[1:])
+            print(
+                f"| {n} | {'free text' if free else 'dump-style'} | {first:.2f} | "
+                f"{np.percentile(rest, 50):.3f} | {np.percentile(rest, 95):.3f} |"
+            )
+
+
+def parse_costs(pairs: Sequence[str]) -> ChainCosts:
+    """``NAME=VALUE`` pairs as chain costs (the defaults for the rest)."""
+    changes = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--cost {pair!r}: write NAME=VALUE")
+        changes[name] = float(value)
+    try:
+        return DEFAULT_COSTS.replace(**changes)
+    except ValueError as exc:
+        raise SystemExit(f"--cost: {exc}") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--sets", nargs="+", default=list(SETS))
@@ -205,7 +361,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--index-cache", type=Path, default=Path(".bench"))
     p.add_argument("--reader", choices=["linker", "paths"], default="paths")
     p.add_argument("--show", choices=["wrong", "all", "none"], default="none")
+    p.add_argument("--cost", nargs="+", default=[], metavar="NAME=VALUE")
+    p.add_argument("--speed", action="store_true", help="time readings by schema size")
+    p.add_argument("--relations", nargs="+", type=int, default=[10, 20, 50, 100, 200, 500])
+    p.add_argument("--phrases", nargs="*", type=int, default=[5000])
+    p.add_argument("--questions", type=int, default=21)
     args = p.parse_args(argv)
+    if args.speed:
+        speed(args)
+        return
+    args.costs = parse_costs(args.cost)
     started = time.perf_counter()
     rows = []
     for spec in args.sets:

@@ -92,7 +92,7 @@ def test_an_unaccounted_word_turns_the_add_into_likely(football):
     ann = _node(football, "Ann_A")
     hop = session.call("search_in_neighborhood", {"node_index": ann, "edge_type": "plays_in_club"})
     assert "Add them now" not in hop.observation
-    assert "likely the answer: add_to_answer(" in hop.observation
+    assert "These may answer it: add_to_answer(" in hop.observation
     assert "'professional'" in hop.observation
     plain = ToolSession(football, hints=True, question="which club does Ann_A play for ?")
     assert (

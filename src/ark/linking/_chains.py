@@ -33,6 +33,7 @@ relation of it explains are what the hints must not pretend are answered.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,38 +46,68 @@ from ark.linking._words import STOPWORDS, content, lemma_key, mention_groups, to
 
 #: Longest chain considered.
 MAX_HOPS = 3
-#: What a hop costs (two paths that explain the same words: the shorter wins).
-HOP_COST = 0.15
-#: What a relation no word of the question names costs.
-SILENT_COST = 0.6
-#: A word counts as naming a relation at this score (below: as explaining nothing).
-NAMES = 0.3
-#: What a node type the question names (*which movies*) costs when the path never
-#: reaches it (the node it starts from aside).
-TYPE_COST = 1.0
-#: What ending at a type the question does not name costs, when it names some: less
-#: than a hop, as the type named may be a step on the way (*who directed the films
-#: starring X*).
-END_COST = 0.1
-#: What each mention of a relation the path does not use costs (*films directed by
-#: the director of X* names directed_by twice).
-MISSING_USE_COST = 0.5
-#: What a path costs whose first relation is not the one named nearest the node
-#: (*the films starred by X were directed by whom* starts with starred_actors).
-ORDER_COST = 0.2
-#: What each content word the path leaves unexplained costs: the words a question
-#: says are there to be read. A path that goes out from the node along a relation and
-#: straight back explains the word just before the relation's name (the films that
-#: *share* X's director, who *co*-starred): such a word is how a question says it.
-LOOSE_COST = 0.15
-#: What a path costs that does not end at the object of the relation the question
-#: names first, before its node (*which club has a player from X*, *who co-starred
-#: with X*, *the director of X*), when it names no node type: an English question puts
-#: what it asks for first.
-HEAD_COST = 0.3
-#: A function word counts when the encoder ties it to a relation at least this
-#: strongly (rescaled as the linker rescales): *where* -> country, not *of* -> anything.
-FUNCTION_WORD = 0.5
+#: Partial paths kept at each depth of the search (a beam): the chain of a question
+#: is among the few best-read prefixes, so the search costs the same at 10 relations
+#: or 5,000 instead of growing with the cube of their number.
+BEAM = 32
+
+
+@dataclass(frozen=True)
+class ChainCosts:
+    """What the chain scorer charges, in one object (as bm25s takes ``k1, b``): a
+    path's score is the scores of the words it explains less these costs. The
+    defaults were chosen on samples of MetaQA and WC2014 (``bench_linking.py
+    --cost NAME=VALUE`` reads with others)."""
+
+    #: What a hop costs (two paths that explain the same words: the shorter wins).
+    hop: float = 0.15
+    #: What a relation no word of the question names costs.
+    silent: float = 0.6
+    #: A word counts as naming a relation at this score (below: as explaining nothing).
+    names: float = 0.3
+    #: What a node type the question names (*which movies*) costs when the path never
+    #: reaches it (the node it starts from aside).
+    type: float = 1.0
+    #: What ending at a type the question does not name costs, when it names some:
+    #: less than a hop, as the type named may be a step on the way (*who directed the
+    #: films starring X*).
+    end: float = 0.1
+    #: What each mention of a relation the path does not use costs (*films directed by
+    #: the director of X* names directed_by twice).
+    missing_use: float = 0.5
+    #: What a path costs whose first relation is not the one named nearest the node
+    #: (*the films starred by X were directed by whom* starts with starred_actors).
+    order: float = 0.2
+    #: What each content word the path leaves unexplained costs: the words a question
+    #: says are there to be read. A path that goes out from the node along a relation
+    #: and straight back explains the word just before the relation's name (the films
+    #: that *share* X's director, who *co*-starred): such a word is how a question
+    #: says it.
+    loose: float = 0.15
+    #: What a path costs that does not end at the object of the relation the question
+    #: names first, before its node (*which club has a player from X*, *who co-starred
+    #: with X*, *the director of X*), when it names no node type: an English question
+    #: puts what it asks for first.
+    head: float = 0.3
+    #: A function word counts when the encoder ties it to a relation at least this
+    #: strongly (rescaled as the linker rescales): *where* -> country, not *of* ->
+    #: anything.
+    function_word: float = 0.5
+
+    def replace(self, **changes: float) -> ChainCosts:
+        """These costs with ``changes`` (unknown names are an error)."""
+        unknown = set(changes) - set(self.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"no chain cost named {', '.join(sorted(unknown))}")
+        return dataclasses.replace(self, **changes)
+
+
+#: The costs read_chains uses unless given others.
+DEFAULT_COSTS = ChainCosts()
+#: The defaults by their former names.
+HOP_COST = DEFAULT_COSTS.hop
+SILENT_COST = DEFAULT_COSTS.silent
+NAMES = DEFAULT_COSTS.names
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")
 
@@ -174,7 +205,11 @@ def _content_vectors(linker: RelationLinker) -> np.ndarray:
 
 
 def word_scores(
-    linker: RelationLinker, words: Sequence[str], masked: set[int], typed: set[int] = frozenset()
+    linker: RelationLinker,
+    words: Sequence[str],
+    masked: set[int],
+    typed: set[int] = frozenset(),
+    function_word: float = DEFAULT_COSTS.function_word,
 ) -> tuple[list[str], np.ndarray, np.ndarray, list[int]]:
     """(relations, scores[position, relation], lexical[position, relation], positions
     that count): how surely each word of the question names each (forward) relation,
@@ -199,6 +234,12 @@ def word_scores(
                     m = word_match(words[i], w)
                     if m:
                         scores[i, j] = max(scores[i, j], m * share)
+    # A phrase of several words the question has together names its relation by all
+    # of them at once ("place of death"), more surely than each word alone.
+    for mention in linker.joint(words, masked):
+        j = col[mention.relation]
+        for i in mention.positions:
+            scores[i, j] = max(scores[i, j], mention.score)
     lexical = scores > 0
     counted = list(said)
     encoder = linker.encoder
@@ -225,7 +266,7 @@ def word_scores(
                 for p, (rel, _) in enumerate(linker._phrase_owner):
                     per_rel[rel] = max(per_rel.get(rel, 0.0), float(rescaled[p]))
                 function = words[i] in STOPWORDS
-                if function and max(per_rel.values(), default=0.0) < FUNCTION_WORD:
+                if function and max(per_rel.values(), default=0.0) < function_word:
                     continue
                 if function:
                     counted.append(i)
@@ -284,16 +325,22 @@ def read_chains(
     mentions: Mapping[str, int] | None = None,
     max_hops: int = MAX_HOPS,
     limit: int = 5,
+    costs: ChainCosts = DEFAULT_COSTS,
+    beam: int = BEAM,
 ) -> list[Chain]:
     """The best ``limit`` chains from ``anchor`` for a question of ``words`` (positions
     in ``masked`` are node names), best first. ``types``: node types it names, with the
     word positions naming them (a type word need not be explained by a relation);
     ``anchor_span``: the word positions ``start:end`` of the anchor's name;
     ``mentions``: how many separate times the question names each relation (by
-    default :func:`label_mentions`)."""
+    default :func:`label_mentions`); ``costs``: what the scorer charges; ``beam``: the
+    partial paths kept at each depth (the best by :func:`score`'s outlook)."""
+    c = costs
     table = step_table(index, linker)
     type_words = {i for _, at in types for i in at}
-    relations, scores, lexical, counted = word_scores(linker, words, masked, type_words)
+    relations, scores, lexical, counted = word_scores(
+        linker, words, masked, type_words, c.function_word
+    )
     col = {r: j for j, r in enumerate(relations)}
     start, end = anchor_span or (-1, -1)
     if mentions is None:
@@ -326,49 +373,96 @@ def read_chains(
                     continue
                 return None
             row = np.where(lexical[i], scores[i], 0.0)
-            if row.max() >= NAMES:
+            if row.max() >= c.names:
                 return relations[int(np.argmax(row))]
         return None
 
     # A question that names the type it wants says so itself (the type costs read it).
     head = None if wanted_types else first_named()
     typed = len(index.graph.node_type_names) > 1 and bool(wanted_types)
+    # Words no relation of the schema names at all stay unread whatever the path: the
+    # outlook of a partial path does not hold them against it.
+    nameable = {i for i in counted if scores[i].max() >= c.names or lexical[i].any()}
 
-    def score(path: tuple[int, ...]) -> tuple[float, dict[str, list[int]], list[int]]:
-        rels = list(dict.fromkeys(table.steps[s][0] for s in path))
+    def explain(
+        rels: list[str], uses: Counter[str]
+    ) -> tuple[float, dict[str, list[int]], list[int]]:
+        """Which words each relation of the path explains: the best-scored pairs
+        first, a word the encoder links (no label or alias of the relation has it)
+        taken as a new mention (words more than two apart, node names not counted)
+        only while the relation has a use left that no label or alias names, so that
+        a relation the question names by its label does not also take a word that
+        names the path's next hop (the *daughter* of X's *parent*: a kinship word the
+        encoder puts close to both). Returns the score of the words
+        explained, the words per relation, and the words left loose."""
         cols = [col[r] for r in rels if r in col]
-        total, explains, loose = 0.0, {r: [] for r in rels}, []
-        for i in counted:
-            if not cols:
-                loose.append(i)
+        explains: dict[str, list[int]] = {r: [] for r in rels}
+        if not cols:
+            return 0.0, explains, list(counted)
+        sub = scores[np.ix_(counted, cols)]
+        pairs = sorted(
+            ((float(sub[a, b]), a, b) for a, b in zip(*np.nonzero(sub >= c.names), strict=True)),
+            key=lambda t: (-t[0], t[1], t[2]),
+        )
+        total, taken = 0.0, set()
+        for value, a, b in pairs:
+            if a in taken:
                 continue
-            row = scores[i, cols]
-            best = int(np.argmax(row))
-            if row[best] >= NAMES:
-                total += float(row[best])
-                explains[relations[cols[best]]].append(i)
-            elif not lexical[i, cols].any():
-                # A word some label of the path has (``play``, in three labels) is
-                # accounted for, though too common to name a relation by itself.
-                loose.append(i)
-        cost = HOP_COST * len(path)
+            rel, i = relations[cols[b]], counted[a]
+            at = explains[rel]
+            # A label's own words are one mention however far apart (the *release* of
+            # the *year*); the encoder's looser reading of a word joins a mention of
+            # the relation, or opens one of its uses that no label or alias names.
+            if (
+                at
+                and not lexical[i, cols[b]]
+                and mention_groups(sorted([*at, i]), masked) > mention_groups(at, masked)
+                and (
+                    any(lexical[j, cols[b]] for j in at)
+                    or mention_groups(at, masked) >= max(1, uses[rel])
+                )
+            ):
+                continue
+            at.append(i)
+            taken.add(a)
+            total += value
+        loose = [
+            counted[a]
+            for a in range(len(counted))
+            # A word some label of the path has (``play``, in three labels) is
+            # accounted for, though too common to name a relation by itself.
+            if a not in taken and not lexical[counted[a], cols].any()
+        ]
+        for at in explains.values():
+            at.sort()
+        return total, explains, loose
+
+    def score(path: tuple[int, ...]) -> tuple[float, float, dict[str, list[int]], list[int]]:
+        """(score, outlook, words per relation, words unread) of ``path``; the outlook
+        ranks it as a prefix: its last relation's silence and the costs of where it
+        ends are not held against it, nor words that a later hop may yet explain."""
+        rels = list(dict.fromkeys(table.steps[s][0] for s in path))
         uses = Counter(table.steps[s][0] for s in path)
-        cost += MISSING_USE_COST * sum(max(0, m - uses[r]) for r, m in mentions.items())
+        total, explains, loose = explain(rels, uses)
+        cost = c.hop * len(path)
+        cost += c.missing_use * sum(max(0, m - uses[r]) for r, m in mentions.items())
         if anchor_span is not None:
             near = {r: min(distance(i) for i in at) for r, at in explains.items() if at}
             first = table.steps[path[0]][0]
             if near and first in near and near[first] > min(near.values()):
-                cost += ORDER_COST
+                cost += c.order
         # A relation that explains no word better than the path's others do is silent:
         # the question does not name it (a detour, or a relation added for one word
         # another relation of the path explains as well).
-        cost += SILENT_COST * sum(1 for r in rels if not explains[r])
+        silent = [r for r in rels if not explains[r]]
+        cost += c.silent * len(silent)
+        ending = 0.0
         if typed:
             reached = {table.end_type[s] for s in path}
-            cost += TYPE_COST * len(wanted_types - reached)
-            cost += END_COST * (table.end_type[path[-1]] not in wanted_types)
+            ending += c.type * len(wanted_types - reached)
+            ending += c.end * (table.end_type[path[-1]] not in wanted_types)
         if head is not None and table.steps[path[-1]] != (head, "out"):
-            cost += HEAD_COST
+            ending += c.head
         # Out along a relation from the node and straight back (X's co-stars, the films
         # that share X's director) is what a modifier of the relation's name can say.
         back: set[str] = set()
@@ -381,21 +475,33 @@ def read_chains(
             for i in excuse_repeats(loose, explains, back)
             if words[i] not in STOPWORDS and i not in type_words
         ]
-        cost += LOOSE_COST * len(unread)
-        return total - cost, explains, unread
+        final = total - cost - ending - c.loose * len(unread)
+        last = table.steps[path[-1]][0]
+        outlook = (
+            total
+            - cost
+            + c.silent * (last in silent)
+            - c.loose * sum(i not in nameable for i in unread)
+        )
+        return final, outlook, explains, unread
 
     found: list[tuple[float, tuple[int, ...], dict[str, list[int]], list[int]]] = []
     frontier: list[tuple[int, ...]] = [(s,) for s in table.first_steps(anchor)]
     for depth in range(1, max_hops + 1):
+        ranked = []
         for path in frontier:
-            total, explains, loose = score(path)
+            total, outlook, explains, loose = score(path)
             found.append((total, path, explains, loose))
+            ranked.append((outlook, total, path))
         if depth == max_hops:
             break
+        ranked.sort(key=lambda r: (-r[0], -r[1], r[2]))
         frontier = [
-            (*path, b) for path in frontier for b in np.flatnonzero(table.follows[path[-1]])
+            (*path, int(b))
+            for _, _, path in ranked[:beam]
+            for b in np.flatnonzero(table.follows[path[-1]])
         ]
-    found.sort(key=lambda f: (-f[0], len(f[1])))
+    found.sort(key=lambda f: (-f[0], len(f[1]), f[1]))
     out = []
     for total, path, explains, loose in found[:limit]:
         out.append(

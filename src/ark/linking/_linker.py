@@ -170,6 +170,22 @@ class RelationLinker:
             for w in {lemma_key(w) for _, own in pairs for w in own}:
                 spread[w] = spread.get(w, 0) + 1
         self._spread = spread
+        # A phrase of several words is named by them together more surely than by any
+        # one of them: "place of death" is one relation's label though "place" and
+        # "death" are each in two. Per such phrase: in how many relations' phrases all
+        # of its words stand.
+        keyed = {
+            rel: [frozenset(lemma_key(w) for w in own) for _, own in pairs]
+            for rel, pairs in self._phrase_words.items()
+        }
+        self._joint: dict[str, list[tuple[str, list[str], int, int]]] = {}
+        for rel, pairs in self._phrase_words.items():
+            for phrase, own in pairs:
+                if len(own) < 2:
+                    continue
+                key = frozenset(lemma_key(w) for w in own)
+                n = sum(any(key <= k for k in ks) for ks in keyed.values())
+                self._joint.setdefault(rel, []).append((phrase, own, len(tokens(phrase)), n))
         self._type_words = [
             (t.name, [content(tokens(p)) for p in (t.label, *t.aliases) if p])
             for t in described.types
@@ -218,6 +234,37 @@ class RelationLinker:
                     best = Mention(rel, tuple(sorted(where)), score, phrase, "lexical")
             if best is not None:
                 out.append(best)
+        for mention in self.joint(words, masked):
+            own = next((m for m in out if m.relation == mention.relation), None)
+            if own is None or mention.score > own.score:
+                out = [m for m in out if m is not own] + [mention]
+        return out
+
+    def joint(self, words: Sequence[str], masked: set[int]) -> list[Mention]:
+        """The phrases of several words the question has all of, close together (no
+        wider than the phrase and one word more): each scored by its weakest word's
+        match over the number of relations whose phrases have all of its words."""
+        out = []
+        open_positions = [
+            i for i in range(len(words)) if i not in masked and words[i] not in STOPWORDS
+        ]
+        for rel, phrases in self._joint.items():
+            for phrase, own, width, shared in phrases:
+                found = [
+                    [(i, m) for i in open_positions if (m := word_match(words[i], w)) > 0]
+                    for w in own
+                ]
+                if not all(found):
+                    continue
+                for first, m0 in found[0]:
+                    picked = [(first, m0)]
+                    for others in found[1:]:
+                        picked.append(min(others, key=lambda im: abs(im[0] - first)))
+                    at = sorted({i for i, _ in picked})
+                    if len(at) == len(own) and at[-1] - at[0] <= width:
+                        score = min(m for _, m in picked) / shared
+                        out.append(Mention(rel, tuple(at), score, phrase, "lexical"))
+                        break
         return out
 
     def _dense(self, words: Sequence[str], masked: set[int]) -> list[Mention]:
@@ -266,11 +313,21 @@ class RelationLinker:
 
     # -- the reading ------------------------------------------------------------------
 
-    def link(self, question: str, *, entities: Sequence[str] = (), dense: bool = True) -> Linking:
+    def link(
+        self,
+        question: str,
+        *,
+        entities: Sequence[str] = (),
+        spans: Sequence[tuple[int, int]] = (),
+        dense: bool = True,
+    ) -> Linking:
         """Rank the relations ``question`` uses; ``entities`` are node names it contains
-        (their words name no relation); ``dense=False`` reads labels and aliases only."""
+        and ``spans`` the word positions ``start:end`` where names were found (written
+        otherwise: *Kalama's*, a partial name); their words name no relation.
+        ``dense=False`` reads labels and aliases only."""
         words = tokens(question)
         masked = entity_positions(words, entities)
+        masked |= {i for start, end in spans for i in range(start, end)}
         lexical = self._lexical(words, masked)
         types = self._lexical_types(words, masked)
         if not dense:

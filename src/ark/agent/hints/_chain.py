@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ark.agent._observer import SessionObserver
 from ark.agent.hints import _lines
 from ark.index import Index
-from ark.linking import Chain, Reading, linker_for, read_chain, read_question
+from ark.linking import STOPWORDS, Chain, Reading, linker_for, read_chain, read_question
 
 if TYPE_CHECKING:
     from ark.agent._session import ToolSession
@@ -93,6 +93,8 @@ class ChainHints(SessionObserver):
             self._unaccounted = self.reading.linking.unaccounted
         else:
             self._chain, self._unaccounted = [], ()
+        self._matching = self._matching_relations()
+        self._asks_for = self._asked_types()
         self._named = [n.relation for n in self._chain]
         self._wanted = {n.relation: n.uses for n in self._chain}
         #: The nodes the question names, when it names several (an intersection).
@@ -196,7 +198,54 @@ class ChainHints(SessionObserver):
             centers=[(c, self.index.graph.type_name(c)) for c in centers],
             hop=hop,
             unaccounted=self._unaccounted,
+            matching=self._matching,
+            # A type asked for that the search has passed through is a step on the way
+            # (*the films directed by X were released in which years*).
+            asks_for=[]
+            if any(self.index.graph.type_name(n) in self._asks_for for n in explored)
+            else self._asks_for,
         )
+
+    def _matching_relations(self) -> list[str]:
+        """The relations whose labels or aliases (or, with the encoder, meaning) match
+        the words the reading leaves unexplained, best first: what a hint names when it
+        cannot say the question is answered."""
+        if self.reading is None or not self._unaccounted:
+            return []
+        linking = self.reading.linking
+        loose = set(self._unaccounted)
+        at = {
+            i
+            for i, w in enumerate(linking.words)
+            if w in loose and i not in linking.entity_positions
+        }
+        scored: dict[str, float] = {}
+        for link in linking.links:
+            for m in link.mentions:
+                # A label or alias that has the word, or the encoder when it is sure:
+                # its looser ties (*professional* to a national team) name nothing.
+                sure = m.via == "lexical" or m.score > linking.threshold
+                if sure and at & set(m.positions):
+                    scored[link.relation] = max(scored.get(link.relation, 0.0), m.score)
+        return sorted(scored, key=lambda r: -scored[r])
+
+    def _asked_types(self) -> list[str]:
+        """The node types the question asks for: those it names, less a type word that
+        stands next to a node's name with only function words between (*the film X*:
+        the node's own type), on a graph of several node types."""
+        if self.reading is None or len(self.index.graph.node_type_names) < 2:
+            return []
+        words = self.reading.linking.words
+        spans = [(e.start, e.end) for e in self.reading.entities]
+
+        def own(i: int) -> bool:
+            for start, end in spans:
+                gap = range(i + 1, start) if i < start else range(end, i)
+                if all(words[j] in STOPWORDS for j in gap):
+                    return True
+            return False
+
+        return [t for t, at in self.reading.linking.types if not all(own(i) for i in at)]
 
     def _anchor_relations(self, tools: GraphTools) -> list[str]:
         """For the intersection's filter: per anchor, the relation it has that the

@@ -233,6 +233,8 @@ def chain_hint(
     centers: Sequence[tuple[int, str]] = (),
     hop: Sequence[str] = (),
     unaccounted: Sequence[str] = (),
+    matching: Sequence[str] = (),
+    asks_for: Sequence[str] = (),
 ) -> str:
     """The hint after a neighborhood when the question is known (``named``: its
     :func:`mentioned_relations`, each used ``uses[r]`` times, once by default;
@@ -241,8 +243,12 @@ def chain_hint(
     back from this call's ``centers`` ((index, type)) if this call (along ``hop``) left
     the question's chain, or else through one intermediate hop; when every named
     relation is used up, the ready-made ``add_to_answer`` — asserted only when the
-    linker accounts for every content word of the question (``unaccounted`` empty);
-    otherwise "likely", with the onward relations beside it."""
+    reading explains every content word of the question (``unaccounted`` empty) and
+    the nodes are of a type it asks for (``asks_for``: the node types it names, empty
+    when it names none). Otherwise the hint says what is unexplained and, first, the
+    hop along the relations whose labels or aliases match it (``matching``, best
+    first) that these nodes have, ready to copy; the add comes after it, not asserted.
+    Never the most common relations: a small model follows whatever it is shown."""
     dominant = _dominant(hits, came_from)
     if dominant is None:
         return ""
@@ -252,24 +258,9 @@ def chain_hint(
     remaining = [r for r in named if done[r] < wanted.get(r, 1)]
     target = f"node_index={same}" if multi and len(same) > 1 else f"node_index={same[0]}"
     if not remaining:
-        if unaccounted:
-            # Part of the question is unexplained (a synonym no label has, a condition
-            # such as "after 2015"): the add comes first and is not asserted; the
-            # relations leading on are named, with no ready-made call (a small model
-            # copies the first call it is shown).
-            onward = onward_relations(schema, node_type, limit=4)
-            lead = (
-                f" Every relation the question names ({', '.join(named)}) is followed, so "
-                "these are likely the answer"
-                if named
-                else " These may answer the question"
-            )
-            text += f"{lead}: add_to_answer(node_indices={same}), then finish."
-            words = ", ".join(repr(w) for w in unaccounted[:4])
-            text += f" (No relation followed accounts for {words} in the question"
-            if onward:
-                text += "; only if it asks for one more step, go on along " + _listed(onward)
-            return text + ".)"
+        fits = not asks_for or node_type in asks_for
+        if unaccounted or not fits:
+            return text + _unread(schema, node_type, same, target, unaccounted, matching, asks_for)
         if not named:
             return text + (
                 f" If they answer the question, add them: add_to_answer(node_indices={same})."
@@ -323,6 +314,34 @@ def chain_hint(
         f"{other} nodes do. Hop to them first: "
         f'search_in_neighborhood({target}, edge_type="{rel}", node_type="{other}").'
     )
+
+
+def _unread(
+    schema: Schema,
+    node_type: str,
+    same: Sequence[int],
+    target: str,
+    unaccounted: Sequence[str],
+    matching: Sequence[str],
+    asks_for: Sequence[str],
+) -> str:
+    """The end of a chain hint when the reading does not explain the whole question:
+    what it leaves unexplained, the hop along the first matching relation these nodes
+    have (ready to copy), and the add, not asserted."""
+    if unaccounted:
+        words = ", ".join(repr(w) for w in unaccounted[:4])
+        said = f" No relation followed so far explains {words} in the question"
+    else:
+        said = f" The question asks for {' or '.join(asks_for)}, not {node_type}"
+    for relation in matching:
+        ends = _ends(schema, relation, node_type)
+        if ends:
+            return (
+                f"{said}; {relation} matches it: search_in_neighborhood({target}, "
+                f'edge_type="{relation}", node_type="{ends[0]}"). Only if nothing more is '
+                f"asked, add these: add_to_answer(node_indices={list(same)})."
+            )
+    return f"{said}. These may answer it: add_to_answer(node_indices={list(same)})."
 
 
 def intersection_call(

@@ -1,0 +1,41 @@
+"""The dense reading is a declared choice: said, recorded in a run's config, and
+asked for outright only with the extra installed."""
+
+import json
+
+import pytest
+
+import ark.linking as linking
+from _helpers import metaqa_dir
+from ark.errors import ArkError
+from ark.eval import evaluate
+from ark.testing import ScriptedChatModel, tool_call
+
+
+def test_auto_reads_without_the_encoder_when_the_extra_is_absent(monkeypatch):
+    monkeypatch.setattr(linking, "dense_available", lambda: False)
+    assert linking.linking_encoder("auto") is None
+    assert linking.linking_encoder("off") is None
+    with pytest.raises(ArkError, match=r"pip install 'ark-retriever\[dense\]'"):
+        linking.linking_encoder("on")
+
+
+def test_auto_names_the_encoder_when_the_extra_is_installed(monkeypatch):
+    monkeypatch.setattr(linking, "dense_available", lambda: True)
+    assert linking.linking_encoder("auto") == "all-MiniLM-L6-v2"
+    assert linking.linking_encoder("off") is None
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_the_run_config_records_the_reading_s_encoder(
+    metaqa_index, tmp_path, monkeypatch, installed
+):
+    monkeypatch.setattr(linking, "dense_available", lambda: installed)
+    llm = ScriptedChatModel(lambda messages: tool_call("finish"))
+    evaluate(
+        "metaqa:1-hop", metaqa_index, tmp_path / "run", data_dir=metaqa_dir(),
+        limit=1, agents=1, max_steps=2, llm=llm,
+    )  # fmt: skip
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert "linking_encoder" in config
+    assert config["linking_encoder"] == ("all-MiniLM-L6-v2" if installed else None)

@@ -1,0 +1,54 @@
+"""Node names found in a question however the question writes them, each scored."""
+
+import pytest
+
+from ark.index import build_index
+from ark.linking import read_question, spot_entities
+
+NAMES = "\n".join(
+    [
+        "kalama\tspouse\tkamehameha_iii",
+        "prince_miguel_duke_of_viseu\tparents\tafonso_v",
+        "Big (1988 film)\tdirected_by\tPenny Marshall",
+        "Fall\thas_tags\tscript",
+        "The Bat\trelease_year\t1959",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def names(tmp_path_factory):
+    root = tmp_path_factory.mktemp("names")
+    (root / "kb.tsv").write_text(NAMES + "\n", encoding="utf-8")
+    return build_index(root / "kb.tsv", root / "idx")
+
+
+def spotted(index, question):
+    return [(e.name, round(e.score, 2)) for e in spot_entities(index, question)]
+
+
+def test_a_lower_case_one_word_name_no_dictionary_has_is_a_name(names):
+    assert spotted(names, "what is the kalama 's husband 's place of death ?") == [("kalama", 0.8)]
+    # An English word in lower case is not the node named so: "fall", "script".
+    assert spotted(names, "what did the script say in the fall ?") == []
+
+
+def test_a_name_with_underscores_is_found_written_with_spaces_and_capitals(names):
+    assert spotted(names, "who are the parents of Prince Miguel, Duke of Viseu ?") == [
+        ("prince_miguel_duke_of_viseu", 1.0)
+    ]
+    # All of its words but one, in order: found, with a lower score.
+    (found,) = spot_entities(names, "who is prince miguel of viseu's parent ?")
+    assert found.name == "prince_miguel_duke_of_viseu" and 0.5 <= found.score < 1.0
+
+
+def test_a_name_is_found_without_its_parenthesis_or_with_its_year(names):
+    assert spotted(names, "who directed Big ?") == [("Big (1988 film)", 0.9)]
+    (found,) = spot_entities(names, "who directed big (1988) ?")
+    assert found.name == "Big (1988 film)" and found.score < 0.9
+
+
+def test_a_possessive_name_is_masked_from_the_relation_words(names):
+    reading = read_question(names, "who is Kalama's husband ?")
+    assert [e.name for e in reading.entities] == ["kalama"]
+    assert 2 in reading.linking.entity_positions
