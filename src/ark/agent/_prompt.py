@@ -11,6 +11,7 @@ import numpy as np
 
 from ark.agent._specs import ToolConfig
 from ark.graph import Schema
+from ark.graph._schema import LISTED_RELATIONS
 from ark.index import Index
 from ark.tools import GraphTools, SearchResult
 
@@ -56,12 +57,15 @@ def system_prompt(
             "node, in either direction, at most 20. Each result shows the relation and its "
             "direction: out means node -relation-> neighbor, in means neighbor -relation-> node."
         )
-        if tools.neighbor_filters:
+        if tools.neighbor_filters and _listed(schema):
             line += (
                 " edge_type and node_type (a name or a list of names from the schema above) "
                 "keep only matching edges and neighbors; node_type is the type of the "
                 "neighbors you want back, not the type of the node you start from."
             )
+        elif tools.neighbor_filters:
+            line += " " + open_filters_text(schema)
+        if tools.neighbor_filters:
             relation = _example_relation(schema)
             if relation is not None:
                 name, source, target = relation
@@ -70,8 +74,13 @@ def system_prompt(
                     f'search_in_neighborhood(node_index=<index of the {source}>, edge_type="'
                     f'{name}", node_type="{target}").'
                 )
-        if tools.neighbor_query:
+        if tools.neighbor_query and schema.lists_relations:
             line += " query ranks the neighbors by keyword relevance."
+        elif tools.neighbor_query:
+            line += (
+                " query ranks the neighbors by keyword relevance, of their text and of the "
+                "relation phrase linking them."
+            )
         if tools.multi_neighborhood:
             line += (
                 " node_index may be a list of indices: one call then explores all their "
@@ -124,14 +133,36 @@ def system_prompt(
 
 def short_system_prompt(schema: Schema, max_steps: int) -> str:
     """The student's prompt: what the graph holds and the protocol, no tutorial."""
-    return "\n".join(
-        [
-            "You are a retrieval agent on a knowledge graph. Find the nodes that answer the "
-            "question with the tools, add them with add_to_answer (best first; not the "
-            "entities the question names unless they are asked for), then call finish.",
-            schema.describe(),
-            f"At most {max_steps} steps, one tool call per step.",
-        ]
+    lines = [
+        "You are a retrieval agent on a knowledge graph. Find the nodes that answer the "
+        "question with the tools, add them with add_to_answer (best first; not the "
+        "entities the question names unless they are asked for), then call finish.",
+        schema.describe(),
+    ]
+    if not _listed(schema):
+        lines.append(open_filters_text(schema))
+    lines.append(f"At most {max_steps} steps, one tool call per step.")
+    return "\n".join(lines)
+
+
+def _listed(schema: Schema) -> bool:
+    """Whether the schema is listed whole (and its names enumerated in the tool specs)."""
+    return schema.lists_relations and schema.lists_node_types
+
+
+def open_filters_text(schema: Schema) -> str:
+    """How to filter by relation on a graph whose relations are summarised, not listed:
+    ``edge_type`` takes any phrase (matched by ``GraphTools`` by label, then lemma) and
+    says which relations it used, so a relation missing from the summary is still one
+    call away."""
+    n = len(schema.relation_names)
+    return (
+        f"edge_type takes a relation name or any short phrase: the graph has {n:,} "
+        "relations (the schema above lists the most frequent), and a phrase is matched "
+        'to them by its words and their lemmas (e.g. "wrote" finds "written by"); '
+        "the result says which relations it used. node_type keeps only neighbors of "
+        "that type (a name or a list of names from the schema above): the type of the "
+        "neighbors you want back, not the type of the node you start from."
     )
 
 
@@ -152,6 +183,8 @@ def _chain(schema: Schema) -> tuple[str, str, str, str, str] | None:
         (r for r in schema.relations if r.source_type != r.target_type and r.count),
         key=lambda r: -r.count,
     )
+    if not schema.lists_relations:  # thousands: the pairs of the most frequent only
+        rels = rels[:LISTED_RELATIONS]
     for r1 in rels:
         for start, middle in ((r1.target_type, r1.source_type), (r1.source_type, r1.target_type)):
             for r2 in rels:

@@ -1,4 +1,14 @@
-"""The schema summary of a graph: what the agent's prompt is built from."""
+"""The schema summary of a graph: what the agent's prompt is built from.
+
+A curated graph has a handful of relations (MetaQA 9, WC2014 10, STaRK's up to 18) and
+its prompt lists every one. A graph built from documents has thousands of free-text
+relation phrases (HippoRAG's MuSiQue store: 5,034), and a listing of all of them is a
+200,000-character prompt that no 16k-context model can read. Past
+:data:`LISTING_LIMIT` names, :meth:`Schema.describe` therefore summarises: the most
+frequent relations with their end types and counts, the node types with counts, and
+how many relations there are in all; the tool specs then take any phrase for a
+relation instead of enumerating the names (``ark.tools.tool_specs``).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +16,26 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ark._safe import cut
+
+#: Most relation names (and, separately, node type names) that a schema lists in full
+#: and that the tool specs enumerate. Why 50: each relation costs the prompt about 27
+#: tokens (its listing line, plus its name twice in the ``edge_type`` enum of the tool
+#: specs, once for a name and once for a list), so 50 of them take ~1,350 tokens and the
+#: whole prompt stays near 3,000 tokens of a 16k context, leaving room for a dozen steps
+#: of observations; the enum is what keeps a small model's relation names valid under
+#: grammar-constrained decoding, and every curated graph ARK is measured on (MetaQA 9,
+#: WC2014 10, STaRK's at most 18) is well under it. A Freebase-style graph of 363
+#: relations, listed whole, took 15,600 of the local model's 16,384 tokens.
+LISTING_LIMIT = 50
+#: Relations a summarised schema lists (the most frequent), node types likewise.
+LISTED_RELATIONS = 40
+LISTED_NODE_TYPES = 30
+#: Longest relation or type name shown in a summary (free-text phrases can be long).
+LISTED_NAME_CHARS = 60
+#: Type pairs shown per relation in a summary (the most frequent).
+LISTED_PAIRS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +71,26 @@ class Schema:
             seen.setdefault(r.name, None)
         return list(seen)
 
+    @property
+    def lists_relations(self) -> bool:
+        """Whether the relations are few enough to list and enumerate in full
+        (:data:`LISTING_LIMIT`); otherwise prompts summarise them and ``edge_type``
+        takes any phrase."""
+        return len(self.relation_names) <= LISTING_LIMIT
+
+    @property
+    def lists_node_types(self) -> bool:
+        """Whether the node types are few enough to list and enumerate in full."""
+        return len(self.node_types) <= LISTING_LIMIT
+
+    def relation_totals(self) -> list[tuple[str, int]]:
+        """Every relation name with its number of edges (over all type pairs), most
+        frequent first, ties by name."""
+        totals: dict[str, int] = {}
+        for r in self.relations:
+            totals[r.name] = totals.get(r.name, 0) + r.count
+        return sorted(totals.items(), key=lambda x: (-x[1], x[0]))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "node_types": [{"name": t.name, "count": t.count} for t in self.node_types],
@@ -68,11 +118,15 @@ class Schema:
         )
 
     def describe(self, min_share: float = 0.01) -> str:
-        """A compact plain-text rendering, used in prompts and by ``ark info``.
+        """A compact plain-text rendering, used in prompts and by MCP's schema resource.
 
         Type pairs carrying less than ``min_share`` of a relation's edges (strays from
         nodes that play several roles) are counted but not listed, to keep prompts short.
+        Past :data:`LISTING_LIMIT` relations or node types, a bounded summary instead
+        (:meth:`summary`): its length does not grow with the number of names.
         """
+        if not (self.lists_relations and self.lists_node_types):
+            return self.summary(min_share)
         lines = ["Node types (count):"]
         lines += [f"- {t.name} ({t.count:,})" for t in self.node_types]
         lines.append("Relations (source type -> target type, count):")
@@ -88,6 +142,51 @@ class Schema:
         if hidden:
             rare = ", ".join(f"{name} {count:,}" for name, count in hidden.items())
             lines.append(f"(rarer type pairs not listed: {rare} edges)")
+        return "\n".join(lines)
+
+    def summary(self, min_share: float = 0.01) -> str:
+        """The schema in a bounded number of lines, whatever the number of names: the
+        node types with counts (the :data:`LISTED_NODE_TYPES` most frequent when there
+        are more), the :data:`LISTED_RELATIONS` most frequent relations with their end
+        types and counts, and the total number of relations and of the edges not listed.
+
+        Why the most frequent: they are the ones a question is most likely to follow,
+        and a relation not listed is still reachable by name or by phrase through the
+        neighborhood tool's ``edge_type``.
+        """
+        types = sorted(self.node_types, key=lambda t: (-t.count, t.name))
+        shown_types = types if self.lists_node_types else types[:LISTED_NODE_TYPES]
+        lines = ["Node types (count):"]
+        lines += [f"- {cut(t.name, LISTED_NAME_CHARS)} ({t.count:,})" for t in shown_types]
+        if len(shown_types) < len(types):
+            rest = types[len(shown_types) :]
+            lines.append(
+                f"({len(rest):,} more node types, {sum(t.count for t in rest):,} nodes, not listed)"
+            )
+        totals = self.relation_totals()
+        top = totals[:LISTED_RELATIONS]
+        pairs: dict[str, list[RelationSummary]] = {name: [] for name, _ in top}
+        for r in self.relations:
+            if r.name in pairs:
+                pairs[r.name].append(r)
+        edges = sum(count for _, count in totals)
+        lines.append(
+            f"Relations: {len(totals):,} in all, on {edges:,} edges; the {len(top):,} most "
+            "frequent (source type -> target type, count):"
+        )
+        for name, total in top:
+            kept = sorted(
+                (r for r in pairs[name] if r.count >= min_share * total),
+                key=lambda r: (-r.count, r.source_type, r.target_type),
+            )[:LISTED_PAIRS]
+            ends = "; ".join(f"{r.source_type} -> {r.target_type} ({r.count:,})" for r in kept)
+            lines.append(f"- {cut(name, LISTED_NAME_CHARS)}: {ends or f'({total:,})'}")
+        if len(totals) > len(top):
+            rest = totals[len(top) :]
+            lines.append(
+                f"({len(rest):,} more relations, {sum(c for _, c in rest):,} edges, not "
+                "listed; ask for any of them by name or by a phrase of its words)"
+            )
         return "\n".join(lines)
 
 

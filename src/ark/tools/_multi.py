@@ -28,8 +28,9 @@ from ark.tools._results import (
     _names,
     _via,
     grouped_lines,
+    relations_text,
 )
-from ark.tools._tools import cap_query
+from ark.tools._tools import cap_query, with_relation_share
 
 #: Most centers one call explores (the schema bounds the list, so decoding cannot loop).
 MAX_CENTERS = 50
@@ -58,6 +59,8 @@ class MultiNeighborhoodResult:
     ok: Literal[True] = True
     center: None = None
     available: tuple[tuple[str, str, str, int], ...] = ()
+    #: Lines shown after the heading: what an ``edge_type`` phrase matched.
+    notes: tuple[str, ...] = ()
 
     @property
     def hits(self) -> tuple[NodeHit, ...]:
@@ -82,7 +85,7 @@ class MultiNeighborhoodResult:
             f"({', '.join(f'[{c.index}]' for c in self.centers)}){_filters(self.arguments)}: "
             f"{_count(len(self.merged), self.total, 'distinct neighbor')}."
         )
-        lines = [head]
+        lines = [head, *self.notes]
         if self.available:
             lines.append(
                 "No neighbor matches these filters. These nodes' neighbors are: "
@@ -116,7 +119,7 @@ class MultiNeighborhoodResult:
             if ranked:
                 line += f" score={h.score:.2f}"
             if h.relations:
-                line += " via " + ", ".join(f"{r.type}({r.direction})" for r in h.relations)
+                line += " via " + relations_text(h.relations)
             line += f" from {_from(m.centers, n)}"
             lines.append(line)
         return "\n".join(lines)
@@ -189,7 +192,8 @@ def neighborhood_over_set(
     type_ids = tools._resolve(tool, "node_type", node_type, graph.node_type_names)
     if isinstance(type_ids, ToolError):
         return type_ids
-    rel_ids = tools._resolve(tool, "edge_type", edge_type, graph.relation_names)
+    matched: list[Any] = []
+    rel_ids = tools._resolve(tool, "edge_type", edge_type, graph.relation_names, matched=matched)
     if isinstance(rel_ids, ToolError):
         return rel_ids
     # Every neighbor of every center, however many (a hub's included): the count of
@@ -209,6 +213,9 @@ def neighborhood_over_set(
         scores = np.asarray(tools.bm25.score_docs(terms, reached), dtype=np.float64)
     else:
         scores = np.zeros(len(reached), dtype=np.float64)
+    share = _relation_share(tools, hoods, reached, query)
+    if share is not None:  # free-text relations: the phrase linking counts too
+        scores = with_relation_share(scores, share).astype(np.float64)
     order = np.lexsort((reached, -scores, -counts))[:k]
     chosen = reached[order]
     from_centers: dict[int, list[int]] = {int(n): [] for n in chosen.tolist()}
@@ -241,5 +248,32 @@ def neighborhood_over_set(
             (t, r, d, n) for (t, r, d), n in sorted(counts.items(), key=lambda x: -x[1])
         )
     return MultiNeighborhoodResult(
-        tool, args, merged, len(reached), tuple(center_hits), available=available
+        tool,
+        args,
+        merged,
+        len(reached),
+        tuple(center_hits),
+        available=available,
+        notes=tuple(m.note() for m in matched),
     )
+
+
+def _relation_share(
+    tools: Any, hoods: Sequence[Any], reached: np.ndarray, query: str | None
+) -> np.ndarray | None:
+    """Per node of ``reached`` (ascending), the best relation share over the centers'
+    neighborhoods (``GraphTools._relation_share``); ``None`` where the single-node tool
+    would not rank by relation phrases."""
+    if not len(reached):
+        return None
+    out = np.zeros(len(reached), dtype=np.float32)
+    found = False
+    for hood in hoods:
+        if not len(hood.neighbors):
+            continue
+        share = tools._relation_share(hood, query)
+        if share is None:
+            continue
+        found = True
+        np.maximum.at(out, np.searchsorted(reached, hood.neighbors), share)
+    return out if found else None

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ark._safe import cut
+
+if TYPE_CHECKING:
+    from ark.tools._phrases import PhraseMatch
 
 #: Longest node name shown in an observation (a graph's name can be megabytes long).
 NAME_CHARS = 200
@@ -87,6 +90,8 @@ class SearchResult:
     ok: Literal[True] = True
     #: Lines shown after the heading, e.g. that an over-long query was cut.
     notes: tuple[str, ...] = ()
+    #: The ``edge_type`` phrases that were no relation name, and what they matched.
+    matched: tuple[PhraseMatch, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         neighbors = self.tool == "search_in_neighborhood"
@@ -94,6 +99,8 @@ class SearchResult:
             "results": [h.to_dict(with_relations=neighbors) for h in self.hits],
             "total": self.total,
         }
+        if self.matched:
+            out["edge_type_matches"] = [m.to_dict() for m in self.matched]
         if self.available:
             out["available"] = [
                 {"node_type": t, "relation": r, "direction": d, "count": c}
@@ -141,7 +148,7 @@ class SearchResult:
             if ranked:
                 line += f" score={h.score:.2f}"
             if h.relations:
-                line += " via " + ", ".join(f"{r.type}({r.direction})" for r in h.relations)
+                line += " via " + relations_text(h.relations)
             if h.snippet:
                 line += f" | {h.snippet}"
             lines.append(line)
@@ -209,8 +216,14 @@ def grouped_lines(entries: Iterable[tuple[str, str]], sep: str = ", ") -> list[s
     return [f"{key}: {sep.join(members)}" for key, members in groups.items()]
 
 
+def relations_text(relations: Iterable[Relation]) -> str:
+    """``type(direction)`` per relation, each cut to :data:`NAME_CHARS` (a free-text
+    relation phrase can be a sentence; curated names are far shorter)."""
+    return ", ".join(f"{cut(r.type, NAME_CHARS)}({r.direction})" for r in relations)
+
+
 def _via(relations: Iterable[Relation], node_type: str) -> str:
-    via = ", ".join(f"{r.type}({r.direction})" for r in relations)
+    via = relations_text(relations)
     return f"{node_type} via {via}" if via else node_type
 
 

@@ -92,6 +92,19 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
 }
 
 
+#: The descriptions of the type arguments when a graph has too many names to enumerate.
+OPEN_DESCRIPTIONS = {
+    "edge_type": (
+        "Optional: keep only edges of this relation (or relations): a relation name, or "
+        "any phrase, matched to the graph's relations by its words and their lemmas "
+        "(the result says which relations it used)."
+    ),
+    "node_type": (
+        "Optional: keep only neighbors of this type (or types), a node type name: the "
+        "type of the nodes you want back, not the type of node_index."
+    ),
+}
+
 #: Most node indices one add_to_answer call takes. The bound is in the schema so
 #: grammar-constrained decoding cannot loop on a list until it runs out of tokens (a
 #: 1.5B model did, repeating one index for 1,024 tokens); longer answers take more calls.
@@ -161,7 +174,11 @@ def tool_specs(
     """The tools as OpenAI-style function definitions.
 
     With a graph ``schema``, the type arguments enumerate the graph's node types and
-    relations, so constrained decoders and careful models use valid names. ``config``
+    relations, so constrained decoders and careful models use valid names — when there
+    are few of them (``Schema.lists_relations``, ``Schema.lists_node_types``: at most
+    ``ark.graph._schema.LISTING_LIMIT``). Past that an enum would be the bulk of the
+    prompt (5,034 relation phrases took 198,000 characters), so the argument takes any
+    string and its description says how it is matched (:data:`OPEN_DESCRIPTIONS`). ``config``
     applies the ablations; ``answer_tools`` appends ``add_to_answer`` and ``finish``
     (what an agent gets; an MCP client gets the retrieval tools only).
     """
@@ -195,11 +212,14 @@ def tool_specs(
             )
         if schema is not None and name == "search_in_neighborhood":
             props = spec["parameters"]["properties"]
-            for key, values in (
-                ("node_type", schema.node_type_names),
-                ("edge_type", schema.relation_names),
+            for key, values, listed in (
+                ("node_type", schema.node_type_names, schema.lists_node_types),
+                ("edge_type", schema.relation_names, schema.lists_relations),
             ):
                 if key not in props:
+                    continue
+                if not listed:  # thousands of names: any string, described instead
+                    props[key]["description"] = OPEN_DESCRIPTIONS[key]
                     continue
                 enum = {"type": "string", "enum": list(values)}
                 props[key]["anyOf"] = [enum, {"type": "array", "items": enum}]

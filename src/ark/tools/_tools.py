@@ -15,9 +15,11 @@ import numpy as np
 
 from ark._coerce import as_int
 from ark._safe import cut, short_repr
-from ark.graph import DIRECTION_NAMES, Graph, Neighborhood
+from ark.graph import DIRECTION_NAMES, Graph, Neighborhood, relation_label
+from ark.graph._schema import LISTING_LIMIT
 from ark.index import BM25Index, Index
 from ark.tools._errors import ErrorCode
+from ark.tools._phrases import MAX_SHOWN, PhraseMatch, RelationPhrases
 from ark.tools._results import (
     NodeHit,
     Relation,
@@ -74,6 +76,14 @@ class GraphTools:
         }
         # A plain view: indexing an np.memmap goes through Python-level hooks.
         self._node_type = np.asarray(self.graph.node_type).view(np.ndarray)
+        #: Relation phrases matched to relation names (built on the first phrase given).
+        self._phrases: RelationPhrases | None = None
+        #: More relations than a prompt lists (``ark.graph._schema.LISTING_LIMIT``): a
+        #: graph of free-text relations, whose ``edge_type`` takes any phrase
+        #: (:meth:`_resolve`) and whose neighborhood query also reads the relation
+        #: phrase (:meth:`_relation_share`). Curated graphs behave as they did.
+        self.open_relations = len(self.graph.relation_names) > LISTING_LIMIT
+        self._relation_words: dict[int, frozenset[str]] = {}
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -167,7 +177,10 @@ class GraphTools:
         type_ids = self._resolve(tool, "node_type", node_type, self.graph.node_type_names)
         if isinstance(type_ids, ToolError):
             return type_ids
-        rel_ids = self._resolve(tool, "edge_type", edge_type, self.graph.relation_names)
+        matched: list[PhraseMatch] = []
+        rel_ids = self._resolve(
+            tool, "edge_type", edge_type, self.graph.relation_names, matched=matched
+        )
         if isinstance(rel_ids, ToolError):
             return rel_ids
 
@@ -175,11 +188,17 @@ class GraphTools:
         neighbors = hood.neighbors
         total = len(neighbors)
         notes = _query_note(query) if query is not None else ()
+        notes += tuple(m.note() for m in matched)
         if query is not None:
             query = cap_query(query)
             args["query"] = query
         terms = self.bm25.query_terms(query) if query and query.strip() else None
-        if terms is not None and len(terms) and total:
+        share = self._relation_share(hood, query) if total else None
+        if share is not None:  # free-text relations: the phrase linking counts too
+            text = self.bm25.score_docs(terms, neighbors) if terms is not None and len(terms) else 0
+            scores = with_relation_share(np.zeros(total, dtype=np.float32) + text, share)
+            order = np.lexsort((neighbors, -scores))[:k]
+        elif terms is not None and len(terms) and total:
             scores = self.bm25.score_docs(terms, neighbors)
             order = np.lexsort((neighbors, -scores))[:k]
         else:
@@ -200,7 +219,42 @@ class GraphTools:
             center=center,
             available=available,
             notes=notes,
+            matched=tuple(matched),
         )
+
+    def _relation_share(self, hood: Neighborhood, query: str | None) -> np.ndarray | None:
+        """Per neighbor of ``hood``, the share of ``query``'s content words (compared by
+        lemma) that the phrase of a relation linking it carries — only on a graph of
+        free-text relations (:attr:`open_relations`), and ``None`` when no relation
+        phrase shares a word with the query (the ranking is then BM25's alone).
+
+        Why only there: a curated graph's relation names are a closed vocabulary the
+        model filters by with ``edge_type``; its rankings stay what they were. On a
+        graph built from documents the relation phrase is often the only place the
+        query's words are ("founded" on the edge, not in the founder's name)."""
+        if not self.open_relations or not query or not query.strip():
+            return None
+        from ark.linking._words import content, lemma_key, tokens
+
+        wanted = {lemma_key(w) for w in content(tokens(query))}
+        if not wanted:
+            return None
+        rels = hood.entry_relations
+        present = np.unique(rels)
+        per_relation = np.zeros(int(present[-1]) + 1 if len(present) else 1, dtype=np.float32)
+        names = self.graph.relation_names
+        for r in present.tolist():
+            words = self._relation_words.get(r)
+            if words is None:
+                label = " ".join(relation_label(names[r]).words)
+                words = self._relation_words[r] = frozenset(
+                    lemma_key(w) for w in content(tokens(label))
+                )
+            per_relation[r] = len(wanted & words) / len(wanted)
+        if not per_relation.any():
+            return None
+        per_entry = per_relation[rels]
+        return np.maximum.reduceat(per_entry, hood.group_starts[:-1]).astype(np.float32)
 
     def links(self, node: int) -> tuple[tuple[str, str, str, int], ...]:
         """What the unfiltered neighborhood holds: (neighbor type, relation, direction,
@@ -389,8 +443,22 @@ class GraphTools:
         return None
 
     def _resolve(
-        self, tool: str, arg: str, value: str | Sequence[str] | None, names: list[str]
+        self,
+        tool: str,
+        arg: str,
+        value: str | Sequence[str] | None,
+        names: list[str],
+        *,
+        matched: list[PhraseMatch] | None = None,
     ) -> list[int] | ToolError | None:
+        """The ids of the names in ``value``: exact, then case-folded; for
+        ``edge_type`` (``matched`` given) on a graph of free-text relations, a phrase
+        that is no name is then matched to relations (:mod:`ark.tools._phrases`), each
+        match appended to ``matched``.
+
+        Why not on a curated graph: its tool specs enumerate the relation names, so
+        the names are the contract a model (and a constrained decoder) is given, and a
+        name outside it is an error listing the valid ones, as it always was."""
         if value is None:
             return None
         values = [value] if isinstance(value, str) else value
@@ -404,22 +472,62 @@ class GraphTools:
         ids = []
         for v in values:
             i = lookup.get(v, lowered.get(v.strip().lower()))
+            if i is None and matched is not None and self.open_relations and v.strip():
+                found = self.phrases.match(v[:200])
+                if found is not None:
+                    matched.append(found)
+                    ids.extend(r for r in found.ids if r not in ids)
+                    continue
             if i is None:
-                close = difflib.get_close_matches(v[:100], names, n=3, cutoff=0.4)
-                kind = "node type" if arg == "node_type" else "edge type"
-                code = (
-                    ErrorCode.UNKNOWN_NODE_TYPE
-                    if arg == "node_type"
-                    else ErrorCode.UNKNOWN_EDGE_TYPE
-                )
-                return ToolError(
-                    tool,
-                    code,
-                    f"unknown {kind} {short_repr(v)}. Valid {kind}s: {', '.join(names)}.",
-                    tuple(close),
-                )
+                return self._unknown_name(tool, arg, v, names)
             ids.append(i)
         return ids
+
+    @property
+    def phrases(self) -> RelationPhrases:
+        """The relation-phrase matcher of this graph (built on first use)."""
+        if self._phrases is None:
+            totals = dict(self.index.schema.relation_totals())
+            names = self.graph.relation_names
+            self._phrases = RelationPhrases(names, [totals.get(n, 0) for n in names])
+        return self._phrases
+
+    def _unknown_name(self, tool: str, arg: str, value: str, names: list[str]) -> ToolError:
+        """A name that matched nothing: every valid name when there are few (as the
+        tools always said), else the closest ones only, so the error stays short."""
+        kind = "node type" if arg == "node_type" else "edge type"
+        code = ErrorCode.UNKNOWN_NODE_TYPE if arg == "node_type" else ErrorCode.UNKNOWN_EDGE_TYPE
+        if len(names) <= LISTING_LIMIT:
+            close = difflib.get_close_matches(value[:100], names, n=3, cutoff=0.4)
+            return ToolError(
+                tool,
+                code,
+                f"unknown {kind} {short_repr(value)}. Valid {kind}s: {', '.join(names)}.",
+                tuple(close),
+            )
+        if arg == "edge_type":
+            close = self.phrases.closest(value)
+            how = "by name, label or lemma (embedding matching is not used)"
+        else:
+            close = difflib.get_close_matches(value[:100], names, n=MAX_SHOWN, cutoff=0.4)
+            how = "by name"
+        return ToolError(
+            tool,
+            code,
+            f"no {kind} of the graph's {len(names):,} matches {short_repr(value)} {how}. "
+            f"Use one of the closest, other words, or no {arg}.",
+            tuple(close),
+        )
+
+
+def with_relation_share(scores: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """BM25 ``scores`` raised by each neighbor's relation ``share`` (0..1): a neighbor
+    whose relation phrase carries every query word gains the best text score of the
+    neighborhood plus one, so it ranks above any neighbor matched by its text alone —
+    the edge says what the query asks ("born" on the edge to a place), a text may only
+    mention it — and a neighbor matched by both ranks first."""
+    top = float(scores.max()) if len(scores) else 0.0
+    return (scores + share * (top + 1.0)).astype(np.float32)
 
 
 def _name_ids(names: list[str]) -> tuple[dict[str, int], dict[str, int]]:
