@@ -239,3 +239,28 @@ def test_a_reader_keeps_its_described_schema(idx):
     fresh = open_index(idx)
     save_described(fresh, _relabel(fresh, "directed_by", "was made by"))
     assert old.described.relation("directed_by").label != "was made by"
+
+
+# -- an index damaged by the earlier describe is repaired, its updates kept -----------
+
+
+def test_an_index_whose_meta_an_old_describe_overwrote_is_repaired(idx):
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    add_to_index(idx, idx.parent / "add.txt")
+    snap = open_index(idx)
+    # What `ark index describe` wrote before: the merged snapshot's meta over the base's.
+    (idx / "meta.json").write_text(json.dumps(snap.meta, indent=2), encoding="utf-8")
+    with pytest.raises(IndexFormatError, match="--repair"):
+        open_index(idx)
+    result = CliRunner().invoke(app, ["index", "verify", "--repair", str(idx)])
+    assert result.exit_code == 0, result.output
+    assert "repaired" in result.output
+    fixed = open_index(idx)
+    assert "Brand New Film" in fixed.graph.names.to_pylist()  # the update is kept
+    assert fixed.meta["segments"]["live"] == 1
+    (idx.parent / "more.txt").write_text("Another Film|directed_by|Person 2\n")
+    add_to_index(idx, idx.parent / "more.txt")  # and updates are accepted again
+    assert verify_index(idx)["ok"]

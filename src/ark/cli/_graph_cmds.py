@@ -356,13 +356,33 @@ def convert_stark_cmd(
 
 
 @index_app.command("verify")
-def index_verify(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
+def index_verify(
+    index_dir: IndexArg,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="First repair what can be rebuilt from intact files, keeping every update "
+            "(a base meta.json overwritten by an earlier `ark index describe`).",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Check every byte of an index against the sha256 recorded at build time, and its
     whole structure (opening checks sizes, cheap structure and sampled blocks only;
     see docs/index-integrity.md)."""
-    from ark.index import verify_index
+    from ark.index import repair_index, verify_index
 
-    report = verify_index(index_dir)
+    if repair:
+        try:
+            report = repair_index(index_dir)
+        except ArkError as exc:
+            fail(str(exc), as_json=as_json, code=type(exc).__name__)
+        if not as_json:
+            for line in report["repaired"] or ["nothing to repair"]:
+                console.print(f"repaired: {esc(line)}" if report["repaired"] else esc(line))
+    else:
+        report = verify_index(index_dir)
     if as_json:
         print_json(report)
     elif report["ok"]:

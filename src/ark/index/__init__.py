@@ -13,7 +13,7 @@ from ark.index._store import (
 )
 from ark.index._tokenize import Tokenizer, TokenizerConfig
 from ark.index._update import Removal, add_to_index, remove_from_index, update_index
-from ark.index._verify import verify_index
+from ark.index._verify import repair_index, verify_index
 
 __all__ = [
     "FORMAT_VERSION",
@@ -34,6 +34,7 @@ __all__ = [
     "open_index",
     "read_remap",
     "remove_from_index",
+    "repair_index",
     "save_described",
     "snapshot_stamp",
     "update_index",

@@ -495,6 +495,12 @@ def _open_once(root: Path, *, check_samples: bool = True, pin: bool = True) -> I
             f"{root} has index format version {version}, this ARK reads version "
             f"{FORMAT_VERSION}; {hint}"
         )
+    if "base_counts" in meta and "segments" in meta:
+        raise IndexFormatError(
+            f"{meta_path} holds an updated snapshot's meta (written by `ark index describe` "
+            "of an earlier ARK), not the base's; its updates are intact: run "
+            f"`ark index verify --repair {root}` to restore it and keep them"
+        )
     for name, size in meta.get("files", {}).items():
         file = root / name
         if not file.is_file():
@@ -555,7 +561,7 @@ def _open_once(root: Path, *, check_samples: bool = True, pin: bool = True) -> I
                 f"{exc}); run `ark index verify`"
             ) from exc
     elif manifest is not None and manifest.get("base") != base_digest:
-        raise IndexFormatError(
+        raise IndexFormatError(  # (open_snapshot's check, for a manifest of no segment)
             f"{root / MANIFEST} belongs to another build of this index (the index was "
             "rebuilt or compacted meanwhile); reopen it"
         )

@@ -248,3 +248,66 @@ def _report(root: Path, problems: list[str], files: int, size: int, t0: float) -
         "bytes": size,
         "seconds": round(time.perf_counter() - t0, 3),
     }
+
+
+#: Keys that ``ark index describe`` of ARK before issue 42 wrote into the base's
+#: ``meta.json`` (the merged snapshot's meta), which made every later update refuse it.
+_SNAPSHOT_KEYS = ("segments", "base_counts")
+
+
+def repair_index(path: str | Path) -> dict[str, Any]:
+    """Repair what can be repaired from what is intact, under the writers' lock:
+    today, a base ``meta.json`` overwritten with an updated snapshot's meta (by
+    ``ark index describe`` before it committed through the manifest). The base's own
+    meta is restored from it (its counts and names are recorded there as
+    ``base_counts`` and the names' prefixes; the base's data files were never
+    changed) and the manifest re-anchored on it, so every update is kept. Returns
+    ``{"index", "repaired": [...], "ok", "problems"}`` (``verify_index`` after)."""
+    import hashlib
+    import json
+    import os
+
+    from ark.index._dirs import update_lock
+    from ark.index._segments import commit_manifest, read_manifest
+    from ark.index._store import META_FILE
+
+    root = Path(path)
+    repaired: list[str] = []
+    with update_lock(root):
+        meta_path = root / META_FILE
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise IndexFormatError(f"{meta_path} cannot be read ({exc}); not repairable") from None
+        manifest = read_manifest(root)
+        if (
+            isinstance(meta, dict)
+            and all(k in meta for k in _SNAPSHOT_KEYS)
+            and isinstance(meta.get("base_counts"), dict)
+            and manifest is not None
+        ):
+            base_counts = meta["base_counts"]
+            restored = {k: v for k, v in meta.items() if k not in _SNAPSHOT_KEYS}
+            restored["counts"] = base_counts
+            restored["node_type_names"] = list(meta["node_type_names"])[
+                : int(base_counts["node_types"])
+            ]
+            restored["relation_names"] = list(meta["relation_names"])[
+                : int(base_counts["relations"])
+            ]
+            text = json.dumps(restored, indent=2).encode("utf-8")
+            tmp = root / f".{META_FILE}.tmp"
+            with tmp.open("wb") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, meta_path)
+            manifest["base"] = hashlib.sha256(text).hexdigest()
+            commit_manifest(root, manifest)
+            repaired.append(
+                f"{META_FILE} held an updated snapshot's meta (written by an earlier `ark "
+                "index describe`): the base's meta restored and the manifest re-anchored; "
+                f"{len(manifest['segments'])} update segment(s) kept"
+            )
+    report = verify_index(root)
+    return {"index": str(root), "repaired": repaired, **report}
