@@ -83,6 +83,9 @@ def compact_index(path: str | Path) -> dict[str, Any]:
             params=index.bm25.params,
             extra={
                 "compacted": {
+                    # when the base it replaced was built: a run started after that
+                    # and before this compact names nodes by the indices remap maps
+                    "base_created": meta.get("created"),
                     "from_generation": segments.get("generation", 0),
                     "segments": segments.get("live", 0),
                     "node_slots": len(remap),

@@ -101,14 +101,51 @@ def _load_run(
         "finished": summary is not None,
     }
     header.update(_index_info(index, named))
-    rows, details = _assemble(records, groups, index)
+    remap, note = _staleness(index, config)
+    if note:
+        header["index_note"] = note
+    if remap is False:  # the indices cannot be mapped: no names rather than wrong ones
+        header.update({"names": False, "names_note": note})
+        index = None
+    rows, details = _assemble(records, groups, index, remap if remap is not False else None)
     return header, rows, details
+
+
+def _staleness(index: Index | None, config: dict[str, Any]) -> tuple[Any, str | None]:
+    """Whether the run's node indices still name the index's nodes. A run started
+    before the index's last build: if that build was a ``compact`` of the index the
+    run used, ``remap.npy`` maps each recorded index to its node now (returned); if
+    it was compacted more than once since, or rebuilt, the indices cannot be mapped
+    (``False``: names are left out rather than shown wrong). Returns ``(remap | None
+    | False, note)``."""
+    started, created = config.get("started"), (index.meta.get("created") if index else None)
+    if index is None or not isinstance(started, str) or not isinstance(created, str):
+        return None, None
+    if started >= created:  # ISO 8601 UTC timestamps compare as strings
+        return None, None
+    compacted = index.meta.get("compacted")
+    base_created = compacted.get("base_created") if isinstance(compacted, dict) else None
+    if isinstance(base_created, str) and base_created <= started:
+        from ark.index import read_remap
+
+        remap = read_remap(index.path)
+        if remap is not None:
+            return remap, (
+                f"the index was compacted at {created}, after this run: its node indices "
+                "are mapped through remap.npy to the nodes they named"
+            )
+    what = "compacted" if compacted else "rebuilt"
+    return False, (
+        f"the index was {what} at {created}, after this run (started {started}); its "
+        "node indices may name other nodes now, so names are not shown"
+    )
 
 
 def _assemble(
     records: Sequence[dict[str, Any]],
     groups: dict[str, list[Trajectory]],
     index: Index | None,
+    remap: Any = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     rows, details = [], []
     for r in records:
@@ -152,7 +189,7 @@ def _assemble(
                 "tokens": [r.get("prompt_tokens", 0), r.get("completion_tokens", 0)],
                 "trajectories": compact,
                 "evidence": evidence,
-                "names": _names(index, touched),
+                "names": _names(index, touched, remap),
             }
         )
     return rows, details
@@ -241,12 +278,21 @@ def _evidence(trajectories: Sequence[Trajectory], ranking: list[int]) -> dict[st
     return out
 
 
-def _names(index: Index | None, nodes: Iterable[int]) -> dict[str, list[str]]:
+def _names(index: Index | None, nodes: Iterable[int], remap: Any = None) -> dict[str, list[str]]:
+    """Name and type of each recorded node index; with ``remap`` (a compact since
+    the run), of the node that index names now (a removed node has none)."""
     if index is None:
         return {}
     g = index.graph
     n = g.n_nodes
-    return {str(v): [g.name(v), g.type_name(v)] for v in sorted(nodes) if 0 <= v < n}
+    out = {}
+    for v in sorted(nodes):
+        now = v
+        if remap is not None:
+            now = int(remap[v]) if 0 <= v < len(remap) else -1
+        if 0 <= now < n:
+            out[str(v)] = [g.name(now), g.type_name(now)]
+    return out
 
 
 def _index_info(index: Index | None, named: str | None) -> dict[str, Any]:
