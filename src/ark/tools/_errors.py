@@ -22,7 +22,9 @@ class ErrorCode(StrEnum):
     BAD_K = "bad_k"
     #: A node index that is not in the graph.
     UNKNOWN_NODE = "unknown_node"
-    #: A node type or relation name the graph does not have (closest names suggested).
+    #: A node type or relation name the graph does not have (closest names suggested);
+    #: on a graph of free-text relations, an ``edge_type`` phrase that matches no
+    #: relation by label or lemma (``ark.tools._phrases``).
     UNKNOWN_NODE_TYPE = "unknown_node_type"
     UNKNOWN_EDGE_TYPE = "unknown_edge_type"
     #: A blank global query, or one with no searchable word.
@@ -47,7 +49,9 @@ ERROR_CODES: dict[str, str] = {
     ErrorCode.BAD_K: "k outside 1..100",
     ErrorCode.UNKNOWN_NODE: "node index not in the graph",
     ErrorCode.UNKNOWN_NODE_TYPE: "node type not in the graph (closest names suggested)",
-    ErrorCode.UNKNOWN_EDGE_TYPE: "relation not in the graph (closest names suggested)",
+    ErrorCode.UNKNOWN_EDGE_TYPE: (
+        "relation not in the graph, or a phrase matching none (closest names suggested)"
+    ),
     ErrorCode.EMPTY_QUERY: "blank query",
     ErrorCode.NO_TERMS: "query has no searchable word",
     ErrorCode.UNSEEN_NODE: "add_to_answer with a node no tool has returned",

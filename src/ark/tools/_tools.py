@@ -144,7 +144,14 @@ class GraphTools:
         """One-hop neighbors of ``node_index`` in either direction, filtered by neighbor
         type and edge type, ranked by BM25 of ``query`` (none: ascending node index).
 
-        An empty or blank ``query`` counts as no query.
+        An empty or blank ``query`` counts as no query. ``node_type`` and ``edge_type``
+        take a name or a list of names, matched exactly, then case-insensitively. On
+        a graph of free-text relations (more than ``ark.graph._schema.LISTING_LIMIT``
+        relation names: :attr:`open_relations`), ``edge_type`` also takes any phrase,
+        matched to relations by label, then lemma (:mod:`ark.tools._phrases`; the
+        result's ``matched`` and a note in its observation say which relations were
+        used), and ``query`` also ranks by the phrase of the relation linking each
+        neighbor (:meth:`_relation_share`). Every hit carries its relations' text.
         """
         tool = "search_in_neighborhood"
         args: dict[str, Any] = {
