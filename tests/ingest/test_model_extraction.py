@@ -101,7 +101,10 @@ def test_replies_that_are_not_lists_and_entity_triples_merged(tmp_path):
     replies = {
         "Ada Lovelace": json_reply({"entities": "Ada", "triples": []}),  # not a list: bad
         "Charles Babbage": json_reply(
-            {"entities": ["charles  babbage"], "triples": [["Charles Babbage", "knew", "Ada"]]}
+            {
+                "entities": ["charles  babbage"],
+                "triples": [["Charles Babbage", "knew", "Ada"], ["Ada", "is", "ada "]],
+            }
         ),
         "Analytical Engine": json_reply(["not", "an", "object"]),  # bad
     }
@@ -111,7 +114,7 @@ def test_replies_that_are_not_lists_and_entity_triples_merged(tmp_path):
         llm=ScriptedChatModel(by_title(replies)),
         work_dir=tmp_path / "w",
     )
-    assert report.bad_replies == 2
+    assert report.bad_replies == 2 and report.dropped_triples == 1  # Ada is ada: dropped
     row = passages(report)[1]
     # one spelling per entity key (the first); a triple's ends join the entities
     assert row["entities"] == ["charles babbage", "Ada"]

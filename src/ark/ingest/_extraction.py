@@ -74,8 +74,9 @@ def _text(value: Any) -> str:
 def clean_extraction(entities: Iterable[Any], triples: Iterable[Any]) -> Extraction:
     """Entities and triples as the graph takes them: strings with spaces collapsed,
     one spelling per :func:`entity_key` (the first), a triple's two ends added to the
-    entities, repeated triples once. A triple that is not three non-empty strings
-    (or whose relation has no letters or digits) is dropped and counted."""
+    entities, repeated triples once. A triple that is not three non-empty strings,
+    whose relation has no letters or digits, or whose subject and object are one
+    entity is dropped and counted."""
     names: dict[str, str] = {}
 
     def add(name: str) -> str:
@@ -90,6 +91,9 @@ def clean_extraction(entities: Iterable[Any], triples: Iterable[Any]) -> Extract
     for t in triples:
         parts = [_text(x) for x in t] if isinstance(t, list | tuple) and len(t) == 3 else []
         if len(parts) != 3 or not all(parts) or not any(c.isalnum() for c in parts[1]):
+            dropped += 1
+            continue
+        if entity_key(parts[0]) == entity_key(parts[2]):  # joins nothing to anything
             dropped += 1
             continue
         s, r, o = add(parts[0]), parts[1], add(parts[2])

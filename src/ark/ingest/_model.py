@@ -10,8 +10,9 @@ reply*: the chunk keeps its passage node with nothing extracted, the reply is
 counted, and ingestion goes on. A triple that is not three strings is dropped and
 counted (:func:`ark.ingest._extraction.clean_extraction`).
 
-:data:`PROMPT_VERSION` is part of every chunk's cache key: change the prompt or the
-schema, bump it, and earlier extractions are no longer reused.
+:data:`PROMPT_VERSION` is part of every chunk's cache key: change the prompt, the
+schema or how a reply is cleaned, bump it, and earlier extractions are no longer
+reused.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ark.llm import ChatModel, Message
 
 __all__ = ["PROMPT_VERSION", "RESPONSE_SCHEMA", "ModelExtractor"]
 
-PROMPT_VERSION = "ie-v2"
+PROMPT_VERSION = "ie-v3"
 
 SYSTEM = (
     "You build a knowledge graph from text. From the passage, list the entities it "
