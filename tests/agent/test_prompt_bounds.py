@@ -131,3 +131,13 @@ def test_the_agent_reads_which_relations_a_phrase_used(phrase_graphs):
     observation = traj.steps[1].tool_calls[0].observation
     assert "edge_type 'wrote' matched: written by (lemma)" in observation
     assert "The Silent Shore (entity) via written by(in)" in observation
+
+
+def test_many_node_types_with_few_relations_keep_relation_names_only():
+    types = tuple(NodeTypeSummary(f"type{i}", i + 1) for i in range(500))
+    schema = Schema(types, (RelationSummary("part_of", "type1", "type2", 3),))
+    prompt = system_prompt(schema, ToolConfig(), 10)
+    assert "any short phrase" not in prompt  # the tools take names only here
+    assert "one of the graph's 500 node type names" in prompt
+    edge = tool_specs(schema)[1]["function"]["parameters"]["properties"]["edge_type"]
+    assert edge["anyOf"][0]["enum"] == ["part_of"]

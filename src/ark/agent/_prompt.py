@@ -151,17 +151,28 @@ def _listed(schema: Schema) -> bool:
 
 
 def open_filters_text(schema: Schema) -> str:
-    """How to filter by relation on a graph whose relations are summarised, not listed:
-    ``edge_type`` takes any phrase (matched by ``GraphTools`` by label, then lemma) and
-    says which relations it used, so a relation missing from the summary is still one
-    call away."""
-    n = len(schema.relation_names)
+    """How to filter on a graph whose schema is summarised, not listed: ``edge_type``
+    takes any phrase when the relations are many (matched by ``GraphTools`` by label,
+    then lemma, saying which relations it used), so a relation missing from the
+    summary is still one call away; ``node_type`` takes a type's name."""
+    if schema.lists_relations:
+        edge = (
+            "edge_type (a name or a list of names from the schema above) keeps only matching edges."
+        )
+    else:
+        edge = (
+            f"edge_type takes a relation name or any short phrase: the graph has "
+            f"{len(schema.relation_names):,} relations (the schema above lists the most "
+            "frequent), and a phrase is matched to them by its words and their lemmas (e.g. "
+            '"wrote" finds "written by"); the result says which relations it used.'
+        )
+    names = (
+        "a name or a list of names from the schema above"
+        if schema.lists_node_types
+        else f"one of the graph's {len(schema.node_types):,} node type names, or a list"
+    )
     return (
-        f"edge_type takes a relation name or any short phrase: the graph has {n:,} "
-        "relations (the schema above lists the most frequent), and a phrase is matched "
-        'to them by its words and their lemmas (e.g. "wrote" finds "written by"); '
-        "the result says which relations it used. node_type keeps only neighbors of "
-        "that type (a name or a list of names from the schema above): the type of the "
+        f"{edge} node_type keeps only neighbors of that type ({names}): the type of the "
         "neighbors you want back, not the type of the node you start from."
     )
 
