@@ -2,6 +2,7 @@
 
 from ark.tools._errors import ERROR_CODES, ErrorCode
 from ark.tools._multi import MAX_CENTERS, MultiNeighborhoodResult, neighborhood_over_set
+from ark.tools._phrases import PhraseMatch, RelationPhrases
 from ark.tools._results import NAME_CHARS, NodeHit, Relation, SearchResult, ToolError, ToolResult
 from ark.tools._specs import (
     ANSWER_TOOL_SPECS,
@@ -29,7 +30,9 @@ __all__ = [
     "GraphTools",
     "MultiNeighborhoodResult",
     "NodeHit",
+    "PhraseMatch",
     "Relation",
+    "RelationPhrases",
     "SearchResult",
     "ToolConfig",
     "ToolError",
