@@ -269,7 +269,11 @@ class Plan:
             for s, r, d in np.asarray(rows, np.int64).reshape(-1, 3).tolist():
                 key = (r, int(all_types[s]), int(all_types[d]))
                 edges[key] = edges.get(key, 0) + sign
-        previous = read_manifest(snap.path)
+        # the manifest the snapshot was opened from (the writer holds the lock: it
+        # is the current one); read again only for a snapshot opened otherwise
+        previous = (
+            snap.__dict__["_manifest"] if "_manifest" in snap.__dict__ else read_manifest(snap.path)
+        )
         n_live = snap.meta["counts"]["nodes"] + len(seg.names) - len(seg.removed_nodes)
         n_edges = snap.meta["counts"]["edges"] + len(seg.edges) - len(removed)
         return {

@@ -567,6 +567,7 @@ def _open_once(root: Path, *, check_samples: bool = True, pin: bool = True) -> I
         )
     index.__dict__["_base_digest"] = base_digest
     index.__dict__["_described_bytes"] = described_bytes
+    index.__dict__["_manifest"] = manifest  # as committed when opened (a writer reuses it)
     return index
 
 

@@ -28,7 +28,6 @@ from ark.index._segments import (
     commit_manifest,
     empty_manifest,
     meta_digest,
-    read_manifest,
     write_segment,
 )
 
@@ -154,7 +153,7 @@ def update_index(
         manifest = plan.manifest()
         name = f"{manifest['generation']:06d}"
         _same_base(root, opened)
-        if read_manifest(root) is None:  # the first: a manifest before any segment
+        if snap.__dict__.get("_manifest") is None:  # the first: a manifest before any segment
             commit_manifest(root, empty_manifest(opened))
         segdir = root / SEGMENTS_DIR
         segdir.mkdir(exist_ok=True)
