@@ -4,7 +4,7 @@
         [--sample-seed 0] [--reader linker|paths] [--show wrong|all|none]
         [--cost NAME=VALUE ...]
     python benchmarks/bench_linking.py --speed [--relations 10 20 50 100 200 500]
-        [--phrases 5000]
+        [--phrases 5000] [--dense auto|off]
 
 The agent's quality on the generality sets costs 15–60 min of CPU a set; most of what
 the hints of ``ark-guided`` add is decided before the model acts, by reading the
@@ -311,7 +311,8 @@ def speed(args: argparse.Namespace) -> None:
     from ark.linking import read_chain as chain_of
 
     cases = [(n, False) for n in args.relations] + [(n, True) for n in args.phrases]
-    print(f"\nencoder: {linking_encoder() or 'none (labels and aliases only)'}; beam {BEAM}")
+    encoder = linking_encoder(args.dense) or "none (labels and aliases only)"
+    print(f"\nencoder: {encoder}; beam {BEAM}")
     print("\n| relations | named | first reading (s) | reading p50 (s) | p95 (s) |")
     print("|---:|---|---:|---:|---:|")
     rng = np.random.default_rng(1)
@@ -329,7 +330,7 @@ def speed(args: argparse.Namespace) -> None:
             times = []
             for q in questions:
                 t = time.perf_counter()
-                chain_of(index, read_question(index, q), q)
+                chain_of(index, read_question(index, q, args.dense), q, dense=args.dense)
                 times.append(time.perf_counter() - t)
             first, rest = times[0], np.array(times[1:])
             print(
@@ -366,6 +367,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--relations", nargs="+", type=int, default=[10, 20, 50, 100, 200, 500])
     p.add_argument("--phrases", nargs="*", type=int, default=[5000])
     p.add_argument("--questions", type=int, default=21)
+    p.add_argument("--dense", choices=["auto", "on", "off"], default="auto")
     args = p.parse_args(argv)
     if args.speed:
         speed(args)

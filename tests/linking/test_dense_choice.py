@@ -39,3 +39,12 @@ def test_the_run_config_records_the_reading_s_encoder(
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert "linking_encoder" in config
     assert config["linking_encoder"] == ("all-MiniLM-L6-v2" if installed else None)
+
+
+def test_a_run_resumes_across_the_record_but_not_across_a_changed_choice():
+    from ark.eval._runstore import config_differences
+
+    # A run from before the choice was recorded: unknown, not a change.
+    assert config_differences({"method": "ark"}, {"method": "ark", "linking_encoder": "m"}) == []
+    changed = config_differences({"linking_encoder": None}, {"linking_encoder": "m"})
+    assert len(changed) == 1 and changed[0].startswith("linking_encoder")

@@ -149,16 +149,21 @@ def read_question(index: Index, question: str, dense: DenseChoice = "auto") -> R
 
 
 def read_chain(
-    index: Index, reading: Reading, question: str, costs: ChainCosts = DEFAULT_COSTS
+    index: Index,
+    reading: Reading,
+    question: str,
+    costs: ChainCosts = DEFAULT_COSTS,
+    dense: DenseChoice = "auto",
 ) -> Chain | None:
     """The best chain for a question naming exactly one node (several: an
     intersection, read by the hints from each node's own relation; none: nothing to
-    start from), or None; ``costs``: what the chain scorer charges."""
+    start from), or None; ``costs``: what the chain scorer charges; ``dense``: as
+    :func:`read_question`'s."""
     if len(reading.entities) != 1:
         return None
     chains = read_chains(
         index,
-        linker_for(index),
+        linker_for(index, dense),
         tokens(question),
         reading.entities[0].index,
         set(reading.linking.entity_positions),

@@ -50,6 +50,10 @@ MAX_HOPS = 3
 #: is among the few best-read prefixes, so the search costs the same at 10 relations
 #: or 5,000 instead of growing with the cube of their number.
 BEAM = 32
+#: Steps no word names tried after each partial path, as bridges to named ones.
+BRIDGES = 4
+#: Named steps tried after each partial path, the surest first.
+EXTEND = 24
 
 
 @dataclass(frozen=True)
@@ -253,7 +257,7 @@ def word_scores(
             if i not in masked and i not in typed and not words[i].isdigit() and not scores[i].any()
         ]
         if at:
-            vectors = encoder.encode([words[i] for i in at])
+            vectors = linker.encode([words[i] for i in at])
             sims = vectors @ linker._phrase_vectors.T
             # A function word is compared with what the phrases say besides their own
             # function words: *in* must not name ``in language`` for sharing *in*.
@@ -383,6 +387,25 @@ def read_chains(
     # Words no relation of the schema names at all stay unread whatever the path: the
     # outlook of a partial path does not hold them against it.
     nameable = {i for i in counted if scores[i].max() >= c.names or lexical[i].any()}
+    counted_scores, counted_lexical = scores[counted], lexical[counted]
+    # The steps some word names (a score that counts, or a label's word): the search
+    # extends a path by these, by the step the question asks first for, and by steps
+    # reaching a node type it asks for; a step no word names is tried only as a
+    # bridge on the way to a named one.
+    step_col = np.array([col.get(rel, -1) for rel, _ in table.steps])
+    named_rel = (counted_scores >= c.names).any(axis=0) | counted_lexical.any(axis=0)
+    wanted = np.array([j >= 0 and bool(named_rel[j]) for j in step_col], dtype=bool)
+    if head is not None:
+        wanted |= np.array([s == (head, "out") for s in table.steps], dtype=bool)
+    if typed:
+        wanted |= np.array([t in wanted_types for t in table.end_type], dtype=bool)
+    leads_on = table.follows[:, wanted].sum(axis=1)
+    # How surely some word names each step: of many named steps after a path, the
+    # search tries the surest :data:`EXTEND` (a schema of thousands of free-text
+    # relations shares its common words among hundreds of them).
+    strength = np.array(
+        [counted_scores[:, j].max() if j >= 0 and len(counted) else 0.0 for j in step_col]
+    )
 
     def explain(
         rels: list[str], uses: Counter[str]
@@ -399,7 +422,7 @@ def read_chains(
         explains: dict[str, list[int]] = {r: [] for r in rels}
         if not cols:
             return 0.0, explains, list(counted)
-        sub = scores[np.ix_(counted, cols)]
+        sub = counted_scores[:, cols]
         pairs = sorted(
             ((float(sub[a, b]), a, b) for a, b in zip(*np.nonzero(sub >= c.names), strict=True)),
             key=lambda t: (-t[0], t[1], t[2]),
@@ -426,13 +449,10 @@ def read_chains(
             at.append(i)
             taken.add(a)
             total += value
-        loose = [
-            counted[a]
-            for a in range(len(counted))
-            # A word some label of the path has (``play``, in three labels) is
-            # accounted for, though too common to name a relation by itself.
-            if a not in taken and not lexical[counted[a], cols].any()
-        ]
+        # A word some label of the path has (``play``, in three labels) is accounted
+        # for, though too common to name a relation by itself.
+        labelled = counted_lexical[:, cols].any(axis=1)
+        loose = [counted[a] for a in np.flatnonzero(~labelled).tolist() if a not in taken]
         for at in explains.values():
             at.sort()
         return total, explains, loose
@@ -496,11 +516,19 @@ def read_chains(
         if depth == max_hops:
             break
         ranked.sort(key=lambda r: (-r[0], -r[1], r[2]))
-        frontier = [
-            (*path, int(b))
-            for _, _, path in ranked[:beam]
-            for b in np.flatnonzero(table.follows[path[-1]])
-        ]
+        last_depth = depth + 1 == max_hops
+        frontier = []
+        for _, _, path in ranked[:beam]:
+            after = table.follows[path[-1]]
+            named = np.flatnonzero(after & wanted)
+            if len(named) > EXTEND:
+                named = np.sort(named[np.argsort(-strength[named], kind="stable")[:EXTEND]])
+            frontier += [(*path, int(b)) for b in named]
+            if not last_depth:
+                # Bridges: the unnamed steps leading on to the most named ones.
+                bridges = np.flatnonzero(after & ~wanted & (leads_on > 0))
+                bridges = sorted(bridges.tolist(), key=lambda b: (-leads_on[b], b))[:BRIDGES]
+                frontier += [(*path, b) for b in sorted(bridges)]
     found.sort(key=lambda f: (-f[0], len(f[1]), f[1]))
     out = []
     for total, path, explains, loose in found[:limit]:

@@ -35,6 +35,8 @@ CONFIDENT = 0.5
 DENSE_RANGE = (0.38, 0.72)
 #: Longest question span (in words) compared densely.
 MAX_SPAN = 3
+#: Question spans whose vectors a linker keeps (then it starts over).
+ENCODED_KEPT = 20000
 
 
 class Encoder(Protocol):
@@ -202,6 +204,24 @@ class RelationLinker:
             if self._type_owner:
                 self._type_vectors = encoder.encode([p for _, p in self._type_owner])
 
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The encoder's vectors for ``texts``, each text encoded once per linker: a
+        reading encodes a question's spans, then its single words again (and the
+        agents of one retrieval read the same question)."""
+        assert self.encoder is not None
+        cache: dict[str, np.ndarray] = self.__dict__.setdefault("_encoded", {})
+        # Read into a local dict first: another agent's thread may clear the cache.
+        found = {t: v for t in texts if (v := cache.get(t)) is not None}
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            if len(cache) > ENCODED_KEPT:
+                cache.clear()
+            for text, vector in zip(missing, self.encoder.encode(missing), strict=True):
+                found[text] = cache[text] = vector
+        if not texts:
+            return self.encoder.encode([])
+        return np.stack([found[t] for t in texts])
+
     # -- the two signals --------------------------------------------------------------
 
     def _lexical(self, words: Sequence[str], masked: set[int]) -> list[Mention]:
@@ -280,7 +300,7 @@ class RelationLinker:
         ]
         if not spans:
             return []
-        vectors = self.encoder.encode([" ".join(words[i:j]) for i, j in spans])
+        vectors = self.encode([" ".join(words[i:j]) for i, j in spans])
         sims = vectors @ self._phrase_vectors.T  # spans x phrases
         low, high = DENSE_RANGE
         best: dict[str, Mention] = {}
@@ -302,7 +322,7 @@ class RelationLinker:
         at = [i for i, w in enumerate(words) if i not in covered and w not in STOPWORDS]
         if not at:
             return []
-        sims = self.encoder.encode([words[i] for i in at]) @ self._type_vectors.T
+        sims = self.encode([words[i] for i in at]) @ self._type_vectors.T
         low, high = DENSE_RANGE
         found: dict[str, list[int]] = {}
         for row, i in enumerate(at):

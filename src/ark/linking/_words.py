@@ -49,9 +49,12 @@ def lemmas(word: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=1 << 18)
 def word_match(asked: str, own: str) -> float:
     """1.0 when two words share a lemma, :data:`DERIVED` when one's lemma extends the
-    other's by a short ending (``direct``/``director``, ``act``/``actor``), else 0."""
+    other's by a short ending (``direct``/``director``, ``act``/``actor``), else 0.
+    Cached: a reading compares every word of the question with every word of every
+    label and alias, and a schema of thousands of phrases has far fewer words."""
     a, b = lemmas(asked), lemmas(own)
     if a & b or _derived(a, b):
         return 1.0 if a & b else DERIVED
