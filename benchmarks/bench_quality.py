@@ -7,6 +7,7 @@
         [--[no-]example] [--[no-]hints] [--[no-]multi-neighborhood]
         [--[no-]grouped-observations]
         [--describe] [--save-baseline]
+        [--decoders ark llama --seeds 0 1 2]
 
 The generality table: a change is judged on MetaQA dev 1/2/3-hop, MetaQA's
 paraphrased one-hop questions (``metaqa-ntm``, split ``dev_ntm``) and WC2014's
@@ -21,7 +22,14 @@ to the agent is judged on the same questions with the same sampling. Each set is
 written to ``OUT/LABEL/SET`` and is resumable: rerunning the same command continues
 where an interrupted run stopped (the runner refuses to resume with other settings).
 The table printed at the end compares each set with ``benchmarks/quality_baseline.json``
-(``--save-baseline`` stores this run there). Needs the ``[local]`` extra and the
+(``--save-baseline`` stores this run there).
+
+``--decoders ark llama --seeds 0 1 2`` judges a decoder where users run it: every set
+under ARK's decoder (``ARK_LOOKUP`` on, the default) and llama-cpp-python's
+``create_completion`` (``ARK_LOOKUP=off``), at each agent seed, on the same questions
+(``OUT/LABEL-DECODER-sSEED/SET``), then one table: Hit@1 per seed, the mean, and the
+seconds per question of each decoder. A speed change that lowers the mean beyond one
+question of a set does not become the default (issue 39). Needs the ``[local]`` extra and the
 data folder (``$ARK_DATA_DIR`` or ``../shared/data``). One 30-question set takes
 15–60 min on 2 CPU cores; do not overlap it with other CPU-heavy work.
 """
@@ -202,6 +210,57 @@ def table(results: dict[str, dict[str, Any]], baseline: dict[str, Any] | None) -
     return "\n".join(lines)
 
 
+#: The local decoders ``--decoders`` compares: ``ARK_LOOKUP``'s value for each.
+DECODERS = {"ark": "on", "llama": "off"}
+
+
+def compare_decoders(args: argparse.Namespace, sets: list[str], extra: dict[str, Any]) -> None:
+    """Every set under each decoder at each seed (same questions, same index), then
+    one table of Hit@1 per seed, the mean and the seconds per question."""
+    from ark.llm import make_chat_model
+
+    seeds = args.seeds or [args.seed]
+    label = args.label
+    rows: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    started = time.perf_counter()
+    for decoder in args.decoders:
+        os.environ["ARK_LOOKUP"] = DECODERS[decoder]
+        llm = make_chat_model(model=args.model, **extra)
+        for seed in seeds:
+            args.seed, args.label = seed, f"{label}-{decoder}-s{seed}"
+            for spec in sets:
+                rows.setdefault((spec.split("=")[0], decoder), {})[seed] = run_set(
+                    args, llm, spec
+                )
+        del llm
+    print(f"\n{decoder_table(rows, seeds, args)}\n\n({time.perf_counter() - started:.0f} s)")
+
+
+def decoder_table(
+    rows: dict[tuple[str, str], dict[int, dict[str, Any]]],
+    seeds: list[int],
+    args: argparse.Namespace,
+) -> str:
+    """Hit@1 of each (set, decoder) per seed and on average, with seconds per question."""
+    head = " | ".join(f"seed {s}" for s in seeds)
+    lines = [
+        f"Dev samples, {args.limit}/set (sample seed {args.sample_seed}), temperature "
+        f"{args.temperature}, {args.agents} agent(s), max {args.max_steps} steps",
+        "",
+        f"| set | decoder | {head} | mean Hit@1 | s/question |",
+        "|---|---|" + "---:|" * (len(seeds) + 2),
+    ]
+    for (name, decoder), by_seed in rows.items():
+        hits = [by_seed[s]["metrics"].get("hit@1", 0.0) for s in seeds]
+        walls = [by_seed[s]["wall_s_per_query"]["mean"] for s in seeds]
+        cells = " | ".join(f"{h:.1f}" for h in hits)
+        lines.append(
+            f"| {name} | {decoder} | {cells} | {sum(hits) / len(hits):.1f} | "
+            f"{sum(walls) / len(walls):.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument(
@@ -263,6 +322,16 @@ def main(argv: list[str] | None = None) -> None:
         help="describe each index once with the model (ark index describe) before the run",
     )
     p.add_argument("--verbose", action="store_true", help="print every tool call")
+    p.add_argument(
+        "--decoders",
+        nargs="+",
+        choices=list(DECODERS),
+        default=None,
+        help="compare local decoders on the same questions (see --seeds)",
+    )
+    p.add_argument(
+        "--seeds", type=int, nargs="+", default=None, help="agent seeds (with --decoders)"
+    )
     p.add_argument("--save-baseline", action="store_true")
     args = p.parse_args(argv)
     sets = list(args.sets or []) + [f"metaqa-{h}" for h in args.hops or []]
@@ -278,6 +347,9 @@ def main(argv: list[str] | None = None) -> None:
         args.multi_neighborhood = args.multi_neighborhood or student.tools.multi_neighborhood
         args.grouped_observations = args.grouped_observations or student.tools.grouped_observations
         extra.update(student.llm_kwargs)
+    if args.decoders:
+        compare_decoders(args, sets, extra)
+        return
     llm = make_chat_model(model=args.model, **extra)
     started = time.perf_counter()
     results = {name: run_set(args, llm, spec) for spec in sets for name in [spec.split("=")[0]]}
