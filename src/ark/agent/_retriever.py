@@ -249,6 +249,10 @@ class Retriever:
         each citation's evidence paths.
         """
         result = await self.aretrieve(query, query_id)
+        written = _strategy_answer(result)
+        if written is not None:
+            result.answer = written
+            return result
         nodes = answer_nodes(result, max_nodes, max_passages)
         options.setdefault("seed", 0 if self.seed is None else self.seed)
         started = time.perf_counter()
@@ -283,6 +287,18 @@ class Retriever:
     def retrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
         """Synchronous entry point (runs its own event loop)."""
         return asyncio.run(self.aretrieve(query, query_id))
+
+
+def _strategy_answer(result: RetrievalResult) -> Answer | None:
+    """The answer a single agent's strategy already wrote as its last step (GraphSearch
+    ends with one, from its own workflow's evidence): used as is rather than paying for
+    a second answer step. Several agents are fused, so their answers are not."""
+    if len(result.trajectories) != 1:
+        return None
+    for extra in result.trajectories[0].extra.values():
+        if isinstance(extra, dict) and isinstance(extra.get("answer"), dict):
+            return Answer.from_dict(extra["answer"])
+    return None
 
 
 def answer_nodes(result: RetrievalResult, max_nodes: int, max_passages: int) -> list[int]:

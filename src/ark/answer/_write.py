@@ -119,6 +119,12 @@ class Answer:
     completion_tokens: int = 0
     latency_s: float = 0.0
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
+        """The answer :meth:`to_dict` wrote (a trajectory keeps it as a dict)."""
+        names = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,

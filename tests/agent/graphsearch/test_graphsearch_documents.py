@@ -341,3 +341,16 @@ def test_a_hub_is_read_along_the_phrases_that_match_the_step(docs_index, monkeyp
     monkeypatch.setattr(documents, "NEIGHBOR_K", 100)
     whole = doc.explore(session, [museum], "founded in", None)[0]
     assert "edge_type" not in whole[1] and year in whole[2].nodes and len(whole[2].nodes) == 3
+
+
+def test_the_retriever_answers_with_the_workflows_own_answer(docs_index):
+    """``Retriever.answer`` with one GraphSearch agent returns the answer the workflow
+    wrote as its last step; no second answer call over the fused ranking."""
+    from ark.agent import Retriever
+
+    model = scripted(docs_index)
+    retriever = Retriever(docs_index, model, strategy="graphsearch", n_agents=1, max_steps=12)
+    result = retriever.answer(QUESTION)
+    assert result.answer is not None and result.answer.text == "Valdor"
+    assert result.answer.citations == [entity(docs_index, "Valdor")]
+    assert [module_of(c) for c in model.calls].count("answer") == 1
