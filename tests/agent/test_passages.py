@@ -38,6 +38,11 @@ def chain_script(*adds: list[int]):  # type: ignore[no-untyped-def]
     ]
 
 
+def supporting(result):  # type: ignore[no-untyped-def]
+    """The passages that support an answer (not those only seen)."""
+    return [p for p in result.passages if p.via != "seen"]
+
+
 def test_the_passages_of_each_hop_of_the_chain(docs):
     result = retrieve(docs, chain_script([TOMAS]))
     assert [r.index for r in result.ranking] == [TOMAS]
@@ -45,8 +50,8 @@ def test_the_passages_of_each_hop_of_the_chain(docs):
     assert [(h.center, h.neighbor) for h in path.hops] == [(LENA, PORT), (PORT, TOMAS)]
     # Hop Lena -> Port Avel: the one passage naming both; hop Port Avel -> Tomas Reed:
     # both passages naming both (as many of the path's nodes each: by index).
-    assert [p.node for p in result.passages] == [P_LENA, P_PORT, P_TOMAS]
-    assert all(p.via == "hop" and p.supports == (TOMAS,) for p in result.passages)
+    assert [p.node for p in supporting(result)] == [P_LENA, P_PORT, P_TOMAS]
+    assert all(p.via == "hop" and p.supports == (TOMAS,) for p in supporting(result))
     assert result.passages[0].paths == (path,)
     assert result.passages[0].name == "Lena Marsh"
     d = result.to_dict()["passages"][0]
@@ -58,10 +63,10 @@ def test_passages_follow_the_order_of_the_answers_they_support(docs):
     assert [r.index for r in result.ranking] == [TOMAS, HARBOUR]
     # Tomas Reed's chain first; then Lena -painted-> Harbour adds the painting's passage
     # (the Lena passage names both too, and now supports both answers).
-    assert [p.node for p in result.passages] == [P_LENA, P_PORT, P_TOMAS, P_HARBOUR]
+    assert [p.node for p in supporting(result)] == [P_LENA, P_PORT, P_TOMAS, P_HARBOUR]
     assert result.passages[0].supports == (TOMAS, HARBOUR)
     assert result.passages[3].supports == (HARBOUR,)
-    assert P_SEALS not in [p.node for p in result.passages]  # on no path
+    assert P_SEALS not in [p.node for p in supporting(result)]  # on no path
 
 
 def test_a_passage_on_the_path_or_in_the_ranking_is_its_own_evidence(docs):
@@ -78,7 +83,7 @@ def test_a_passage_on_the_path_or_in_the_ranking_is_its_own_evidence(docs):
     # Port Avel was reached from the passage (P_TOMAS -mentions-> Port Avel): the
     # passage lies on that path and supports it.
     assert by_node[P_TOMAS].supports == (P_TOMAS, PORT)
-    assert [p.node for p in result.passages] == [P_TOMAS]
+    assert [p.node for p in supporting(result)] == [P_TOMAS]
 
 
 def test_a_curated_graph_has_no_passages(movie_index):
@@ -105,3 +110,21 @@ def test_hub_pairs_are_capped_and_unknown_centers_skipped(docs):
     unknown = EvidencePath(0, None, None, None, (Hop(None, None, None, TOMAS, 2),))
     assert evidence_passages(g, [NodeEvidence(TOMAS, 1, (), (unknown,))]) == []
     assert isinstance(evidence_passages(g, ev)[0], EvidencePassage)
+
+
+def test_passages_the_agents_were_shown_come_after_the_supporting_ones(docs):
+    """A search showed passages no path was built on: they follow the supporting ones,
+    in the order shown, supporting nothing; a passage already supporting is not
+    repeated."""
+    result = retrieve(docs, chain_script([TOMAS]))
+    first_search = result.trajectories[0].steps[0].tool_calls[0].nodes
+    shown = [n for n in first_search if n < 5]  # the passages among the search's hits
+    assert shown, "the search shows passages"
+    seen = [p for p in result.passages if p.via == "seen"]
+    assert [p.node for p in result.passages[: len(supporting(result))]] == [
+        p.node for p in supporting(result)
+    ]
+    assert all(p.supports == () and p.paths == () for p in seen)
+    expected = [n for n in dict.fromkeys(shown) if n not in {P_LENA, P_PORT, P_TOMAS}]
+    assert [p.node for p in seen][: len(expected)] == expected
+    assert len({p.node for p in result.passages}) == len(result.passages)

@@ -45,12 +45,14 @@ def test_answer_reads_the_ranking_and_the_evidence_passages(docs):
     answer = result.answer
     assert answer is not None and answer.answerable
     assert answer.text == "Tomas Reed"
-    # The ranked node first, then its evidence passages in their order.
-    assert answer.nodes == [TOMAS, P_LENA, P_PORT, P_TOMAS]
+    # The ranked node first, then its evidence passages in their order, then the
+    # passages the agent was shown on the way.
+    assert answer.nodes[:4] == [TOMAS, P_LENA, P_PORT, P_TOMAS]
+    assert answer.nodes[4:] == [p.node for p in result.passages if p.via == "seen"]
     assert model.schemas[-1] == ANSWER_SCHEMA and model.schemas[0] is None
     prompt = model.calls[-1][-1].content
     assert "Tomas Reed is a politician who has been mayor of Port Avel" in prompt
-    assert "Harbour seals" not in prompt  # on no evidence path
+    assert "Harbour seals" not in prompt  # on no evidence path, never shown
     # The relations of the path, as facts (the direction decides the head).
     assert f"[{TOMAS}] Tomas Reed -mayor of-> [{PORT}] Port Avel" in prompt
     assert f"[{LENA}] Lena Marsh -born in-> [{PORT}] Port Avel" in prompt

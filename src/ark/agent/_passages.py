@@ -12,12 +12,16 @@ so they are the passages of the chain the agents actually followed:
   both ``u`` and ``v`` (``passage -[mentions]-> u`` and ``-> v``) support it
   (``via="hop"``): the edge was extracted from text naming both ends. When several
   do, those naming more of the path's nodes come first, at most ``max_per_hop``;
-- a passage in the ranking supports itself (``via="answer"``).
+- a passage in the ranking supports itself (``via="answer"``);
+- last, the passages the agents were shown in their tool results but built on no
+  path to an answer (``via="seen"``, supporting nothing), in the order they were
+  shown: what the agents read on the way, which a reader may still need (a chain's
+  first passage is often found by a search whose passage node is never added).
 
 Passages are ranked by the answers they support, in ranking order: the first
 answer's passages (itself when it is one, then along each path from its anchor),
-then the next answer's that are new, and so on. A curated graph (no ``passage``
-type) has none, and nothing else changes.
+then the next answer's that are new, and so on; the seen ones after all of them. A
+curated graph (no ``passage`` type) has none, and nothing else changes.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ __all__ = ["MAX_PER_HOP", "EvidencePassage", "evidence_passages"]
 #: Most passages one hop contributes when many mention both of its ends (a hub pair).
 MAX_PER_HOP = 3
 
-Via = Literal["answer", "path", "hop"]
+Via = Literal["answer", "path", "hop", "seen"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,8 @@ class EvidencePassage:
 
     ``supports``: the ranked nodes it supports, in ranking order; ``via``: how it was
     first found (``"answer"``: it is in the ranking; ``"path"``: it lies on an
-    evidence path; ``"hop"``: it mentions both ends of a hop of a path); ``paths``:
+    evidence path; ``"hop"``: it mentions both ends of a hop of a path; ``"seen"``:
+    only shown to an agent, ``supports`` empty); ``paths``:
     the evidence paths it lies on or supports a hop of."""
 
     node: int
@@ -137,10 +142,15 @@ def _along(m: _Mentions, path: EvidencePath, max_per_hop: int) -> list[tuple[int
 
 
 def evidence_passages(
-    graph: Graph, evidence: Sequence[NodeEvidence], *, max_per_hop: int = MAX_PER_HOP
+    graph: Graph,
+    evidence: Sequence[NodeEvidence],
+    *,
+    max_per_hop: int = MAX_PER_HOP,
+    seen: Sequence[int] = (),
 ) -> list[EvidencePassage]:
     """The passages supporting the nodes of ``evidence`` (a fused ranking's evidence,
-    in ranking order), ranked as the module says; empty on a graph without passages."""
+    in ranking order), then those of ``seen`` (nodes shown to the agents, in order)
+    that are passages and not yet listed; empty on a graph without passages."""
     passage_type = graph.type_id(PASSAGE_TYPE)
     if passage_type is None:
         return []
@@ -160,6 +170,9 @@ def evidence_passages(
         for path in ev.paths:
             for passage, via in _along(m, path, max_per_hop):
                 note(passage, via, ev.node, path)
+    for node in seen:
+        if m.is_passage(node) and node not in found:
+            found[node] = _Found("seen")
     return [
         EvidencePassage(p, graph.name(p), tuple(f.supports), f.via, tuple(f.paths))
         for p, f in found.items()

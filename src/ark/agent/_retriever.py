@@ -225,7 +225,7 @@ class Retriever:
             query_id=query_id,
             errors=[t.error for t in trajectories if t.error],
             evidence=evidence,
-            passages=evidence_passages(g, evidence),
+            passages=evidence_passages(g, evidence, seen=shown_nodes(trajectories)),
         )
 
     async def aanswer(
@@ -287,6 +287,21 @@ class Retriever:
     def retrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
         """Synchronous entry point (runs its own event loop)."""
         return asyncio.run(self.aretrieve(query, query_id))
+
+
+def shown_nodes(trajectories: list[Trajectory]) -> list[int]:
+    """The nodes the agents' tool results showed, each once, in the order shown (the
+    agents interleaved node by node, so no agent's reading comes first)."""
+    per_agent = [
+        [n for step in t.steps for call in step.tool_calls for n in call.nodes]
+        for t in trajectories
+    ]
+    out: dict[int, None] = {}
+    for i in range(max((len(nodes) for nodes in per_agent), default=0)):
+        for nodes in per_agent:
+            if i < len(nodes):
+                out.setdefault(nodes[i], None)
+    return list(out)
 
 
 def _strategy_answer(result: RetrievalResult) -> Answer | None:
