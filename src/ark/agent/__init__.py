@@ -12,6 +12,7 @@ from ark.agent._evidence import (
     explain,
     paths_to,
     render_evidence,
+    render_path,
 )
 from ark.agent._fusion import FUSIONS, fuse_ordering, fuse_random, fuse_vote
 from ark.agent._observer import SessionObserver
@@ -85,6 +86,7 @@ __all__ = [
     "paths_to",
     "register_strategy",
     "render_evidence",
+    "render_path",
     "resolve_strategy",
     "strategy_info",
     "strategy_names",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ark.graph import Schema
-from ark.tools._specs import ANSWER_TOOL_SPECS, MAX_ADD, ToolConfig, allowed_arguments, tool_specs
+from ark.tools import ANSWER_TOOL_SPECS, MAX_ADD, ToolConfig, allowed_arguments, tool_specs
 
 __all__ = ["ANSWER_TOOL_SPECS", "MAX_ADD", "ToolConfig", "agent_tool_specs", "allowed_arguments"]
 

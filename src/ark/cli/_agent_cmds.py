@@ -17,10 +17,10 @@ from ark.agent import (
     Retriever,
     evidence_names,
     render_evidence,
+    render_path,
     strategy_info,
     strategy_names,
 )
-from ark.agent._evidence import render_path
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,

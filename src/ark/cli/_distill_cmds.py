@@ -90,7 +90,7 @@ def synthesize_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Teacher-free trajectories from the graph (never a question set): oracle + real tools."""
-    from ark.distill._synth_file import write_synthesis
+    from ark.distill import write_synthesis
     from ark.distill.synthesize import SynthConfig, llm_paraphraser, load_templates
 
     try:

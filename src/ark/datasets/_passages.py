@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ark.errors import ArkError
-from ark.graph._documents import passage_ids, passage_text
+from ark.graph import passage_ids, passage_text
 
 if TYPE_CHECKING:
     from ark.graph import Graph

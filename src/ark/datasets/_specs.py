@@ -53,7 +53,7 @@ def load_dataset(
     if kind in DOCUMENT_DATASETS:
         if not arg:
             raise ArkError(f"--dataset {kind}:FILE expected (the question file), got {dataset!r}")
-        from ark.graph._documents import PASSAGE_TYPE
+        from ark.graph import PASSAGE_TYPE
 
         if kind == "musique":
             from ark.datasets.musique import load_musique

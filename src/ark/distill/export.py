@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ark.agent._adapters import (  # noqa: F401 - their home; importable from here as before
+from ark.agent import (  # noqa: F401 - their home; importable from here as before
     AdapterSettings,
     adapter_metadata,
     adapter_settings,

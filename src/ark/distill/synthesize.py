@@ -31,8 +31,7 @@ from ark.distill._questions import (
 from ark.errors import ArkError
 from ark.index import Index
 from ark.llm import Message, ToolCall
-from ark.tools import GraphTools
-from ark.tools._multi import MAX_CENTERS
+from ark.tools import MAX_CENTERS, GraphTools
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
 __all__ = ["Hop", "Oracle", "SynthConfig", "llm_paraphraser", "load_templates", "synthesize"]

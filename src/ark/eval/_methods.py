@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ark.agent import RetrievalResult, Retriever
-from ark.graph._documents import PASSAGE_TYPE, passage_ids
+from ark.graph import PASSAGE_TYPE, passage_ids
 from ark.index import BM25Index, DenseEncoder, DenseIndex, Index, build_bm25
 from ark.trajectory import Trajectory
 

@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ark.graph import Graph
-from ark.graph._graph import OUT
+from ark.graph import OUT, Graph
 from ark.index._seg_graph import SegmentedGraph
 from ark.index._update import _step, update_lock
 

@@ -15,8 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ark.errors import ArkError, GraphFormatError
-from ark.graph import Graph, descriptor_text
-from ark.graph._graph import OUT
+from ark.graph import OUT, Graph, descriptor_text
 from ark.index._bm25 import build_bm25
 from ark.index._seg_graph import SegmentedGraph
 from ark.index._segments import (

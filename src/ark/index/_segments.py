@@ -49,8 +49,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from ark.errors import IndexFormatError
-from ark.graph import Schema, descriptor_text
-from ark.graph._schema import NodeTypeSummary, RelationSummary
+from ark.graph import NodeTypeSummary, RelationSummary, Schema, descriptor_text
 from ark.index._seg_bm25 import SegmentedBM25
 from ark.index._seg_graph import SegmentedGraph
 from ark.index._seg_stats import Stats, delta_index

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ark.graph._documents import entity_key, relation_key
+from ark.graph import entity_key, relation_key
 
 __all__ = ["Extraction", "Extractor", "clean_extraction"]
 

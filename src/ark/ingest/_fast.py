@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ark.errors import ArkError
-from ark.graph._documents import entity_key
+from ark.graph import entity_key
 from ark.ingest._chunks import Chunk
 from ark.ingest._extraction import Extraction, clean_extraction
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from ark._safe import dumps
 from ark.cost import PriceTable
 from ark.errors import ArkError
-from ark.graph._documents import entity_key, relation_key
+from ark.graph import entity_key, relation_key
 from ark.ingest._chunks import CHUNK_TOKENS, OVERLAP, Chunk, check_sizes, chunk_documents
 from ark.ingest._documents import read_documents
 from ark.ingest._extraction import Extraction

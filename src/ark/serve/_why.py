@@ -18,8 +18,7 @@ from typing import Any
 
 from ark._coerce import as_int
 from ark._safe import cut, short_repr
-from ark.agent import ToolSession, evidence_names, paths_to
-from ark.agent._evidence import NodeEvidence, render_path
+from ark.agent import NodeEvidence, ToolSession, evidence_names, paths_to, render_path
 from ark.index import Index
 from ark.tools import NAME_CHARS, ErrorCode, GraphTools
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
