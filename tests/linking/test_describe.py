@@ -9,6 +9,7 @@ from _doubles import ScriptedChatModel, json_reply
 from ark.cli import app
 from ark.index import build_index, open_index
 from ark.linking import describe_index
+from ark.llm import Message
 
 KB = "Ann|plays_in_club|Rovers\nRovers|plays_in_club_inverse|Ann\nAnn|is_aged|27\n"
 
@@ -19,18 +20,31 @@ def index(tmp_path):
     return build_index(tmp_path / "kb.txt", tmp_path / "idx")
 
 
+def items(**said):
+    """A batch reply: ``name=(description, aliases)`` per item."""
+    return json_reply(
+        {"items": [{"name": n, "description": d, "aliases": a} for n, (d, a) in said.items()]}
+    )
+
+
 def _replies():
+    # One call for the two forward relations (most frequent first), one for the type.
     return [
-        json_reply({"description": "the club a player plays for", "aliases": ["club", "team"]}),
-        json_reply({"description": "how old someone is", "aliases": ["age", "age"]}),
-        json_reply({"description": "a thing", "aliases": ["player"]}),
+        items(
+            plays_in_club=("the club a player plays for", ["club", "team"]),
+            is_aged=("how old someone is", ["age", "age"]),
+        ),
+        items(entity=("a thing", ["player"])),
     ]
 
 
-def test_describe_asks_once_per_forward_relation_and_type_and_stores_it(index):
+def test_describe_asks_once_per_batch_and_stores_it(index):
     model = ScriptedChatModel(_replies(), per_call=True)
     described = describe_index(index, model)
-    assert len(model.schemas) == 3 and all(s is not None for s in model.schemas)
+    assert len(model.schemas) == 2 and all(s is not None for s in model.schemas)
+    # The reply schema names exactly the batch's relations.
+    enum = model.schemas[0]["properties"]["items"]["items"]["properties"]["name"]["enum"]
+    assert sorted(enum) == ["is_aged", "plays_in_club"]
     club = described.relation("plays_in_club")
     assert club.aliases == ("club", "team") and club.description.startswith("the club")
     # The stored reverse shares its forward relation's words; duplicates are dropped.
@@ -39,6 +53,8 @@ def test_describe_asks_once_per_forward_relation_and_type_and_stores_it(index):
     assert described.type("entity").aliases == ("player",)
     reopened = open_index(index.path)
     assert reopened.described.sources == ("name", "model:scripted-test-model")
+    report = reopened.described.layers["model:scripted-test-model"]["report"]
+    assert report["calls"] == 2 and report["asked"] == 2 and report["types_asked"] == 1
     # Described again: the earlier model's words are replaced, not piled up.
     again = describe_index(reopened, ScriptedChatModel(_replies(), per_call=True))
     assert again.sources == ("name", "model:scripted-test-model")
@@ -48,13 +64,11 @@ def test_words_the_model_echoes_from_the_prompt_are_dropped(index):
     # A small model repeats the prompt's own vocabulary ("head -> tail", "nodes"):
     # no question says "number on head entity".
     replies = [
-        json_reply(
-            {"description": "the club of the head entity", "aliases": ["club", "team of head"]}
+        items(
+            plays_in_club=("the club of the head entity", ["club", "team of head"]),
+            is_aged=("the age of the head entity", ["age", "age of tail entity"]),
         ),
-        json_reply(
-            {"description": "the age of the head entity", "aliases": ["age", "age of tail entity"]}
-        ),
-        json_reply({"description": "a thing", "aliases": ["player", "entity"]}),
+        items(entity=("a thing", ["player", "entity"])),
     ]
     described = describe_index(index, ScriptedChatModel(replies, per_call=True))
     assert described.relation("plays_in_club").aliases == ("club",)
@@ -65,7 +79,7 @@ def test_words_the_model_echoes_from_the_prompt_are_dropped(index):
 
 
 def test_a_reply_that_is_not_json_leaves_the_names(index):
-    described = describe_index(index, ScriptedChatModel([json_reply("no")] * 3, per_call=True))
+    described = describe_index(index, ScriptedChatModel([json_reply("no")] * 2, per_call=True))
     assert described.relation("plays_in_club").aliases == ()
     assert described.relation("plays_in_club").label == "plays in club"
 
@@ -76,10 +90,15 @@ def test_the_cli_describes_through_an_openai_compatible_server(index, monkeypatc
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     bodies = [
-        {"description": "the club a player plays for", "aliases": ["club", "team"]},
-        {"description": "how old someone is", "aliases": ["age"]},
-        {"description": "a thing", "aliases": []},
-    ]
+        {
+            "items": [
+                {"name": "plays_in_club", "description": "the club a player plays for",
+                 "aliases": ["club", "team"]},
+                {"name": "is_aged", "description": "how old someone is", "aliases": ["age"]},
+            ]
+        },
+        {"items": [{"name": "entity", "description": "a thing", "aliases": []}]},
+    ]  # fmt: skip
     replies = [(200, chat_reply(content=json.dumps(b))) for b in bodies]
     with FakeOpenAIServer(replies) as server:
         result = CliRunner().invoke(
@@ -107,12 +126,16 @@ def test_the_linker_reads_the_new_words_after_describe(index):
 
 # -- issue 42, item 5: a reply that does not fit changes nothing ----------------------
 
-from ark.llm import Message  # noqa: E402
-
 
 def _described_once(index):
     describe_index(index, ScriptedChatModel(_replies(), per_call=True))
     return open_index(index.path)
+
+
+def _item(**fields):
+    return json_reply(
+        {"items": [{"name": "plays_in_club", **fields}, {"name": "is_aged", **fields}]}
+    )
 
 
 @pytest.mark.parametrize(
@@ -121,25 +144,33 @@ def _described_once(index):
         Message(role="assistant", content="Sure! The club a player plays for."),
         Message(role="assistant", content=""),
         Message(role="assistant", content="null"),
-        json_reply({"desc": "other keys", "words": ["x"]}),
-        json_reply({"description": "extra key", "aliases": ["x"], "note": "hi"}),
-        json_reply({"description": "letters", "aliases": "not a list"}),
-        json_reply({"description": "x" * 5_000_000, "aliases": ["huge"]}),
-        json_reply({"description": "nul \x00 byte", "aliases": ["nul"]}),
-        Message(role="assistant", content='{"description": "lone \\ud800", "aliases": []}'),
-        json_reply({"description": 12, "aliases": []}),
+        json_reply({"description": "no list", "aliases": ["x"]}),
+        json_reply({"items": [], "note": "hi"}),
+        _item(desc="other keys", words=["x"]),
+        _item(description="extra key", aliases=["x"], note="hi"),
+        _item(description="letters", aliases="not a list"),
+        _item(description="x" * 5_000_000, aliases=["huge"]),
+        _item(description="nul \x00 byte", aliases=["nul"]),
+        Message(
+            role="assistant",
+            content='{"items": [{"name": "is_aged", "description": "lone \\ud800", '
+            '"aliases": []}, {"name": "plays_in_club", "description": 12, "aliases": []}]}',
+        ),
+        json_reply({"items": [{"name": "someone_else", "description": "x", "aliases": []}]}),
     ],
     ids=[
         "prose",
         "empty",
         "null",
+        "no-items",
+        "extra-top-key",
         "other-keys",
         "extra-key",
         "aliases-not-a-list",
         "5MB",
         "nul",
-        "surrogate",
-        "number",
+        "surrogate-and-number",
+        "only-a-stranger",
     ],
 )
 def test_a_reply_that_does_not_fit_changes_nothing_and_says_so(index, bad, caplog):
@@ -147,19 +178,26 @@ def test_a_reply_that_does_not_fit_changes_nothing_and_says_so(index, bad, caplo
     before = reopened.described.to_dict()
     size = max(p.stat().st_size for p in index.path.glob("described*.json"))
     with caplog.at_level("WARNING"):
-        after = describe_index(reopened, ScriptedChatModel([bad] * 3, per_call=True))
+        after = describe_index(reopened, ScriptedChatModel([bad] * 2, per_call=True))
     assert after.to_dict() == before
     assert open_index(index.path).described.to_dict() == before
+    # Two relations and one type, each counted.
     assert sum("does not fit" in r.getMessage() for r in caplog.records) == 3
     assert max(p.stat().st_size for p in index.path.glob("described*.json")) <= size
 
 
-def test_one_bad_reply_keeps_that_relation_and_stores_the_rest(index):
+def test_one_bad_item_keeps_that_relation_and_stores_the_rest(index):
     reopened = _described_once(index)
     replies = [
-        json_reply({"description": "letters", "aliases": "not a list"}),  # plays_in_club
-        json_reply({"description": "years lived", "aliases": ["years"]}),  # is_aged
-        json_reply({"description": "a person", "aliases": ["person"]}),  # the type
+        json_reply(
+            {
+                "items": [
+                    {"name": "plays_in_club", "description": "letters", "aliases": "not a list"},
+                    {"name": "is_aged", "description": "years lived", "aliases": ["years"]},
+                ]
+            }
+        ),
+        items(entity=("a person", ["person"])),
     ]
     after = describe_index(reopened, ScriptedChatModel(replies, per_call=True))
     club = after.relation("plays_in_club")
@@ -170,3 +208,4 @@ def test_one_bad_reply_keeps_that_relation_and_stores_the_rest(index):
     assert stored.relation("is_aged").description == "years lived"
     layer = stored.layers["model:scripted-test-model"]
     assert "relations.plays_in_club" in layer["rejected"]
+    assert layer["report"]["rejected"] == 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -156,6 +156,10 @@ def index_embed(
     )
 
 
+#: Relations `ark index describe` lists after describing (a schema may have thousands).
+SHOWN_RELATIONS = 60
+
+
 @index_app.command("describe")
 def index_describe(
     index_dir: IndexArg,
@@ -168,10 +172,23 @@ def index_describe(
         typer.Option("--base-url", help="OpenAI-compatible endpoint; default: the local model."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed (decoding is greedy).")] = 0,
+    max_relations: Annotated[
+        int,
+        typer.Option(
+            "--max-relations",
+            help="Ask the model about at most this many relations, the most frequent "
+            "first; the rest keep their names' words (0: all).",
+            min=0,
+        ),
+    ] = 200,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", help="Relations or types per model call.", min=1)
+    ] = 8,
     as_json: JsonOpt = False,
 ) -> None:
-    """Have a model write each relation's and node type's description and everyday
-    words once, and store them in the index (a schema file's words still win)."""
+    """Have a model write the description and everyday words of each relation and node
+    type whose name does not already say them, several per call, and store them in the
+    index (a schema file's words still win). An interrupted run resumes where it stopped."""
     from ark.linking import describe_index
     from ark.llm import make_chat_model
 
@@ -186,8 +203,17 @@ def index_describe(
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
+        report: dict[str, Any] = {}
         try:
-            described = describe_index(index, llm, seed=seed, progress=progress)
+            described = describe_index(
+                index,
+                llm,
+                seed=seed,
+                progress=progress,
+                batch_size=batch_size,
+                max_relations=max_relations,
+                on_report=report.update,
+            )
         except ArkError as exc:
             fail(str(exc), as_json=as_json, code=type(exc).__name__)
     if as_json:
@@ -197,7 +223,27 @@ def index_describe(
         f"Described {len(described.relations)} relations and {len(described.types)} "
         f"node types of [bold]{esc(str(index_dir))}[/] with {esc(llm.name)}:"
     )
-    console.print(esc(described.render()))
+    lines = described.render().splitlines()
+    console.print(esc("\n".join(lines[:SHOWN_RELATIONS])))
+    if len(lines) > SHOWN_RELATIONS:
+        console.print(f"… and {len(lines) - SHOWN_RELATIONS:,} more relations (see `ark info`).")
+    if report:
+        console.print(
+            f"Asked the model about {report['asked']} relations and {report['types_asked']} "
+            f"node types in {report['calls']} calls ({report['batch_size']} a call"
+            + (
+                f"; {report['resumed_batches']} batches resumed"
+                if report["resumed_batches"]
+                else ""
+            )
+            + f"); from their own words: {report['own_words']}; from the schema file: "
+            f"{report['from_file']}; rejected replies: {report['rejected']}."
+        )
+        if report["beyond_cap"]:
+            console.print(
+                f"{report['beyond_cap']} less frequent relations were not asked about "
+                f"(--max-relations {max_relations}); they keep their names' words."
+            )
 
 
 def _open(path: Path, as_json: bool) -> Index:

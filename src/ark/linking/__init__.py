@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ark.errors import ArkError
 from ark.linking._chains import BEAM, DEFAULT_COSTS, Chain, ChainCosts, read_chains
-from ark.linking._describe import ask_model, describe_index
+from ark.linking._describe import DescribePlan, ask_model, describe_index, plan_describe
 from ark.linking._entities import EntityMention, spot_entities
 from ark.linking._linker import (
     CONFIDENT,
@@ -39,6 +39,7 @@ __all__ = [
     "STOPWORDS",
     "Chain",
     "ChainCosts",
+    "DescribePlan",
     "Encoder",
     "EntityMention",
     "Link",
@@ -53,6 +54,7 @@ __all__ = [
     "lemmas",
     "linker_for",
     "linking_encoder",
+    "plan_describe",
     "read_chain",
     "read_chains",
     "read_question",

@@ -1,47 +1,90 @@
-"""``ark index describe``: a model writes, once per relation and node type, a one-line
-description and the everyday words a question may use for it.
+"""``ark index describe``: a model writes, for the relations and node types whose names
+do not already say it, a one-line description and the everyday words a question may
+use for them.
 
-One call per relation (a stored reverse shares its forward relation's words) and one
-per node type, each decoded as JSON under a schema, at temperature 0 with a fixed
-seed, so the same model and index give the same result. The model sees the name,
-what it joins and two real edges; nothing else about the graph.
+Cost is what decides the design: a 1.5B model on a laptop's CPU takes ~11 s for one
+relation asked alone, and schemas have 10 to 5,000 relations. So:
+
+- **Batches.** :data:`BATCH_SIZE` relations (or types) per call, answered as one JSON
+  list under a schema whose ``name`` is an enum of the batch's names. The system prompt
+  and the instructions are read once per batch instead of once per relation. Each item
+  is checked on its own (:func:`check_batch_reply`): an item that does not fit, a name
+  the batch did not ask for, or a batch name the reply leaves out changes nothing for
+  that relation and is counted under ``rejected``; never fatal.
+- **Names that already say it** get no call (:func:`plan_describe`): a relation whose
+  name is written as words (it holds a space: a phrase an extractor or a person wrote,
+  such as "first president of"), every relation of a graph built from documents (its
+  relations are such phrases, thousands of them), and a relation or type whose schema
+  file already gave both a description and aliases. A phrase's own words give its
+  aliases (:func:`words_of_phrase`). A stored reverse shares its forward relation's.
+- **A cap.** At most ``max_relations`` (default :data:`MAX_RELATIONS`) relations are
+  asked, the most frequent first; the rest keep their names' labels, and the report
+  says how many.
+- **Resume.** Each finished batch's checked reply is written to :data:`WORK_FILE` in
+  the index directory (atomically: a temporary file renamed over it), keyed by the
+  model, the seed, the index's build and the batch's names; an interrupted describe
+  run again skips the batches it finished. The file is removed once the result is
+  stored.
+
+Decoding is greedy with a fixed seed, so the same model and index give the same
+result. The model sees each name, its label, what it joins and two real edges;
+nothing else about the graph.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ark.graph import DescribedSchema, describe_from_names, with_layer
+from ark.graph import DescribedSchema, describe_from_names, is_document_graph, with_layer
 from ark.graph._described import MAX_ALIAS_CHARS, MAX_DESCRIPTION_CHARS, text_problem
 from ark.linking._words import tokens
 from ark.llm import ChatModel, Message
 
-#: Most words asked for per relation or type. (The schema bounds no string length: a
-#: bounded string makes the local model's JSON grammar large and its decoding slow;
-#: ``max_tokens`` bounds the reply instead.)
-MAX_WORDS = 8
+#: Most words asked for per relation or type: six cover the nouns, verbs and informal
+#: words a question uses, and each more costs the local model ~0.3 s a relation. (The
+#: schema bounds no string length: a bounded string makes the local model's JSON
+#: grammar large and its decoding slow; ``max_tokens`` bounds the reply instead.)
+MAX_WORDS = 6
+
+#: Relations (or types) per model call. Eight keep one call's prompt near 500 tokens and
+#: its reply under ~600 (a description and up to :data:`MAX_WORDS` aliases each), well
+#: inside a small local model's context and its attention: a 1.5B model keeps a list of
+#: eight apart, and a bad reply loses at most eight relations' words. Larger batches
+#: save little more, since the reply's tokens, not the prompt, are the cost.
+BATCH_SIZE = 8
+
+#: Reply tokens allowed per item of a batch.
+TOKENS_PER_ITEM = 80
+
+#: Most relations asked of the model by default, the most frequent first: ~2 minutes per
+#: 100 with the local model, so a 5,000-relation schema stays a few minutes' job; the
+#: rest keep their names' labels (``max_relations=0`` asks for all).
+MAX_RELATIONS = 200
+
+#: The work file of an unfinished describe, in the index directory.
+WORK_FILE = ".describe-work.json"
+
+#: Leading auxiliaries a relation phrase may start with ("was born in"); the phrase
+#: without them is another way a question says it ("born in").
+AUXILIARIES = frozenset({"is", "was", "are", "were", "be", "been", "being", "has", "have", "had"})
 
 SYSTEM = (
     "You document the schema of a knowledge graph for a question-answering system. "
-    "For one relation or node type, write a one-line description and the different "
-    "words and short phrases people use for it in questions: what they call the tail "
-    "(nouns), the verbs, synonyms and informal words. Reply with JSON only.\n"
-    'Example: relation "employed_by" (person -> company) gives {"description": "the '
-    'company a person works for", "aliases": ["employer", "works for", "company", '
-    '"job at", "employed at", "boss"]}.'
+    "For each relation or node type listed, write a one-line description and the "
+    "different words and short phrases people use for it in questions: what they call "
+    "the tail (nouns), the verbs, synonyms and informal words. Reply with JSON only.\n"
+    'Example: relation "employed_by" (person -> company) gives {"name": "employed_by", '
+    '"description": "the company a person works for", "aliases": ["employer", "works '
+    'for", "company", "job at", "employed at", "boss"]}.'
 )
-
-RESPONSE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "description": {"type": "string"},
-        "aliases": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_WORDS},
-    },
-    "required": ["description", "aliases"],
-}
 
 ProgressFn = Callable[[int, int], None]
 
@@ -54,27 +97,75 @@ log = logging.getLogger(__name__)
 PROMPT_WORDS = frozenset({"head", "tail", "entity", "entities", "node", "nodes", "relation"})
 
 
-def relation_prompt(described: DescribedSchema, name: str) -> str:
-    doc = described.relation(name)
-    assert doc is not None
-    examples = "; ".join(f"{h} -> {t}" for h, t in doc.examples) or "none shown"
-    ends = f"from {doc.source_type} nodes to {doc.target_type} nodes" if doc.source_type else ""
+def batch_schema(names: Sequence[str]) -> dict[str, Any]:
+    """The reply schema of one batch: a list of exactly ``len(names)`` items, each
+    naming one of ``names`` (an enum, so a grammar-constrained model cannot misspell
+    one) with its description and aliases."""
+    item = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "enum": list(names)},
+            "description": {"type": "string"},
+            "aliases": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_WORDS},
+        },
+        "required": ["name", "description", "aliases"],
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": item,
+                "minItems": len(names),
+                "maxItems": len(names),
+            }
+        },
+        "required": ["items"],
+    }
+
+
+def relations_prompt(described: DescribedSchema, names: Sequence[str]) -> str:
+    """One batch's question: a line per relation (name, label, ends, two real edges)."""
+    lines = []
+    for i, name in enumerate(names, 1):
+        doc = described.relation(name)
+        assert doc is not None
+        ends = f", {doc.source_type} -> {doc.target_type}" if doc.source_type else ""
+        examples = "; ".join(f"{h} -> {t}" for h, t in doc.examples) or "none shown"
+        lines.append(f'{i}. "{doc.name}" (read as "{doc.label}"){ends}; e.g. {examples}')
     return (
-        f'Relation "{doc.name}" (read as "{doc.label}"), {ends}. Examples (head -> tail): '
-        f"{examples}.\nWrite its description (what the tail is to the head) and up to "
+        "Relations (head -> tail):\n" + "\n".join(lines) + "\nFor each, write a short "
+        f"description (what the tail is to the head, under ten words) and up to "
         f"{MAX_WORDS} aliases a question could use for it, as JSON "
-        '{"description": "...", "aliases": ["...", ...]}.'
+        '{"items": [{"name": "...", "description": "...", "aliases": '
+        '["...", ...]}, ...]}, one item per relation, in this order.'
     )
 
 
-def type_prompt(described: DescribedSchema, name: str) -> str:
-    doc = described.type(name)
-    assert doc is not None
+def types_prompt(described: DescribedSchema, names: Sequence[str]) -> str:
+    """One batch's question about node types."""
+    lines = []
+    for i, name in enumerate(names, 1):
+        doc = described.type(name)
+        assert doc is not None
+        lines.append(f'{i}. "{doc.name}" (read as "{doc.label}")')
     return (
-        f'Node type "{doc.name}" (read as "{doc.label}").\nWrite its description and up to '
+        "Node types:\n" + "\n".join(lines) + "\nFor each, write a short description and up to "
         f"{MAX_WORDS} other words a question could use for such nodes (plural, synonyms), "
-        'as JSON {"description": "...", "aliases": ["...", ...]}.'
+        'as JSON {"items": [{"name": "...", "description": "...", "aliases": ["...", ...]}, '
+        "...]}, one item per type, in this order."
     )
+
+
+def words_of_phrase(label: str) -> list[str]:
+    """The aliases a relation written as a phrase gives itself, with no model: the
+    phrase without a leading auxiliary ("was born in" -> "born in"), when that leaves
+    words and differs. A question says "born in" more often than "was born in"."""
+    words = label.split()
+    while len(words) > 1 and words[0].lower() in AUXILIARIES:
+        words = words[1:]
+    short = " ".join(words)
+    return [short] if short and short != label else []
 
 
 def _own_words(aliases: list[str], name: str) -> list[str]:
@@ -93,20 +184,6 @@ def _plain(description: str, source: str | None, target: str | None) -> str:
         for form in (f"the {end} entity", f"the {end} node", f"a {end} entity"):
             description = description.replace(form, f"the {said}")
     return description
-
-
-async def _ask(llm: ChatModel, prompt: str, seed: int) -> dict[str, Any] | str:
-    """The model's description and aliases, or why its reply does not fit
-    :data:`RESPONSE_SCHEMA` (a string): a reply that does not fit changes nothing."""
-    completion = await llm.complete(
-        [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)],
-        [],
-        temperature=0.0,
-        max_tokens=200,
-        seed=seed,
-        response_schema=RESPONSE_SCHEMA,
-    )
-    return check_reply(completion.data)
 
 
 def check_reply(data: Any) -> dict[str, Any] | str:
@@ -135,6 +212,149 @@ def check_reply(data: Any) -> dict[str, Any] | str:
     return {"description": data["description"].strip(), "aliases": aliases[:MAX_WORDS]}
 
 
+def check_batch_reply(
+    data: Any, names: Sequence[str]
+) -> tuple[dict[str, dict[str, Any]], dict[str, str], int]:
+    """A batch reply checked item by item against ``names`` (the batch asked):
+    ``(accepted, rejected, strangers)``. ``accepted`` maps a name to
+    :func:`check_reply`'s result; ``rejected`` maps each other name of the batch to why
+    its words were not taken (the whole reply unreadable, its item not fitting, named
+    twice, or left out); ``strangers`` counts items naming something the batch did not
+    ask for (not keyed by that name: a reply's text is not trusted as a key)."""
+    wanted = set(names)
+    if not isinstance(data, dict) or set(data) != {"items"} or not isinstance(data["items"], list):
+        why = "no JSON in the reply" if data is None else 'not a JSON object {"items": [...]}'
+        return {}, {n: why for n in names}, 0
+    accepted: dict[str, dict[str, Any]] = {}
+    rejected: dict[str, str] = {}
+    strangers = 0
+    for item in data["items"][: 4 * len(names)]:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            strangers += 1
+            continue
+        name = item["name"]
+        if name not in wanted:
+            strangers += 1
+            continue
+        if name in accepted or name in rejected:
+            rejected[name] = "named twice in the reply"
+            accepted.pop(name, None)
+            continue
+        said = check_reply({k: v for k, v in item.items() if k != "name"})
+        if isinstance(said, str):
+            rejected[name] = said
+        else:
+            accepted[name] = said
+    strangers += max(0, len(data["items"]) - 4 * len(names))
+    for name in names:
+        if name not in accepted and name not in rejected:
+            rejected[name] = "left out of the batch's reply"
+    return accepted, rejected, strangers
+
+
+@dataclass
+class DescribePlan:
+    """Which relations and types the model is asked about, and why the others are not:
+    ``own_words`` (written as a phrase, or a document graph's), ``from_file`` (a schema
+    file gave description and aliases), ``beyond_cap`` (less frequent than the
+    ``max_relations`` asked); reverses always share their forward relation's words."""
+
+    relations: list[str]
+    types: list[str]
+    own_words: list[str] = field(default_factory=list)
+    from_file: list[str] = field(default_factory=list)
+    beyond_cap: list[str] = field(default_factory=list)
+    types_from_file: list[str] = field(default_factory=list)
+
+
+def _file_gave(layers: Any, section: str) -> set[str]:
+    """The names a schema file's layer gave both a description and aliases."""
+    out: set[str] = set()
+    for source, layer in (layers or {}).items():
+        if str(source).startswith("file:"):
+            for name, given in ((layer or {}).get(section) or {}).items():
+                if isinstance(given, dict) and given.get("description") and given.get("aliases"):
+                    out.add(name)
+    return out
+
+
+def plan_describe(
+    described: DescribedSchema,
+    *,
+    totals: Sequence[tuple[str, int]] = (),
+    document_graph: bool = False,
+    layers: Any = None,
+    max_relations: int | None = MAX_RELATIONS,
+    types: bool = True,
+) -> DescribePlan:
+    """Split the forward relations (and types) into those to ask the model about — the
+    most frequent first by ``totals`` (``Schema.relation_totals()``), at most
+    ``max_relations`` (``None`` or 0: all) — and those whose words come from elsewhere
+    (see :class:`DescribePlan` and the module docstring for the rule)."""
+    rank = {name: i for i, (name, _) in enumerate(totals)}
+    forward = [r for r in described.relations if not r.inverse_of]
+    forward.sort(key=lambda r: rank.get(r.name, len(rank)))  # stable: schema order on ties
+    given = _file_gave(layers, "relations")
+    plan = DescribePlan([], [])
+    for r in forward:
+        if r.name in given:
+            plan.from_file.append(r.name)
+        elif document_graph or any(ch.isspace() for ch in r.name.strip()):
+            plan.own_words.append(r.name)
+        elif max_relations and len(plan.relations) >= max_relations:
+            plan.beyond_cap.append(r.name)
+        else:
+            plan.relations.append(r.name)
+    if types:
+        given_types = _file_gave(layers, "types")
+        for t in described.types:
+            (plan.types_from_file if t.name in given_types else plan.types).append(t.name)
+    return plan
+
+
+class _WorkFile:
+    """Finished batches of one describe run, kept in ``path`` until the result is
+    stored. ``key`` names the run (model, seed, index build): a file of another run is
+    ignored and replaced. Each write is atomic (a temporary file, fsynced, renamed)."""
+
+    def __init__(self, path: Path, key: dict[str, Any]) -> None:
+        self.path, self.key = path, key
+        self.batches: dict[str, dict[str, Any]] = {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            log.warning("describe: %s is unreadable (%s); starting over", path, exc)
+            return
+        if (
+            isinstance(data, dict)
+            and data.get("key") == key
+            and isinstance(data.get("batches"), dict)
+        ):
+            self.batches = {k: v for k, v in data["batches"].items() if isinstance(v, dict)}
+
+    @staticmethod
+    def batch_key(section: str, names: Sequence[str]) -> str:
+        return hashlib.sha256(json.dumps([section, *names]).encode("utf-8")).hexdigest()[:24]
+
+    def save(self, key: str, result: dict[str, Any]) -> None:
+        self.batches[key] = result
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as f:
+            json.dump({"key": self.key, "batches": self.batches}, f, ensure_ascii=False)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _batches(names: Sequence[str], size: int) -> list[list[str]]:
+    return [list(names[i : i + size]) for i in range(0, len(names), size)]
+
+
 async def ask_model(
     described: DescribedSchema,
     llm: ChatModel,
@@ -142,68 +362,148 @@ async def ask_model(
     seed: int = 0,
     types: bool = True,
     progress: ProgressFn | None = None,
+    batch_size: int = BATCH_SIZE,
+    plan: DescribePlan | None = None,
+    work: _WorkFile | None = None,
 ) -> dict[str, Any]:
-    """What ``llm`` says of every forward relation (a reverse copy gets its forward
-    relation's aliases) and, with ``types``, of every node type, as a layer for
-    :func:`ark.graph.merge_described`."""
-    forward = [r.name for r in described.relations if not r.inverse_of]
-    type_names = [t.name for t in described.types] if types else []
-    total = len(forward) + len(type_names)
-    relations: dict[str, dict[str, Any]] = {}
-    type_docs: dict[str, dict[str, Any]] = {}
+    """What ``llm`` says of the relations and types ``plan`` asks about (by default
+    every forward relation and type), ``batch_size`` to a call, as a layer for
+    :func:`ark.graph.merge_described`: ``relations``, ``types``, ``rejected`` (what
+    did not fit, by ``relations.NAME``/``types.NAME``) and ``report`` (the counts).
+    Relations the plan gives their own words get them; a stored reverse gets its
+    forward relation's aliases. ``progress(done, total)`` is called after each batch
+    with the relations and types done so far."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if plan is None:
+        plan = plan_describe(described, max_relations=None, types=types)
+    jobs = [("relations", b) for b in _batches(plan.relations, batch_size)]
+    jobs += [("types", b) for b in _batches(plan.types, batch_size)]
+    total = len(plan.relations) + len(plan.types)
+    sections: dict[str, dict[str, dict[str, Any]]] = {"relations": {}, "types": {}}
     rejected: dict[str, str] = {}
-    for i, name in enumerate(forward):
-        said = await _ask(llm, relation_prompt(described, name), seed)
-        if isinstance(said, str):
-            rejected[f"relations.{name}"] = said
+    calls = resumed = strangers = done = 0
+    for section, names in jobs:
+        key = _WorkFile.batch_key(section, names)
+        kept = work.batches.get(key) if work is not None else None
+        if kept is not None:
+            resumed += 1
+            accepted, why, odd = check_batch_reply(kept.get("reply"), names)
+            said_before = kept.get("rejected")
+            if isinstance(said_before, dict):  # why they were rejected, not "left out"
+                why = {n: str(said_before.get(n, w))[:200] for n, w in why.items()}
+            odd = int(kept.get("strangers", 0)) if isinstance(kept.get("strangers"), int) else 0
         else:
-            doc = described.relation(name)
+            prompt = (relations_prompt if section == "relations" else types_prompt)(
+                described, names
+            )
+            completion = await llm.complete(
+                [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)],
+                [],
+                temperature=0.0,
+                max_tokens=40 + TOKENS_PER_ITEM * len(names),
+                seed=seed,
+                response_schema=batch_schema(names),
+            )
+            calls += 1
+            accepted, why, odd = check_batch_reply(completion.data, names)
+            if work is not None:
+                reply = {"items": [{"name": n, **said} for n, said in accepted.items()]}
+                work.save(key, {"reply": reply, "rejected": why, "strangers": odd})
+        strangers += odd
+        rejected.update({f"{section}.{n}": w for n, w in why.items() if n not in accepted})
+        for name, said in accepted.items():
             said["aliases"] = _own_words(said["aliases"], name)
+            doc = described.relation(name) if section == "relations" else None
             if said["description"] and doc is not None:
                 said["description"] = _plain(said["description"], doc.source_type, doc.target_type)
-            relations[name] = said
+            sections[section][name] = said
+        done += len(names)
         if progress:
-            progress(i + 1, total)
-    for j, name in enumerate(type_names):
-        said = await _ask(llm, type_prompt(described, name), seed)
-        if isinstance(said, str):
-            rejected[f"types.{name}"] = said
-        else:
-            said["aliases"] = _own_words(said["aliases"], name)
-            type_docs[name] = said
-        if progress:
-            progress(len(forward) + j + 1, total)
+            progress(done, total)
+    relations = sections["relations"]
+    for name in plan.own_words:
+        doc = described.relation(name)
+        aliases = words_of_phrase(doc.label) if doc is not None else []
+        if aliases:
+            relations[name] = {"aliases": aliases}
     for r in described.relations:
         if r.inverse_of and r.inverse_of in relations:
             relations[r.name] = {"aliases": relations[r.inverse_of].get("aliases", [])}
-    layer: dict[str, Any] = {"relations": relations, "types": type_docs}
+    layer: dict[str, Any] = {"relations": relations, "types": sections["types"]}
     if rejected:
         layer["rejected"] = rejected
+    layer["report"] = {
+        "asked": len(plan.relations),
+        "types_asked": len(plan.types),
+        "batch_size": batch_size,
+        "calls": calls,
+        "resumed_batches": resumed,
+        "own_words": len(plan.own_words),
+        "from_file": len(plan.from_file) + len(plan.types_from_file),
+        "beyond_cap": len(plan.beyond_cap),
+        "rejected": len(rejected),
+        "unasked_names": strangers,
+    }
     return layer
 
 
 def describe_index(
-    index: Any, llm: ChatModel, *, seed: int = 0, progress: ProgressFn | None = None
+    index: Any,
+    llm: ChatModel,
+    *,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+    batch_size: int = BATCH_SIZE,
+    max_relations: int | None = MAX_RELATIONS,
+    on_report: Callable[[dict[str, Any]], None] | None = None,
 ) -> DescribedSchema:
     """Describe ``index``'s schema with ``llm`` and store it in the index, replacing an
     earlier model's words and keeping a user's schema file's (which win).
+
+    Only what the names do not already say is asked (:func:`plan_describe`), at most
+    ``max_relations`` relations, ``batch_size`` to a call; the counts are stored under
+    the model layer's ``report`` and passed to ``on_report`` (also when nothing fits and
+    nothing is stored). Finished batches are kept in :data:`WORK_FILE` so an
+    interrupted run resumes where it stopped.
 
     A reply that does not fit the response schema changes nothing: that relation or
     type keeps what an earlier model said of it; each is logged (a warning) and
     listed under ``rejected`` in the stored layer. If no reply fits, nothing is
     stored at all."""
     from ark.index import save_described
+    from ark.index._segments import meta_digest
 
     base = describe_from_names(index.schema, index.graph)
-    layer = asyncio.run(ask_model(base, llm, seed=seed, progress=progress))
+    current = index.described
+    plan = plan_describe(
+        base,
+        totals=index.schema.relation_totals(),
+        document_graph=is_document_graph(index.graph),
+        layers=current.layers,
+        max_relations=max_relations,
+    )
+    build = index.__dict__.get("_base_digest") or meta_digest(Path(index.path))
+    work = _WorkFile(
+        Path(index.path) / WORK_FILE,
+        {"model": llm.name, "seed": seed, "build": build, "max_words": MAX_WORDS},
+    )
+    layer = asyncio.run(
+        ask_model(
+            base, llm, seed=seed, progress=progress, batch_size=batch_size, plan=plan, work=work
+        )
+    )
+    if on_report is not None:
+        on_report(dict(layer["report"]))
     rejected: dict[str, str] = layer.get("rejected", {})
     for where, why in rejected.items():
         log.warning(
             "describe: %s's reply for %s does not fit; kept as it was (%s)", llm.name, where, why
         )
-    current = index.described
-    if rejected and not layer["relations"] and not layer["types"]:
+    asked = plan.relations or plan.types
+    if asked and not (set(layer["relations"]) & set(plan.relations)) and not layer["types"]:
         log.warning("describe: no reply of %s fits; nothing was stored", llm.name)
+        work.remove()
         return current  # type: ignore[no-any-return]
     earlier = next((v for k, v in current.layers.items() if k.startswith("model:")), {})
     for where in rejected:
@@ -217,4 +517,5 @@ def describe_index(
                         layer[section][r.name] = earlier[section][r.name]
     described = with_layer(current, f"model:{llm.name}", layer, base)
     save_described(index, described)
+    work.remove()
     return described
