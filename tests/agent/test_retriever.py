@@ -3,6 +3,8 @@
 import json
 import time
 
+import pytest
+
 from _doubles import ScriptedChatModel, tool_call
 from _helpers import node
 from ark.agent import Retriever
@@ -148,3 +150,25 @@ def test_late_fusion_with_an_agent_that_errors(movie_index):
     assert [t.stop_reason for t in result.trajectories].count("error") == 1
     assert [(r.name, r.votes) for r in result.ranking] == [("Comedy", 2), ("Drama", 1)]
     assert result.errors == ["endpoint unreachable"] and not result.failed
+
+
+def test_to_dict_is_the_whole_payload_cost_profile_and_evidence_nodes(movie_index):
+    from ark.cost import Price, PriceTable
+
+    model = ScriptedChatModel(zemeckis_script(movie_index, ["Drama"]))
+    result = Retriever(movie_index, model, n_agents=2).retrieve("genres of Zemeckis films")
+    prices = PriceTable(default=Price(input=1.0, output=4.0))
+    d = json.loads(json.dumps(result.to_dict(movie_index.graph, prices)))
+    # Two agents of three turns; the double counts 10 prompt tokens a message, 5 out.
+    assert d["cost"]["llm_calls"] == 6
+    tokens = d["cost"]["prompt_tokens"], d["cost"]["completion_tokens"]
+    assert tokens[1] == 6 * 5 and d["cost"]["usd"] == pytest.approx(
+        (tokens[0] + 4 * tokens[1]) / 1e6
+    )
+    assert d["profile"]["steps"] == 6
+    drama = node(movie_index, "Drama")
+    assert d["evidence_nodes"][str(drama)] == ["Drama", movie_index.graph.type_name(drama)]
+    # Without a graph or prices: no names, no USD; the trajectories are not annotated.
+    bare = result.to_dict()
+    assert "evidence_nodes" not in bare and bare["cost"]["usd"] is None
+    assert all(t.cost is None for t in result.trajectories)

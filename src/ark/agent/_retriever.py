@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ark._coerce import as_int
-from ark.agent._evidence import EvidencePath, NodeEvidence, explain
+from ark.agent._evidence import EvidencePath, NodeEvidence, evidence_names, explain
 from ark.agent._fusion import FUSIONS, fuse_random, fuse_vote_late
 from ark.agent._passages import EvidencePassage, evidence_passages
 from ark.agent._strategy import (
@@ -22,10 +22,12 @@ from ark.agent._strategy import (
     resolve_strategy,
 )
 from ark.answer import Answer, Edge, write_answer
+from ark.cost import PriceTable, query_cost
 from ark.errors import ArkError
-from ark.graph import MENTIONS
+from ark.graph import MENTIONS, Graph
 from ark.index import Index, open_index
 from ark.llm import ChatModel
+from ark.profile import query_profile
 from ark.tools import GraphTools, ToolConfig
 from ark.trajectory import Trajectory
 
@@ -107,18 +109,30 @@ class RetrievalResult:
             "evidence": {str(c): [p.to_dict() for p in ps] for c, ps in paths.items()},
         }
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(
+        self, graph: Graph | None = None, prices: PriceTable | None = None
+    ) -> dict[str, object]:
+        """The whole result as JSON, the one payload every reader gets (``ark ask
+        --json`` prints it): the ranking, its evidence and passages, the trajectories,
+        what the query cost (:func:`ark.cost.query_cost` under ``prices``: calls,
+        tokens, seconds, USD when priced) and where its time went
+        (:func:`ark.profile.query_profile`); with the ``graph``, ``evidence_nodes``
+        names every node on the evidence paths, so a reader needs no index."""
         out: dict[str, object] = {
             "query": self.query,
             "query_id": self.query_id,
             "ranking": [r.to_dict() for r in self.ranking],
             "evidence": [e.to_dict() for e in self.evidence],
-            "passages": [p.to_dict() for p in self.passages],
-            "trajectories": [t.to_dict() for t in self.trajectories],
-            "wall_s": self.wall_s,
         }
+        if graph is not None:
+            out["evidence_nodes"] = evidence_names(self.evidence, graph)
+        out["passages"] = [p.to_dict() for p in self.passages]
         if self.answer is not None:
             out["answer"] = self.answer_dict()
+        out["trajectories"] = [t.to_dict() for t in self.trajectories]
+        out["wall_s"] = self.wall_s
+        out["cost"] = query_cost(self.trajectories, prices, annotate=False)
+        out["profile"] = query_profile(self.trajectories)
         return out
 
 

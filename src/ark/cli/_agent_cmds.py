@@ -15,7 +15,6 @@ from ark.agent import (
     AgentEvent,
     RetrievalResult,
     Retriever,
-    evidence_names,
     render_evidence,
     render_path,
     strategy_info,
@@ -132,20 +131,10 @@ def _run(
         if not as_json:
             err_console.print(f"Trajectories appended to {esc(str(path))}")
     if as_json:
-        print_json(
-            {
-                "ranking": [r.to_dict() for r in result.ranking],
-                "evidence": [e.to_dict() for e in result.evidence],
-                "evidence_nodes": evidence_names(result.evidence, index.graph),
-                "passages": [p.to_dict() for p in result.passages],
-                **({"answer": result.answer_dict()} if result.answer is not None else {}),
-                "trajectories": [t.to_dict() for t in result.trajectories],
-                "wall_s": result.wall_s,
-                "cost": cost,
-                "profile": query_profile(result.trajectories),
-                **({"llm_cache": counters} if (counters := cache_counters(llm)) else {}),
-            }
-        )
+        payload = result.to_dict(index.graph, price_table)
+        if counters := cache_counters(llm):
+            payload["llm_cache"] = counters
+        print_json(payload)
     else:
         _print_ranking(result)
         if why:
