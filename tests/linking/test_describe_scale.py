@@ -128,6 +128,8 @@ def test_plan_ranks_by_frequency_and_counts_the_rest(index):
     assert plan.relations == ["rel_00", "rel_01", "rel_02"]
     assert len(plan.beyond_cap) == N - 3
     assert sorted(plan.own_words) == ["first president of", "was born in"]
+    with pytest.raises(ValueError, match="max_relations"):
+        plan_describe(base, max_relations=-1)
 
 
 def test_a_partial_or_bad_batch_reply_changes_only_its_relations(index, caplog):

@@ -291,6 +291,8 @@ def plan_describe(
     most frequent first by ``totals`` (``Schema.relation_totals()``), at most
     ``max_relations`` (``None`` or 0: all) — and those whose words come from elsewhere
     (see :class:`DescribePlan` and the module docstring for the rule)."""
+    if max_relations is not None and max_relations < 0:
+        raise ValueError(f"max_relations must be 0 (all) or more, got {max_relations}")
     rank = {name: i for i, (name, _) in enumerate(totals)}
     forward = [r for r in described.relations if not r.inverse_of]
     forward.sort(key=lambda r: rank.get(r.name, len(rank)))  # stable: schema order on ties
