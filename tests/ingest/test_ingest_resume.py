@@ -91,7 +91,7 @@ SCRIPT = """
 import sys, time
 sys.path.insert(0, {tests!r})
 from _doubles import ScriptedChatModel
-from test_resume import reply_for
+from test_ingest_resume import reply_for
 from ark.ingest import ingest
 
 def slow(messages):

@@ -273,7 +273,7 @@ class ConceptEncoder:
 
 
 def test_dense_retrieval_fuses_in_when_the_index_has_embeddings(tmp_path):
-    from conftest import write_document_graph
+    from _graphsearch_docs import write_document_graph
 
     index = build_index(write_document_graph(tmp_path / "tables"), tmp_path / "idx")
     assert DocumentGraph.of(index, dense=False).dense is None
