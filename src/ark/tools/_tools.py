@@ -15,7 +15,7 @@ import numpy as np
 
 from ark._coerce import as_int
 from ark._safe import cut, short_repr
-from ark.graph import DIRECTION_NAMES, Graph, Neighborhood, relation_label
+from ark.graph import DIRECTION_NAMES, Graph, Neighborhood, passage_ids, relation_label
 from ark.graph._schema import LISTING_LIMIT
 from ark.index import BM25Index, Index
 from ark.tools._errors import ErrorCode
@@ -84,6 +84,9 @@ class GraphTools:
         #: phrase (:meth:`_relation_share`). Curated graphs behave as they did.
         self.open_relations = len(self.graph.relation_names) > LISTING_LIMIT
         self._relation_words: dict[int, frozenset[str]] = {}
+        #: A graph built from documents (``ark.graph._documents``): its passage nodes,
+        #: which a global search returns beside the entities (:meth:`_document_top_k`).
+        self._passages = passage_ids(self.graph)
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -109,6 +112,10 @@ class GraphTools:
                 f"query {short_repr(query)} has no searchable words (only stop words, short or "
                 "unknown tokens); use distinctive words such as names or keywords.",
             )
+        if len(self._passages):
+            docs, scores = self._document_top_k(terms, k)
+            hits = self._hits(docs, scores)
+            return SearchResult(tool, args, hits, total=len(hits), notes=notes)
         # One more than asked shows whether equal scores straddle the cut; only then
         # are a few more fetched so the tie can be broken by name below. (Asking for
         # k + TIE_MARGIN every time lowered the pruning threshold: 1.5x slower on
@@ -132,6 +139,36 @@ class GraphTools:
             docs, scores = docs[order], scores[order]
         hits = self._hits(docs[:k], scores[:k])
         return SearchResult(tool, args, hits, total=len(hits), notes=notes)
+
+    def _document_top_k(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """On a graph built from documents: the best passages and the best other nodes
+        (entities), half of ``k`` each (the passages' half rounded up), alternating from
+        the best of either. BM25 normalises by length, so over all nodes a short entity
+        name that repeats a query word outscores the long passage that states the fact
+        (on HippoRAG's MuSiQue store, a search's top 10 held no passage for most
+        questions), while the passages are the evidence a reader needs. Each half is
+        ranked by its own BM25; the passages are scored exactly (every passage, by its
+        postings), the others taken from the overall top."""
+        want_p = (k + 1) // 2
+        p_scores = self.bm25.score_docs(terms, self._passages)
+        order = np.argsort(-p_scores, kind="stable")[:want_p]
+        order = order[p_scores[order] > 0]
+        p_docs, p_top = self._passages[order], p_scores[order]
+        want_e = k - len(p_docs)
+        e_docs, e_top = self.bm25.top_k(terms, want_e + want_p + 1)
+        other = ~np.isin(e_docs, self._passages)
+        e_docs, e_top = e_docs[other][:want_e], e_top[other][:want_e]
+        docs: list[int] = []
+        scores: list[float] = []
+        first, second = (p_docs, p_top), (e_docs, e_top)
+        if len(e_top) and (not len(p_top) or e_top[0] > p_top[0]):
+            first, second = second, first
+        for i in range(max(len(p_docs), len(e_docs))):
+            for d, sc in (first, second):
+                if i < len(d):
+                    docs.append(int(d[i]))
+                    scores.append(float(sc[i]))
+        return np.asarray(docs[:k], dtype=np.int64), np.asarray(scores[:k], dtype=np.float32)
 
     def search_in_neighborhood(
         self,
