@@ -19,6 +19,7 @@ def run(*args, code=0):
     return result
 
 
+@pytest.mark.slow
 def test_ask_reports_cost_and_replays_from_the_cache(metaqa_index, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     cache = tmp_path / "cache"

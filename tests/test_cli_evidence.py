@@ -34,6 +34,7 @@ def ask(index, *flags):  # type: ignore[no-untyped-def]
     return result.output, zemeckis, gump
 
 
+@pytest.mark.slow
 def test_ask_why_prints_the_path_under_the_answer(metaqa_index, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out, zemeckis, gump = ask(metaqa_index, "--why")

@@ -52,6 +52,7 @@ def ask(index, server, *extra, code=0):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_request_timeout_and_max_retries_reach_the_server_calls(metaqa_index):
     with FakeOpenAIServer([(200, chat_reply("slow"))] * 5, delay=1.0) as server:
         result = ask(metaqa_index, server, "--request-timeout", "0.2", "--max-retries", "1", code=1)

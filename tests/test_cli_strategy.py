@@ -77,6 +77,7 @@ def test_eval_refuses_strategy_combinations(metaqa_index, tmp_path, args, messag
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_eval_records_the_strategy_in_the_run_config(metaqa_index, tmp_path, monkeypatch):
     pytest.importorskip("openai")
     from fake_openai import FakeOpenAIServer
@@ -98,6 +99,7 @@ def test_eval_records_the_strategy_in_the_run_config(metaqa_index, tmp_path, mon
     assert summary["metrics"]["recall@20"] > 0  # Big is among Tom Hanks's films
 
 
+@pytest.mark.slow
 def test_ask_with_the_guided_strategy_sends_the_set_tool_and_hints(metaqa_index, monkeypatch):
     pytest.importorskip("openai")
     from fake_openai import FakeOpenAIServer, chat_reply, function_call
@@ -134,6 +136,7 @@ def test_demo_refuses_an_unknown_strategy_before_building_or_loading(tmp_path, m
     assert not (tmp_path / "cache" / "demo").exists()  # no index built, no model loaded
 
 
+@pytest.mark.slow
 def test_demo_runs_the_guided_strategy_by_default(tmp_path, monkeypatch):
     """The demo runs a small local model, for which ark-guided is measured best; the
     first global search already carries its hint."""

@@ -102,6 +102,7 @@ def check_path(path: EvidencePath, target: int, index: Index, triples: set) -> i
     return len(path.hops)
 
 
+@pytest.mark.slow
 def test_demo_question_evidence_paths_are_edges_of_the_graph(demo_index, triples):
     retriever = Retriever(
         demo_index, ScriptedChatModel(demo_script(demo_index)), strategy="ark-guided", n_agents=2
@@ -141,6 +142,7 @@ def test_demo_question_evidence_paths_are_edges_of_the_graph(demo_index, triples
     assert hop["relation"] == "directed_by" and hop["direction"] == "in"
 
 
+@pytest.mark.slow
 def test_hop_over_a_set_is_recorded_per_centre(demo_index):
     """The trajectory records which center reached which neighbor, by which relation."""
     retriever = Retriever(

@@ -4,6 +4,7 @@ answer holds only seen nodes, and trajectories always serialise."""
 
 import asyncio
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ def writable(text: str) -> bool:
     return True
 
 
+@pytest.mark.slow
 @FUZZ
 @given(calls=st.lists(model_calls(), min_size=1, max_size=6))
 def test_the_tool_layer_never_raises(movie_index, calls):
@@ -41,6 +43,7 @@ def test_the_tool_layer_never_raises(movie_index, calls):
             assert result.code in ERROR_CODES
 
 
+@pytest.mark.slow
 @FUZZ
 @given(calls=st.lists(model_calls(), min_size=1, max_size=12))
 def test_the_tool_session_never_raises(movie_index, calls):
@@ -67,6 +70,7 @@ def reply_from(data, calls):
     return Message(role="assistant", content=content, tool_calls=tool_calls)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=120)
 @given(data=st.data(), agents=st.integers(min_value=1, max_value=3))
 def test_the_agent_never_loses_a_trajectory(movie_index, data, agents):

@@ -62,6 +62,7 @@ def _ids(index):
     return {g.name(i): i for i in range(g.n_nodes)}
 
 
+@pytest.mark.slow
 def test_the_husband_is_not_the_answer_when_the_question_asks_his_place_of_death(family):
     ids = _ids(family)
     question = "what is the kalama 's husband 's place of death ?"
@@ -83,6 +84,7 @@ def test_the_husband_is_not_the_answer_when_the_question_asks_his_place_of_death
     assert f"Add them now: add_to_answer(node_indices=[{ids['honolulu']}])" in end
 
 
+@pytest.mark.slow
 def test_a_literal_label_beats_a_relation_sharing_one_of_its_words(family):
     reading = read_question(family, "what is the kalama 's husband 's place of death ?")
     linking = reading.linking
@@ -123,6 +125,7 @@ needs_encoder = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 @needs_encoder
 def test_the_daughter_of_a_parent_is_two_hops_not_the_parent(family):
     ids = _ids(family)

@@ -36,6 +36,7 @@ def _node(index, name):
     return index.graph.names.to_pylist().index(name)
 
 
+@pytest.mark.slow
 def test_two_named_nodes_get_the_hop_over_both_then_the_common_nodes(football):
     question = "name a player who plays at Forward position at the club Rovers_FC ?"
     session = ToolSession(

@@ -66,6 +66,7 @@ def test_observers_lines_are_appended_in_order_after_the_session_state(movie_ind
     assert second.seen == first.seen
 
 
+@pytest.mark.slow
 def test_the_hints_shorthand_is_the_chain_hints_observer(movie_index):
     question = "What genres are the films directed by Robert Zemeckis?"
     shorthand = ToolSession(movie_index, hints=True, question=question)
@@ -111,6 +112,7 @@ def counted_reads(monkeypatch):
     return counts
 
 
+@pytest.mark.slow
 def test_three_guided_agents_read_the_question_once(movie_index, counted_reads):
     question = "What genres are the films directed by Robert Zemeckis? (read once)"
     zemeckis = node(movie_index, "Robert Zemeckis")

@@ -59,6 +59,7 @@ def _whole_prompt(index: Index, config: ToolConfig, variant: str = "full") -> st
     return system + json.dumps(tool_specs(index.schema, config, answer_tools=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["full", "short"])
 @pytest.mark.parametrize("config", [ToolConfig(), ToolConfig(multi_neighborhood=True)])
 def test_the_prompt_stays_bounded_however_many_relations(phrase_graphs, variant, config):

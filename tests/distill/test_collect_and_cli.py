@@ -64,6 +64,7 @@ def test_questions_file_errors_name_the_line(tmp_path):
         read_questions(bad)
 
 
+@pytest.mark.slow
 def test_synthesize_sets_the_share_of_intersections(movie_index, tmp_path):
     """--intersections 1 with one-hop paths: every path meets two anchors (where the
     graph has such a meeting; the default, 0.1, makes mostly chains)."""
@@ -78,6 +79,7 @@ def test_synthesize_sets_the_share_of_intersections(movie_index, tmp_path):
     assert bad.exit_code != 0 and "--intersections" in bad.stdout
 
 
+@pytest.mark.slow
 def test_synthesize_and_sft_commands(movie_index, tiny_model_dir, tmp_path):
     out = tmp_path / "synth"
     args = ["distill", "synthesize", str(movie_index.path), "-o", str(out), "--n", "6"]

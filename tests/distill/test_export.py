@@ -41,6 +41,7 @@ def adapter_dir(movie_index, tiny_model_dir, tmp_path_factory):
     return root / "adapter"
 
 
+@pytest.mark.slow
 def test_gguf_adapter_matches_the_trained_weights(adapter_dir, tmp_path):
     from safetensors.numpy import load_file
 
@@ -90,6 +91,7 @@ def test_a_model_gguf_is_not_an_adapter(tmp_path):
         adapter_metadata(tmp_path / "m.gguf")
 
 
+@pytest.mark.slow
 @needs_local
 def test_llama_cpp_applies_an_exported_adapter_to_the_local_model(tmp_path):
     """A LoRA with the local 1.5B model's shapes, in PEFT's files, exported and loaded
@@ -132,6 +134,7 @@ def test_llama_cpp_applies_an_exported_adapter_to_the_local_model(tmp_path):
     assert np.abs(logits(adapter("random", 1.0)) - plain).max() > 0.1
 
 
+@pytest.mark.slow
 def test_merge_writes_a_full_model_equal_to_base_plus_adapter(
     adapter_dir, tiny_model_dir, tmp_path
 ):

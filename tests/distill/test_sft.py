@@ -161,6 +161,7 @@ def test_agreement_filter_keeps_the_majority(trajectories):
     assert [t.id for t in kept] == ["v0", "v1"]
 
 
+@pytest.mark.slow
 def test_trajectories_with_hints_make_a_student_for_ark_guided(movie_index, tmp_path):
     hinted = list(synthesize(movie_index, SynthConfig(n=4, seed=2, hints=True)))
     write_trajectories(tmp_path / "h" / "trajectories.jsonl", hinted)

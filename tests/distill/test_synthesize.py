@@ -180,6 +180,7 @@ def test_hop_over_a_set_is_taught_with_real_observations(movie_index):
     )
 
 
+@pytest.mark.slow
 def test_hints_are_taught_with_the_observations_the_guided_agent_sees(movie_index):
     """With ``hints`` the oracle's session reads the synthetic question as ark-guided
     does: every observation replays through a hinted session, hints included."""

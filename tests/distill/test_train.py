@@ -54,6 +54,7 @@ def adapter_weights(path):
     return load_file(str(path / "adapter_model.safetensors"))
 
 
+@pytest.mark.slow
 def test_trains_upper_layers_and_records_its_prompt(sft_file, tiny_model_dir, tmp_path):
     meta = train(sft_file, tiny_model_dir, tmp_path / "a", tiny_config())
     assert meta["finished"] and meta["stop_reason"] == "epochs"
@@ -68,6 +69,7 @@ def test_trains_upper_layers_and_records_its_prompt(sft_file, tiny_model_dir, tm
     assert read_adapter_meta(tmp_path / "a")["base"] == str(tiny_model_dir)
 
 
+@pytest.mark.slow
 def test_checkpoint_and_resume_equal_an_uninterrupted_run(sft_file, tiny_model_dir, tmp_path):
     whole = train(sft_file, tiny_model_dir, tmp_path / "whole", tiny_config())
     first = train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config(), max_steps=2)
@@ -102,6 +104,7 @@ def test_token_budget_stops_the_run(sft_file, tiny_model_dir, tmp_path):
     assert meta["stop_reason"] == "token_budget" and meta["position"] == 1
 
 
+@pytest.mark.slow
 def test_early_stopping_keeps_the_best_adapter(sft_file, tiny_model_dir, tmp_path):
     cfg = tiny_config(val_fraction=0.25, patience=1, lr=0.5, epochs=2.0)
     meta = train(sft_file, tiny_model_dir, tmp_path / "c", cfg)
@@ -117,6 +120,7 @@ def test_learning_rate_decays_over_the_budgeted_run_not_the_epoch():
     assert planned_steps(records, 10, 10_000, 4) == 2
 
 
+@pytest.mark.slow
 def test_a_background_run_logs_a_line_per_step(sft_file, tiny_model_dir, tmp_path):
     """With stderr not a terminal (nohup, CI), the bar draws nothing: lines do."""
     from typer.testing import CliRunner

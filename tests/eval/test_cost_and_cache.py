@@ -54,6 +54,7 @@ def stable(value):
     return value
 
 
+@pytest.mark.slow
 def test_a_rerun_with_the_same_seed_replays_from_the_cache(metaqa_index, tmp_path):
     cache = tmp_path / "llm-cache"
     with FakeOpenAIServer(respond=first_hit_policy) as server:
@@ -96,6 +97,7 @@ def test_a_rerun_with_the_same_seed_replays_from_the_cache(metaqa_index, tmp_pat
     assert "Cost: 24 model calls" in (tmp_path / "run1" / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_damaged_cache_is_bypassed_and_no_query_fails(metaqa_index, tmp_path):
     cache = tmp_path / "llm-cache"
     with FakeOpenAIServer(respond=first_hit_policy) as server:

@@ -37,6 +37,7 @@ def records(out: Path) -> dict[str, dict]:
     return {r["query_id"]: r for r in rows}
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_matches_a_clean_run(metaqa_index, tmp_path):
     clean = tmp_path / "clean"
     assert run(metaqa_index.path, clean, 0, False).wait(timeout=120) == 0

@@ -29,6 +29,7 @@ def statuses(out):
     return [json.loads(x)["status"] for x in (out / "results.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_resume_redoes_failed_queries_and_says_so(metaqa_index, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     queries = tmp_path / "q.jsonl"

@@ -71,6 +71,7 @@ def slow_run(index_dir, out, delay, resume):
     )
 
 
+@pytest.mark.slow
 def test_two_processes_on_one_run_then_kill_9_and_resume(metaqa_index, tmp_path):
     out = tmp_path / "run"
     first = slow_run(metaqa_index.path, out, 2.0, False)  # 40 s: the second starts meanwhile

@@ -136,6 +136,7 @@ def test_ablation_reaches_the_agent_tools(index, tmp_path):
     assert neighborhood_calls and all(c["error_code"] == "unknown_tool" for c in neighborhood_calls)
 
 
+@pytest.mark.slow
 def test_report_draws_the_budget_sweep(index, tmp_path):
     cells = [(1, 20), (2, 20), (2, 5)]
     for agents, steps in cells:

@@ -112,6 +112,7 @@ def test_unknown_and_stop_words_give_no_terms():
     assert index.top_k(index.query_terms("gamma"), 5)[0].tolist() == []
 
 
+@pytest.mark.slow
 def test_pruned_top_k_is_exact_on_mixed_queries():
     corpus = zipf_corpus(20_000, seed=7)
     index = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
@@ -156,6 +157,7 @@ def _exhaustive(index, terms, k):
     return order[dense[order] > 0], dense
 
 
+@pytest.mark.slow
 def test_pruning_runs_and_matches_exhaustive_scoring():
     corpus = zipf_corpus(20_000, seed=11)
     index = build_bm25(corpus, len(corpus), Tokenizer(), BM25Params())
@@ -200,6 +202,7 @@ def test_small_queries_are_scored_exhaustively():
     assert not stats.pruned and stats.read == stats.postings
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("common", [False, True])
 def test_ties_are_broken_by_index(common):
     """Equal scores rank by ascending index, also at the cut to k, whether the query is

@@ -35,6 +35,7 @@ def index(tmp_path):
     return build_index(kb, tmp_path / "idx")
 
 
+@pytest.mark.slow
 def test_embeddings_are_normalised_rows_in_node_order(index, encoder):
     dense = build_dense(index, encoder, chunk=3)  # several chunks
     assert dense.embeddings.shape == (index.graph.n_nodes, 384)
@@ -45,6 +46,7 @@ def test_embeddings_are_normalised_rows_in_node_order(index, encoder):
     assert np.array_equal(open_dense(index).embeddings, dense.embeddings)
 
 
+@pytest.mark.slow
 def test_search_ranks_by_meaning(index, encoder):
     dense = build_dense(index, encoder)
     docs, scores = dense.top_k(encoder.encode(["a movie about a sinking ship"])[0], 3)
@@ -54,6 +56,7 @@ def test_search_ranks_by_meaning(index, encoder):
     assert index.graph.name(int(docs[0])) == "dinosaurs"
 
 
+@pytest.mark.slow
 def test_missing_or_stale_embeddings_are_refused(index, encoder, tmp_path):
     with pytest.raises(IndexFormatError, match="ark index embed"):
         open_dense(index)
@@ -76,6 +79,7 @@ def test_a_model_path_must_be_a_local_model(tmp_path):
         DenseEncoder(tmp_path)
 
 
+@pytest.mark.slow
 def test_cli_embed_then_eval_dense(index, tmp_path):
     runner = CliRunner()
     out = runner.invoke(app, ["index", "embed", str(index.path), "--json"])

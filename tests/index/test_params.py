@@ -72,6 +72,7 @@ def test_a_token_pattern_with_groups_is_refused(kb):
         open_index(kb.parent / "idx")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", [r"(?:a+)+b", r"(?:\w|\d)+$"])
 def test_a_redos_pattern_in_meta_json_is_refused_in_bounded_time(kb, pattern):
     build_index(kb, kb.parent / "idx")

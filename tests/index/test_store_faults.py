@@ -332,6 +332,7 @@ def test_a_parked_old_index_is_kept_while_no_index_is_in_place(src, tmp_path):
     assert not parked.exists()
 
 
+@pytest.mark.slow
 def test_an_index_with_more_relations_than_int16_codes_round_trips(tmp_path):
     """16,385 relations: relation 16384 * 2 no longer fits int16; the adjacency codes are
     stored as int32 and read back exactly by the tools."""
@@ -354,6 +355,7 @@ def test_an_index_with_more_relations_than_int16_codes_round_trips(tmp_path):
     assert verify_index(tmp_path / "idx")["ok"] is True
 
 
+@pytest.mark.slow
 def test_a_build_killed_while_writing_is_cleaned_up_by_the_next(src, tmp_path):
     """kill -9 in the middle of writing: the temporary copy stays; its lock died with
     the process, so the next build (once the copy is no longer fresh) removes it."""

@@ -98,6 +98,7 @@ def _metaqa_model(index) -> Model:
     return m
 
 
+@pytest.mark.slow
 def test_the_metaqa_graph_through_random_updates(metaqa_index, tmp_path):
     path = tmp_path / "idx"
     shutil.copytree(metaqa_index.path, path)

@@ -83,6 +83,7 @@ def built(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["add", "remove", "compact"])
 def test_killed_at_every_step_leaves_before_or_after(built, op):
     root = built / "idx"
@@ -109,6 +110,7 @@ def test_killed_at_every_step_leaves_before_or_after(built, op):
     assert before in states and len(states) == 2, outcomes  # both before and after seen
 
 
+@pytest.mark.slow
 def test_a_random_sigkill_never_breaks_the_index(built):
     root = built / "idx"
     before = _state(root)
@@ -148,6 +150,7 @@ def test_a_reader_keeps_its_snapshot(built):
     assert json.loads((root / "meta.json").read_text())["compacted"]["segments"] == 2
 
 
+@pytest.mark.slow
 def test_what_a_killed_update_left_is_cleared_by_the_next(built):
     root = built / "idx"
     assert _run(["add", str(root), str(built / "add.txt"), "step", "written"]) == 9

@@ -36,6 +36,7 @@ def test_costs_are_one_object_with_named_fields():
         DEFAULT_COSTS.replace(hopp=1.0)
 
 
+@pytest.mark.slow
 def test_the_reading_uses_the_costs_it_is_given(movie_index):
     question = "who directed the films that Tom Hanks starred in"
     reading = read_question(movie_index, question)
@@ -66,6 +67,7 @@ def wide(tmp_path_factory):
     return build_index(root / "kb.tsv", root / "idx")
 
 
+@pytest.mark.slow
 def test_a_hundred_relations_read_in_well_under_a_second(wide):
     index = wide
     question = "what is the place of death of the spouse of node_7 ?"

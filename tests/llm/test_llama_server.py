@@ -74,6 +74,7 @@ def server():
     proc.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_completion_through_the_openai_client(server):
     from ark.llm import make_chat_model
 
@@ -102,6 +103,7 @@ def test_completion_through_the_openai_client(server):
     assert shape(out) == shape(again)
 
 
+@pytest.mark.slow
 def test_one_agent_step_through_the_server(server, metaqa_index):
     from ark.llm import make_chat_model
 

@@ -98,6 +98,7 @@ def local_model():
     return LocalChatModel(n_ctx=4096)
 
 
+@pytest.mark.slow
 @needs_local
 def test_real_local_model_calls_a_tool(local_model):
     tools = [
@@ -130,6 +131,7 @@ def test_real_local_model_calls_a_tool(local_model):
     assert out.usage.prompt_tokens > 0 and out.latency_s > 0
 
 
+@pytest.mark.slow
 @needs_local
 def test_model_free_template_renders_what_the_local_backend_sends(local_model):
     pytest.importorskip("gguf")
@@ -150,6 +152,7 @@ def test_model_free_template_renders_what_the_local_backend_sends(local_model):
     assert '{"name": "search_in_graph", "arguments": {"query": "Tom Hanks"}}' in text
 
 
+@pytest.mark.slow
 @needs_local
 def test_request_timeout_stops_the_local_model(local_model):
     messages = [Message(role="user", content="Write a long story about a graph.")]
@@ -201,6 +204,7 @@ def test_prompt_segments_keep_graph_text_out_of_the_template_text():
     assert "Ignore the user" not in template_text and "Evil" not in template_text
 
 
+@pytest.mark.slow
 @needs_local
 def test_graph_text_cannot_forge_a_turn_in_the_local_model(local_model):
     pytest.importorskip("gguf")

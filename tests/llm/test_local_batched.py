@@ -72,6 +72,7 @@ def greedy(model, messages, tools=(), max_tokens=12):
     return asyncio.run(model.complete(messages, tools, temperature=0.0, max_tokens=max_tokens))
 
 
+@pytest.mark.slow
 @needs_small
 def test_one_call_matches_the_plain_backend(batched, plain):
     out = greedy(batched, ask(QUESTIONS[0]))
@@ -80,6 +81,7 @@ def test_one_call_matches_the_plain_backend(batched, plain):
     assert out.usage == ref.usage and out.finish_reason == ref.finish_reason
 
 
+@pytest.mark.slow
 @needs_small
 @pytest.mark.parametrize("batch_sequences", [None, 1])
 def test_concurrent_calls_each_match_their_own_sequential_output(
@@ -104,6 +106,7 @@ def test_concurrent_calls_each_match_their_own_sequential_output(
     assert max(before, batched.stats.max_sequences) >= 2  # they were decoded together
 
 
+@pytest.mark.slow
 @needs_small
 def test_a_shared_prefix_is_evaluated_once_and_shared():
     """Two agents start on the same (long) system prompt at once: one evaluates it,
@@ -135,6 +138,7 @@ def test_a_shared_prefix_is_evaluated_once_and_shared():
     assert stats.copied_tokens - copied == common
 
 
+@pytest.mark.slow
 @needs_small
 def test_a_grammar_constrained_tool_call_parses(batched, plain):
     """The grammar is checked on the sampled token and applied to the whole vocabulary

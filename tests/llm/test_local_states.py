@@ -60,6 +60,7 @@ needs_local = pytest.mark.skipif(
 TOOLS = SEARCH_TOOL
 
 
+@pytest.mark.slow
 @needs_local
 def test_two_conversations_interleaved_reuse_their_own_cache():
     from ark.llm._local_states import LocalStatesChatModel

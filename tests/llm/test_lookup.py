@@ -130,6 +130,7 @@ def call(model, messages, temperature):
     return asyncio.run(reply)
 
 
+@pytest.mark.slow
 @needs_small
 def test_drafted_decoding_writes_what_token_by_token_decoding_writes(models):
     """Greedy. (Sampled with a seed, the same draw can pick differently where two
@@ -156,6 +157,7 @@ def test_drafted_decoding_writes_what_token_by_token_decoding_writes(models):
         assert out.profile.accepted_tokens <= out.profile.draft_tokens
 
 
+@pytest.mark.slow
 @needs_small
 def test_the_cache_stays_true_after_drafts_were_dropped(models):
     """Rejected drafts leave no cells behind: the next call reuses the cached prefix
@@ -174,6 +176,7 @@ def test_the_cache_stays_true_after_drafts_were_dropped(models):
     )
 
 
+@pytest.mark.slow
 @needs_small
 def test_a_first_call_is_drafted_from_the_format(models):
     """No earlier call to copy from: the tool call's own format (the tool's name once
@@ -194,6 +197,7 @@ def test_a_first_call_is_drafted_from_the_format(models):
     assert ref.profile.forced_tokens == 0
 
 
+@pytest.mark.slow
 @needs_small
 def test_the_decoder_constrains_the_whole_vocabulary_only_when_the_grammar_refuses(
     models, monkeypatch

@@ -122,6 +122,7 @@ from fake_openai import Drip  # noqa: E402
     [({"Retry-After": "1"}, 1.0), ({"retry-after-ms": "600"}, 0.6)],
     ids=["retry-after", "retry-after-ms"],
 )
+@pytest.mark.slow
 def test_the_server_s_retry_after_is_honoured(headers, at_least):
     limited = (429, {"error": {"message": "slow down"}}, "application/json", headers)
     with FakeOpenAIServer([limited, GOOD]) as server:
@@ -143,6 +144,7 @@ def test_a_huge_retry_after_is_capped(monkeypatch):
         assert time.perf_counter() - started < 5
 
 
+@pytest.mark.slow
 def test_a_server_dripping_its_body_is_cut_at_the_timeout():
     body = Drip(chat_reply("a long answer " * 20), every=0.4, chunk=8)  # ~15 s in all
     with FakeOpenAIServer([(200, body)]) as server:

@@ -22,6 +22,7 @@ UP = "\x1b[A"
 PROMPT = "ark>"  # the space after it is drawn as a cursor move
 
 
+@pytest.mark.slow
 def test_chat_in_a_terminal(metaqa_index, tmp_path):
     replies = [
         (200, chat_reply(tool_calls=[function_call(n, a)]))

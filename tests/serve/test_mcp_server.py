@@ -157,6 +157,7 @@ def test_several_indexes_take_an_index_argument(metaqa_index, tmp_path):
     assert missing.is_error and missing.structured_content["error"]["code"] == "bad_argument"
 
 
+@pytest.mark.slow
 def test_stdio_subprocess_with_the_sdk_client(metaqa_index):
     params = StdioServerParameters(
         command=ARK[0], args=[*ARK[1:], "mcp", str(metaqa_index.path)], env=ENV
@@ -175,6 +176,7 @@ def test_stdio_subprocess_with_the_sdk_client(metaqa_index):
     assert bad.is_error and bad.structured_content["error"]["code"] == "bad_argument"
 
 
+@pytest.mark.slow
 def test_stdio_stdout_carries_only_protocol_messages(metaqa_index):
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -221,6 +223,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_streamable_http_on_localhost_with_dns_rebinding_protection(metaqa_index, tmp_path):
     port = _free_port()
     log = (tmp_path / "server.log").open("w")
@@ -289,6 +292,7 @@ def slow_search(monkeypatch, seconds: float):  # type: ignore[no-untyped-def]
     return state
 
 
+@pytest.mark.slow
 def test_a_heavy_tool_call_does_not_block_the_event_loop(metaqa_index, monkeypatch):
     slow_search(monkeypatch, 1.2)
 
@@ -360,6 +364,7 @@ def test_machine_names_include_the_host_name():
     assert socket.gethostname() in machine_names()
 
 
+@pytest.mark.slow
 def test_streamable_http_on_all_interfaces_accepts_the_machines_names(metaqa_index, tmp_path):
     """--host 0.0.0.0: a client naming the machine (as a remote one does) is served,
     not refused with 421; a rebinding page's name still is."""

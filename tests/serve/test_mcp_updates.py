@@ -79,6 +79,7 @@ def test_in_process_server_follows_updates_while_queried(index_dir):
     assert "acted_in" in str(hood.input_schema)  # the specs follow the new relation
 
 
+@pytest.mark.slow
 def test_stdio_ark_mcp_serves_through_updates_and_compact(index_dir):
     root = index_dir / "idx"
     params = StdioServerParameters(command=ARK[0], args=[*ARK[1:], "mcp", str(root)], env=ENV)

@@ -36,6 +36,7 @@ def expected_counts(trajectory, steps: int) -> tuple[int, int]:  # type: ignore[
     return len(nodes), len(edges)
 
 
+@pytest.mark.slow
 def test_view_embeds_structure_and_names(ark_run, metaqa_index):
     header, rows, details = load_source(ark_run)
     assert header["names"] is True and header["index"] == str(metaqa_index.path)

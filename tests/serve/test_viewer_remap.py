@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from ark.eval import BM25Method, Query, RunStore, run_queries
 from ark.index import build_index, compact_index, open_index, remove_from_index
 from ark.serve.viewer import load_source
@@ -31,6 +33,7 @@ def _run(tmp_path, index):
     return film5
 
 
+@pytest.mark.slow
 def test_a_run_before_a_compact_shows_the_nodes_it_meant(tmp_path):
     (tmp_path / "kb.txt").write_text(KB)
     index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
@@ -46,6 +49,7 @@ def test_a_run_before_a_compact_shows_the_nodes_it_meant(tmp_path):
     assert "remap.npy" in header["index_note"]
 
 
+@pytest.mark.slow
 def test_a_run_before_a_rebuild_shows_no_names_and_says_why(tmp_path):
     (tmp_path / "kb.txt").write_text(KB)
     build_index(tmp_path / "kb.txt", tmp_path / "idx")

@@ -25,6 +25,7 @@ needs_local = pytest.mark.skipif(
 TOOLS = {"search_in_graph", "search_in_neighborhood"}
 
 
+@pytest.mark.slow
 @needs_local
 def test_real_local_model_runs_the_workflow_on_a_metaqa_question(metaqa_index):
     from ark.llm._local import LocalChatModel
