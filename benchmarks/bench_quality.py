@@ -229,9 +229,7 @@ def compare_decoders(args: argparse.Namespace, sets: list[str], extra: dict[str,
         for seed in seeds:
             args.seed, args.label = seed, f"{label}-{decoder}-s{seed}"
             for spec in sets:
-                rows.setdefault((spec.split("=")[0], decoder), {})[seed] = run_set(
-                    args, llm, spec
-                )
+                rows.setdefault((spec.split("=")[0], decoder), {})[seed] = run_set(args, llm, spec)
         del llm
     print(f"\n{decoder_table(rows, seeds, args)}\n\n({time.perf_counter() - started:.0f} s)")
 
