@@ -9,7 +9,15 @@ import typer
 from rich.table import Table
 
 from ark.cli._app import app, index_app
-from ark.cli._output import console, err_console, esc, fail, print_json, stage_progress
+from ark.cli._output import (
+    console,
+    err_console,
+    esc,
+    fail,
+    print_json,
+    stage_callback,
+    stage_progress,
+)
 from ark.errors import ArkError
 from ark.graph import SOURCE_FORMATS
 from ark.index import BM25Params, Index, TokenizerConfig, build_index, open_index
@@ -59,12 +67,7 @@ def index_build(
     if fmt != "auto" and fmt not in SOURCE_FORMATS:
         fail(f"unknown --format {fmt!r}; use auto, {', '.join(SOURCE_FORMATS)}", as_json=as_json)
     with stage_progress(disable=as_json) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
+        progress = stage_callback(bar)
 
         try:
             index = build_index(

@@ -9,7 +9,15 @@ import typer
 
 from ark.cli._app import app
 from ark.cli._llm_opts import PriceInOpt, PriceOutOpt, PricesOpt, prices
-from ark.cli._output import console, err_console, esc, fail, print_json, stage_progress
+from ark.cli._output import (
+    console,
+    err_console,
+    esc,
+    fail,
+    print_json,
+    stage_callback,
+    stage_progress,
+)
 from ark.errors import ArkError
 
 
@@ -89,12 +97,7 @@ def ingest_cmd(
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
     with stage_progress(disable=as_json) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
+        progress = stage_callback(bar)
 
         try:
             report = ingest(

@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape as esc
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from ark._safe import dumps
 
-__all__ = ["console", "err_console", "esc", "fail", "print_json", "stage_progress"]
+__all__ = [
+    "console",
+    "err_console",
+    "esc",
+    "fail",
+    "print_json",
+    "stage_callback",
+    "stage_progress",
+]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -28,6 +44,19 @@ def stage_progress(*, disable: bool = False) -> Progress:
         console=err_console,
         disable=disable,
     )
+
+
+def stage_callback(bar: Progress) -> Callable[[str, int, int], None]:
+    """A ``progress(stage, done, total)`` callback drawing one bar per stage on
+    ``bar`` (the library's long steps report stages this way)."""
+    tasks: dict[str, TaskID] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    return progress
 
 
 def print_json(data: Any) -> None:
