@@ -190,7 +190,7 @@ def observation_tokens(index: Any, tokenize: Any, n: int, seed: int = 0) -> dict
     trajectories of the graph (``ark distill synthesize``, hints and the hop over a set
     on): every call is replayed through a session in each form, so both read the same
     tool results, hints included. Per trajectory and per neighborhood call."""
-    from ark.agent import ToolSession
+    from ark.agent import ChainHints, ToolSession
     from ark.distill.synthesize import SynthConfig, synthesize
 
     totals = {False: 0, True: 0}
@@ -202,8 +202,8 @@ def observation_tokens(index: Any, tokenize: Any, n: int, seed: int = 0) -> dict
             g: ToolSession(
                 index,
                 config=ToolConfig(multi_neighborhood=True, grouped_observations=g),
-                hints=True,
                 question=t.query,
+                observers=[ChainHints(index, t.query)],
             )
             for g in (False, True)
         }

@@ -67,10 +67,14 @@ def test_observers_lines_are_appended_in_order_after_the_session_state(movie_ind
 
 
 @pytest.mark.slow
-def test_the_hints_shorthand_is_the_chain_hints_observer(movie_index):
+def test_hints_are_switched_on_one_way_an_observer_the_strategy_composes(movie_index):
     question = "What genres are the films directed by Robert Zemeckis?"
-    shorthand = ToolSession(movie_index, hints=True, question=question)
-    (hints,) = shorthand.observers
+    # The session has no switch of its own: it knows only the observer protocol.
+    with pytest.raises(TypeError, match="hints"):
+        ToolSession(movie_index, hints=True, question=question)  # type: ignore[call-arg]
+    guided = Agent(movie_index, ScriptedChatModel([]), options=AgentOptions(hints=True))
+    from_strategy = guided.new_session(question)
+    (hints,) = from_strategy.observers
     assert isinstance(hints, ChainHints) and hints.question == question
     composed = ToolSession(movie_index, observers=[ChainHints(movie_index, question)])
     zemeckis = node(movie_index, "Robert Zemeckis")
@@ -81,7 +85,7 @@ def test_the_hints_shorthand_is_the_chain_hints_observer(movie_index):
         ("add_to_answer", {"node_indices": [zemeckis]}),
     ]
     for name, arguments in script:
-        a, b = shorthand.call(name, arguments), composed.call(name, arguments)
+        a, b = from_strategy.call(name, arguments), composed.call(name, arguments)
         assert a.observation == b.observation
         assert "Hint" in a.observation or "Note" in a.observation
 

@@ -134,8 +134,9 @@ class ToolSession:
     ``answer_tools=False`` offers the retrieval tools only (an MCP client keeps its own
     answer); ``detect_repeats=False`` runs a repeated search again instead of pointing
     at the earlier one. ``observers`` append their lines to observations
-    (:class:`~ark.agent.SessionObserver`); ``hints=True`` is the shorthand for adding
-    :class:`ark.agent.hints.ChainHints` over ``question`` first.
+    (:class:`~ark.agent.SessionObserver`), in the order given: the one way to add aids
+    such as the hints of ``ark-guided``
+    (``observers=[ChainHints(index, question)]``), so the session never imports them.
     """
 
     def __init__(
@@ -146,7 +147,6 @@ class ToolSession:
         config: ToolConfig | None = None,
         answer_tools: bool = True,
         detect_repeats: bool = True,
-        hints: bool = False,
         question: str | None = None,
         observers: Sequence[SessionObserver] = (),
     ) -> None:
@@ -156,10 +156,6 @@ class ToolSession:
         self.explored: list[int] = []
         self.index = index
         self.observers: list[SessionObserver] = list(observers)
-        if hints:  # the shorthand distillation, ark.testing users and tests call
-            from ark.agent.hints import ChainHints
-
-            self.observers.insert(0, ChainHints(index, question))
         self.tools = tools or GraphTools(index)
         self.config = config or ToolConfig()
         self.specs = tool_specs(index.schema, self.config, answer_tools=answer_tools)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ark.agent import ToolConfig, ToolSession, system_prompt
+from ark.agent import ChainHints, ToolConfig, ToolSession, system_prompt
 from ark.distill._paths import MAX_ANSWERS, MAX_FRONTIER, MAX_K, Path_, PathSampler, follow
 from ark.distill._questions import (
     Hop,
@@ -96,8 +96,8 @@ class Oracle:
             self.index,
             tools=self.tools,
             config=self.tool_config,
-            hints=cfg.hints,
             question=path.question if cfg.hints else None,
+            observers=[ChainHints(self.index, path.question)] if cfg.hints else [],
         )
         messages = [
             Message(role="system", content=self.system),
