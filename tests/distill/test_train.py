@@ -72,8 +72,9 @@ def test_trains_upper_layers_and_records_its_prompt(sft_file, tiny_model_dir, tm
 @pytest.mark.slow
 def test_checkpoint_and_resume_equal_an_uninterrupted_run(sft_file, tiny_model_dir, tmp_path):
     whole = train(sft_file, tiny_model_dir, tmp_path / "whole", tiny_config())
-    first = train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config(), max_steps=2)
+    first = train(sft_file, tiny_model_dir, tmp_path / "split", tiny_config(), train_steps=2)
     assert not first["finished"] and first["step"] == 2
+    assert first["stop_reason"] == "train_steps"
     state = json.loads((tmp_path / "split" / "checkpoint" / "state.json").read_text())
     assert state["step"] == 2 and state["position"] == 4
     with pytest.raises(Exception, match="resume"):
@@ -128,7 +129,7 @@ def test_a_background_run_logs_a_line_per_step(sft_file, tiny_model_dir, tmp_pat
     from ark.cli import app
 
     args = ["distill", "train", str(sft_file), "--base", str(tiny_model_dir)]
-    args += ["-o", str(tmp_path / "a"), "--max-steps", "2", "--grad-accum", "1"]
+    args += ["-o", str(tmp_path / "a"), "--train-steps", "2", "--grad-accum", "1"]
     args += ["--token-budget", "100000", "--dtype", "fp32", "--rank", "4"]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output

@@ -54,7 +54,7 @@ def train_cmd(
         float | None, typer.Option(help="Held-out share for validation/early stop.")
     ] = None,
     checkpoint_every: Annotated[int | None, typer.Option(help="Optimizer steps.")] = None,
-    max_steps: Annotated[
+    train_steps: Annotated[
         int | None, typer.Option(help="Stop after N optimizer steps in this call.")
     ] = None,
     threads: Annotated[int | None, typer.Option(help="CPU threads.")] = None,
@@ -121,7 +121,7 @@ def train_cmd(
                 )
 
             meta = train(
-                sft, base_path, out, cfg, resume=resume, max_steps=max_steps, progress=show
+                sft, base_path, out, cfg, resume=resume, train_steps=train_steps, progress=show
             )
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)

@@ -158,12 +158,12 @@ def train(
     cfg: TrainConfig,
     *,
     resume: bool = False,
-    max_steps: int | None = None,
+    train_steps: int | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Train a LoRA adapter into ``out``; returns its metadata (also ``out/ark_adapter.json``).
 
-    ``max_steps`` stops after that many optimizer steps in this call (measurements,
+    ``train_steps`` stops after that many optimizer steps in this call (measurements,
     tests); a later call with ``resume=True`` continues from the last checkpoint.
     """
     import torch
@@ -252,8 +252,8 @@ def train(
                     _save_checkpoint(ckpt, model, opt, state)
                     break
                 _save_checkpoint(ckpt, model, opt, state)
-            if max_steps is not None and steps_here >= max_steps:
-                stop_reason = "max_steps"
+            if train_steps is not None and steps_here >= train_steps:
+                stop_reason = "train_steps"
                 break
     state.elapsed_s = time.perf_counter() - started
     _save_checkpoint(ckpt, model, opt, state)
@@ -275,7 +275,7 @@ def train(
         "records": len(records),
         "val_records": len(val),
         "stop_reason": stop_reason,
-        "finished": stop_reason != "max_steps",
+        "finished": stop_reason != "train_steps",
         "load_s": round(load_s, 1),
         "device": device,
         "dtype": str(dtype).removeprefix("torch."),
