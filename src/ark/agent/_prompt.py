@@ -70,9 +70,9 @@ def system_prompt(
             if relation is not None:
                 name, source, target = relation
                 line += (
-                    f" Example: to get the {target} nodes linked to a {source} by {name}, call "
-                    f'search_in_neighborhood(node_index=<index of the {source}>, edge_type="'
-                    f'{name}", node_type="{target}").'
+                    f" Example: to get the {source} nodes linked to a {target} by {name}, call "
+                    f'search_in_neighborhood(node_index=<index of the {target}>, edge_type="'
+                    f'{name}", node_type="{source}").'
                 )
         if tools.neighbor_query and schema.lists_relations:
             line += " query ranks the neighbors by keyword relevance."
@@ -178,12 +178,15 @@ def open_filters_text(schema: Schema) -> str:
 
 
 def _example_relation(schema: Schema) -> tuple[str, str, str] | None:
-    """The most common relation between two different types, to illustrate filters."""
+    """The most common relation between two different types, to illustrate filters, as
+    ``(name, source type, target type)``. The prompt's example walks it backwards, from
+    a target node to its sources (``search_in_neighborhood`` follows edges both ways),
+    as it always has: the prompt's text is unchanged since it was first measured."""
     pairs = [r for r in schema.relations if r.source_type != r.target_type and r.count]
     if not pairs:
         return None
     best = max(pairs, key=lambda r: r.count)
-    return best.name, best.target_type, best.source_type
+    return best.name, best.source_type, best.target_type
 
 
 def _chain(schema: Schema) -> tuple[str, str, str, str, str] | None:
