@@ -1,8 +1,8 @@
 """BM25 over node text: a vectorised builder and a compiled, pruning scorer.
 
-The index *is* a bm25s index: the same scoring functions (looked up by name in
-``bm25s.scoring``), the same CSC layout and the same files, so ``bm25s.BM25.load``
-opens it (a parity test checks that both rank alike). What differs is speed:
+The index *is* a bm25s index: the same scoring formulas (``_scoring.py``, bit-identical
+to bm25s's), the same CSC layout and the same files, so ``bm25s.BM25.load`` opens it (a
+parity test checks that both rank alike). What differs is speed:
 
 * building counts term frequencies with numpy over chunks of documents instead of
   a Python loop per document;
@@ -21,8 +21,8 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
-from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
+from ark.index import _scoring
 from ark.index._tokenize import Tokenizer
 
 BM25_FILES = {
@@ -372,17 +372,11 @@ def build_bm25(
         progress("scoring", 0, 1)
     n_vocab = len(vocab)
     df = np.bincount(term, minlength=n_vocab)
-    idf_fn = np.vectorize(_select_idf_scorer(params.method), otypes=[np.float64])
-    idf = idf_fn(df, n_docs).astype(np.float32) if n_vocab else np.zeros(0, np.float32)
+    idf = _scoring.idf(df, n_docs, params.method)
     avg_len = float(doc_len.mean()) if n_docs else 0.0
-    tfc = _select_tfc_scorer(params.method)
-    weights = idf[term] * tfc(
-        tf_array=tf.astype(np.float32),
-        l_d=doc_len[doc].astype(np.float32),
-        l_avg=np.float32(avg_len),
-        k1=params.k1,
-        b=params.b,
-    ).astype(np.float32)
+    weights = _scoring.weights(
+        idf[term], tf, doc_len[doc], avg_len, params.k1, params.b, params.method
+    )
     # Term-major order; stable so each term's documents stay ascending.
     order = np.argsort(term, kind="stable")
     data = weights[order].astype(np.float32)

@@ -1,14 +1,14 @@
 """The whole graph's BM25 statistics after updates, and the added nodes' postings
-weighted with them: computed with bm25s's own functions, so that the weights are the
-bits a rebuild would store."""
+weighted with them: computed with the build's own formulas (``_scoring.py``), so that
+the weights are the bits a rebuild would store."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
+from ark.index import _scoring
 from ark.index._bm25 import BM25Index, BM25Params
 
 #: Methods whose length part has the form ``tf / (tf + K)`` (times a constant) and
@@ -34,21 +34,12 @@ def exact_weights(
 ) -> np.ndarray:
     """``idf * tfc`` as ``build_bm25`` computes them (same functions, same dtypes):
     bit-identical to a rebuild's stored weights."""
-    tfc = _select_tfc_scorer(params.method)(
-        tf_array=np.asarray(tf).astype(np.float32),
-        l_d=np.asarray(lengths).astype(np.float32),
-        l_avg=np.float32(stats.avg_len),
-        k1=params.k1,
-        b=params.b,
-    ).astype(np.float32)
-    return (np.asarray(idf, dtype=np.float32) * tfc).astype(np.float32)
+    return _scoring.weights(idf, tf, lengths, stats.avg_len, params.k1, params.b, params.method)
 
 
 def idf_of(df: np.ndarray | int, n_docs: int, method: str) -> np.ndarray:
     """float32 idf, as ``build_bm25`` computes it (float64 then cast)."""
-    fn = _select_idf_scorer(method)
-    values = np.atleast_1d(np.asarray(df, dtype=np.int64))
-    return np.asarray([fn(int(d), n_docs) for d in values.tolist()], np.float64).astype(np.float32)
+    return _scoring.idf(df, n_docs, method)
 
 
 def delta_index(
