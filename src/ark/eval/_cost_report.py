@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.cost import run_cost
+from ark.eval._tables import markdown_table, write_csv
 
 
 def cost_rows(runs: list[Any]) -> list[dict[str, Any]]:
@@ -42,16 +43,14 @@ def cost_rows(runs: list[Any]) -> list[dict[str, Any]]:
 def write_cost_report(runs: list[Any], out: Path, *, plotting: bool = True) -> str:
     """``cost.csv`` and (with matplotlib) ``quality_vs_cost.png``; returns the Markdown
     section ('' when no run called a model)."""
-    from ark.eval.report import _csv, _markdown
-
     rows = cost_rows(runs)
     if not any(r["llm_calls/q"] or r["cache_hits/q"] for r in rows):
         return ""
-    _csv(out / "cost.csv", rows)
+    write_csv(out / "cost.csv", rows)
     if not plotting:
-        return "\n## Cost per query\n\n" + _markdown(rows)
+        return "\n## Cost per query\n\n" + markdown_table(rows)
     _plot(rows, out / "quality_vs_cost.png")
-    return "\n## Cost per query (quality_vs_cost.png)\n\n" + _markdown(rows)
+    return "\n## Cost per query (quality_vs_cost.png)\n\n" + markdown_table(rows)
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ark.eval._tables import markdown_table, write_csv
 from ark.profile import run_profile
 
 
@@ -41,16 +42,14 @@ def profile_rows(runs: list[Any]) -> list[dict[str, Any]]:
 
 def write_profile_report(runs: list[Any], out: Path) -> str:
     """``profile.csv``; returns the Markdown section ('' when no run was profiled)."""
-    from ark.eval.report import _csv, _markdown
-
     rows = profile_rows(runs)
     if not rows:
         return ""
-    _csv(out / "profile.csv", rows)
+    write_csv(out / "profile.csv", rows)
     return (
         "\n## Time per step (profile)\n\n"
         "Mean seconds per step by phase — prompt evaluation, decoding (sampling and "
         "grammar included), saved KV state, what the backend did not split (a server), "
         "tools — and prompt tokens sent, evaluated and reused from the KV cache.\n\n"
-        + _markdown(rows)
+        + markdown_table(rows)
     )

@@ -16,7 +16,6 @@ Everything here is derived from a run's records and trajectories; nothing re-run
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from pathlib import Path
@@ -24,7 +23,10 @@ from typing import Any
 
 from ark._safe import clean_text
 from ark.errors import ArkError
+from ark.eval._cost_report import write_cost_report
+from ark.eval._profile_report import write_profile_report
 from ark.eval._runstore import TRAJECTORIES_FILE, read_records
+from ark.eval._tables import markdown_table, write_csv
 from ark.eval.metrics import ALL_MEASURES, MEASURES
 from ark.trajectory import Trajectory, read_trajectories
 
@@ -182,25 +184,23 @@ def _write_report(run_dirs: list[Path], out: Path, plots: bool | None) -> str:
             }
         )
     usage = [{"run": r.name, "method": r.method, **tool_use(r)} for r in runs if r.trajectories]
-    text = "## Comparison\n\n" + _markdown(rows)
-    _csv(out / "comparison.csv", rows)
+    text = "## Comparison\n\n" + markdown_table(rows)
+    write_csv(out / "comparison.csv", rows)
     if usage:
-        text += "\n## Tool use (figure 3, tables 9 and 10; figure 5 as mean calls)\n\n" + _markdown(
-            [{k: (round(v, 1) if isinstance(v, float) else v) for k, v in u.items()} for u in usage]
-        )
-        _csv(out / "tool_use.csv", usage)
+        shown = [
+            {k: round(v, 1) if isinstance(v, float) else v for k, v in u.items()} for u in usage
+        ]
+        text += "\n## Tool use (figure 3, tables 9 and 10; figure 5 as mean calls)\n\n"
+        text += markdown_table(shown)
+        write_csv(out / "tool_use.csv", usage)
         if plotting:
             _plots(runs, usage, out)
-    from ark.eval._cost_report import write_cost_report  # quality against cost (issue 16)
-
     text += write_cost_report(runs, out, plotting=plotting)
-    from ark.eval._profile_report import write_profile_report  # where the time went (31)
-
     text += write_profile_report(runs, out)
     grid = _sweep(runs)
     if grid:
-        text += "\n## Budget sweep (figure 2)\n\n" + _markdown(grid)
-        _csv(out / "sweep.csv", grid)
+        text += "\n## Budget sweep (figure 2)\n\n" + markdown_table(grid)
+        write_csv(out / "sweep.csv", grid)
         if plotting:
             _sweep_plot(grid, out / "sweep.png")
     notes = [n for r in runs for n in r.notes]
@@ -314,21 +314,3 @@ def _sweep_plot(grid: list[dict[str, Any]], path: Path) -> None:
 def _seconds(value: float) -> float:
     """Three significant digits: 0.000512, 0.232, 118.8 — enough to compare methods."""
     return float(f"{value:.3g}") if value < 100 else round(value, 1)
-
-
-def _markdown(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return "(no rows)\n"
-    keys = [k for k in rows[0] if k != "path"]
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += [
-        "| " + " | ".join("-" if r[k] is None else str(r[k]) for k in keys) + " |" for r in rows
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="", encoding="utf-8", errors="replace") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
