@@ -1,10 +1,10 @@
 """A hop over a set: search_in_neighborhood over several node indices (an option)."""
 
 import pytest
+from ark.llm._local import tool_call_grammar
 
 from _helpers import node
 from ark.agent import ToolSession
-from ark.llm._local import tool_call_grammar
 from ark.tools import (
     MAX_CENTERS,
     GraphTools,
@@ -12,7 +12,6 @@ from ark.tools import (
     SearchResult,
     ToolConfig,
     ToolError,
-    neighborhood_over_set,
     tool_specs,
 )
 
@@ -27,7 +26,7 @@ def zemeckis_films(index) -> list[int]:
 def test_merges_neighborhoods_ranked_by_centers_reaching_each_neighbor(metaqa_index):
     tools = GraphTools(metaqa_index)
     films = zemeckis_films(metaqa_index)
-    result = neighborhood_over_set(tools, films, edge_type="has_genre")
+    result = tools.neighborhood_over_set(films, edge_type="has_genre")
     assert isinstance(result, MultiNeighborhoodResult)
     # Every genre of every film is there once, with the films it came from.
     expected: dict[int, set[int]] = {}
@@ -47,22 +46,22 @@ def test_merges_neighborhoods_ranked_by_centers_reaching_each_neighbor(metaqa_in
 def test_one_index_is_the_paper_tool_and_k_cuts_the_merged_list(metaqa_index):
     tools = GraphTools(metaqa_index)
     films = zemeckis_films(metaqa_index)
-    single = neighborhood_over_set(tools, [films[0]], edge_type="has_genre")
+    single = tools.neighborhood_over_set([films[0]], edge_type="has_genre")
     assert isinstance(single, SearchResult) and single.center.index == films[0]
-    cut = neighborhood_over_set(tools, films, edge_type="has_genre", k=2)
+    cut = tools.neighborhood_over_set(films, edge_type="has_genre", k=2)
     assert len(cut.merged) == 2 and cut.total > 2
 
 
 def test_bad_members_are_reported_like_the_single_node_tool(metaqa_index):
     tools = GraphTools(metaqa_index)
     films = zemeckis_films(metaqa_index)
-    bad = neighborhood_over_set(tools, [films[0], 10**9])
+    bad = tools.neighborhood_over_set([films[0], 10**9])
     assert isinstance(bad, ToolError) and bad.code == "unknown_node"
-    assert neighborhood_over_set(tools, [films[0], "x"]).code == "bad_argument"
-    assert neighborhood_over_set(tools, []).code == "bad_argument"
-    assert neighborhood_over_set(tools, list(range(MAX_CENTERS + 1))).code == "bad_argument"
-    assert neighborhood_over_set(tools, films, k=0).code == "bad_k"
-    typo = neighborhood_over_set(tools, films, edge_type="has_genres")
+    assert tools.neighborhood_over_set([films[0], "x"]).code == "bad_argument"
+    assert tools.neighborhood_over_set([]).code == "bad_argument"
+    assert tools.neighborhood_over_set(list(range(MAX_CENTERS + 1))).code == "bad_argument"
+    assert tools.neighborhood_over_set(films, k=0).code == "bad_k"
+    typo = tools.neighborhood_over_set(films, edge_type="has_genres")
     assert typo.code == "unknown_edge_type" and "has_genre" in typo.suggestions
 
 
@@ -122,7 +121,7 @@ def test_hubs_are_merged_whole_so_counts_and_totals_are_exact(hubs, query):
     alpha, beta = node(hubs, "Alpha"), node(hubs, "Beta")
     shared = {node(hubs, f"Item {i}") for i in range(5900, 6000)}
     assert len(tools.graph.neighborhood(alpha).neighbors) == 6000
-    result = neighborhood_over_set(tools, [alpha, beta], query=query, k=100)
+    result = tools.neighborhood_over_set([alpha, beta], query=query, k=100)
     assert isinstance(result, MultiNeighborhoodResult)
     assert result.total == 6000  # the union, not what survived a cut per center
     assert {m.hit.index for m in result.merged} == shared  # reached by both: first

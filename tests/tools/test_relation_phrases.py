@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from _phrase_graph import phrase_index
-from ark.tools import GraphTools, SearchResult, ToolError, neighborhood_over_set, tool_specs
+from ark.tools import GraphTools, SearchResult, ToolError, tool_specs
 from ark.tools._phrases import MAX_MATCHED, RelationPhrases
 
 N_RELATIONS = 3000
@@ -116,10 +116,10 @@ def test_a_query_ranks_by_the_relation_phrase_too(tools):
 
 def test_the_hop_over_a_set_matches_phrases_and_ranks_by_relation_too(tools):
     ann, shore = idx(tools, "Ann Lee"), idx(tools, "The Silent Shore")
-    result = neighborhood_over_set(tools, [ann, shore], edge_type="publish")
+    result = tools.neighborhood_over_set([ann, shore], edge_type="publish")
     assert [h.name for h in result.hits] == ["Blue House"]
     assert "edge_type 'publish' matched: published by (lemma)" in result.render()
-    ranked = neighborhood_over_set(tools, [ann, shore], query="born", node_type="entity")
+    ranked = tools.neighborhood_over_set([ann, shore], query="born", node_type="entity")
     assert ranked.hits[0].name == "Port Vale"
 
 

@@ -34,7 +34,6 @@ from ark.tools import (
     ToolResult,
     allowed_arguments,
     argument_defaults,
-    neighborhood_over_set,
     tool_specs,
 )
 
@@ -258,8 +257,7 @@ class ToolSession:
             and isinstance(arguments.get("node_index"), list)
         )
         if multi:
-            result = neighborhood_over_set(
-                self.tools,
+            result = self.tools.neighborhood_over_set(
                 arguments["node_index"],
                 **{k: v for k, v in arguments.items() if k != "node_index"},
             )

@@ -1,9 +1,16 @@
 """ARK's two tools: global search and neighborhood exploration."""
 
 from ark.tools._errors import ERROR_CODES, ErrorCode
-from ark.tools._multi import MAX_CENTERS, MultiNeighborhoodResult, neighborhood_over_set
 from ark.tools._phrases import PhraseMatch, RelationPhrases
-from ark.tools._results import NAME_CHARS, NodeHit, Relation, SearchResult, ToolError, ToolResult
+from ark.tools._results import (
+    NAME_CHARS,
+    MultiNeighborhoodResult,
+    NodeHit,
+    Relation,
+    SearchResult,
+    ToolError,
+    ToolResult,
+)
 from ark.tools._specs import (
     ANSWER_TOOL_SPECS,
     MAX_ADD,
@@ -13,7 +20,7 @@ from ark.tools._specs import (
     argument_defaults,
     tool_specs,
 )
-from ark.tools._tools import GLOBAL_K, MAX_K, MAX_QUERY_CHARS, NEIGHBOR_K, GraphTools
+from ark.tools._tools import GLOBAL_K, MAX_CENTERS, MAX_K, MAX_QUERY_CHARS, NEIGHBOR_K, GraphTools
 
 __all__ = [
     "ANSWER_TOOL_SPECS",
@@ -39,6 +46,5 @@ __all__ = [
     "ToolResult",
     "allowed_arguments",
     "argument_defaults",
-    "neighborhood_over_set",
     "tool_specs",
 ]

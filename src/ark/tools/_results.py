@@ -1,8 +1,10 @@
-"""Typed tool results and their compact text form for an LLM."""
+"""Typed tool results and their compact text form for an LLM: one node's or the
+whole graph's (:class:`SearchResult`), a set of nodes' merged neighborhoods
+(:class:`MultiNeighborhoodResult`), and errors (:class:`ToolError`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -251,3 +253,115 @@ def _filters(arguments: dict[str, Any]) -> str:
                 names = value if isinstance(value, list | tuple) else [value]
                 parts.append(f"{key}={', '.join(map(str, names))}")
     return f" [{'; '.join(parts)}]" if parts else ""
+
+
+# -- the hop over a set --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MergedHit:
+    """A neighbor reached from one or more of the centers."""
+
+    hit: NodeHit
+    centers: tuple[int, ...]
+    #: Per center in ``centers``, the relations linking it to the neighbor (``hit``'s
+    #: relations are their union): which edge each center reached it by, for evidence.
+    via: tuple[tuple[Relation, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MultiNeighborhoodResult:
+    """The merged neighborhoods of ``centers``; ``total`` distinct neighbors before the cut."""
+
+    tool: str
+    arguments: dict[str, Any]
+    merged: tuple[MergedHit, ...]
+    total: int
+    centers: tuple[NodeHit, ...]
+    ok: Literal[True] = True
+    center: None = None
+    available: tuple[tuple[str, str, str, int], ...] = ()
+    #: Lines shown after the heading: what an ``edge_type`` phrase matched.
+    notes: tuple[str, ...] = ()
+
+    @property
+    def hits(self) -> tuple[NodeHit, ...]:
+        return tuple(m.hit for m in self.merged)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "centers": [c.index for c in self.centers],
+            "results": [
+                {**m.hit.to_dict(with_relations=True), "centers": list(m.centers)}
+                for m in self.merged
+            ],
+            "total": self.total,
+        }
+
+    def render(self, grouped: bool = False) -> str:
+        """One line per neighbor, or (``grouped``) per relations and type, each member
+        with its centers."""
+        n = len(self.centers)
+        head = (
+            f"Neighbors of {n} node{'s' if n != 1 else ''} "
+            f"({', '.join(f'[{c.index}]' for c in self.centers)}){_filters(self.arguments)}: "
+            f"{_count(len(self.merged), self.total, 'distinct neighbor')}."
+        )
+        lines = [head, *self.notes]
+        if self.available:
+            lines.append(
+                "No neighbor matches these filters. These nodes' neighbors are: "
+                + "; ".join(f"{c} {t} via {r}({d})" for t, r, d, c in self.available[:8])
+                + "."
+            )
+            fix = self._suggested_filters()
+            if fix is not None:
+                ids = [c.index for c in self.centers]
+                lines.append(
+                    f'Try search_in_neighborhood(node_index={ids}, edge_type="{fix[0]}", '
+                    f'node_type="{fix[1]}").'
+                )
+        ranked = bool(self.arguments.get("query"))
+        if grouped and not any(m.hit.snippet for m in self.merged):
+            # Centers differ from neighbor to neighbor: said per member, after a "; ".
+            lines += grouped_lines(
+                (
+                    (
+                        _via(m.hit.relations, m.hit.type),
+                        f"{_member(m.hit, ranked)} from {_from(m.centers, n)}",
+                    )
+                    for m in self.merged
+                ),
+                sep="; ",
+            )
+            return "\n".join(lines)
+        for m in self.merged:
+            h = m.hit
+            line = f"[{h.index}] {h.name} ({h.type})"
+            if ranked:
+                line += f" score={h.score:.2f}"
+            if h.relations:
+                line += " via " + relations_text(h.relations)
+            line += f" from {_from(m.centers, n)}"
+            lines.append(line)
+        return "\n".join(lines)
+
+    def _suggested_filters(self) -> tuple[str, str] | None:
+        """Keep one of the two filters and fix the other, preferring to keep node_type:
+        after a hop, the type asked for is what a model most often gets right (a 1.5B
+        model asked for genres with has_tags; has_genre is the fix, not tags)."""
+        wanted_edges = _names(self.arguments.get("edge_type"))
+        wanted_types = _names(self.arguments.get("node_type"))
+        for keep_type in (True, False):
+            for t, r, _, _ in self.available:  # most common first
+                if (t.casefold() in wanted_types) == keep_type and (
+                    r.casefold() in wanted_edges
+                ) != keep_type:
+                    return r, t
+        return None
+
+
+def _from(centers: Sequence[int], n: int) -> str:
+    if len(centers) <= 3:
+        return ", ".join(f"[{c}]" for c in centers)
+    return f"{len(centers)} of {n}"

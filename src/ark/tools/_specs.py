@@ -196,7 +196,7 @@ def tool_specs(
                 props.pop("node_type")
                 props.pop("edge_type")
         if name == "search_in_neighborhood" and config.multi_neighborhood:
-            from ark.tools._multi import MAX_CENTERS
+            from ark.tools._tools import MAX_CENTERS
 
             node = spec["parameters"]["properties"]["node_index"]
             single = {"type": "integer", "minimum": 0}

@@ -21,6 +21,8 @@ from ark.index import BM25Index, Index
 from ark.tools._errors import ErrorCode
 from ark.tools._phrases import MAX_SHOWN, PhraseMatch, RelationPhrases
 from ark.tools._results import (
+    MergedHit,
+    MultiNeighborhoodResult,
     NodeHit,
     Relation,
     SearchResult,
@@ -38,6 +40,9 @@ TIE_MARGIN = 10
 #: Longest query searched: a longer one is cut here, and the observation says so
 #: (a megabyte of query text took seconds to score and is never a real question).
 MAX_QUERY_CHARS = 2000
+#: Most centers one hop over a set explores (the schema bounds the list, so decoding
+#: cannot loop).
+MAX_CENTERS = 50
 
 
 def _query_note(query: str) -> tuple[str, ...]:
@@ -59,7 +64,8 @@ def cap_query(query: str) -> str:
 
 
 class GraphTools:
-    """``search_in_graph`` and ``search_in_neighborhood`` bound to one index."""
+    """``search_in_graph`` and ``search_in_neighborhood`` bound to one index, and the
+    hop over a set (:meth:`neighborhood_over_set`)."""
 
     def __init__(self, index: Index, *, snippet_chars: int = SNIPPET_CHARS, max_k: int = MAX_K):
         self.index = index
@@ -265,6 +271,144 @@ class GraphTools:
             notes=notes,
             matched=tuple(matched),
         )
+
+    def neighborhood_over_set(
+        self,
+        node_indices: Sequence[Any],
+        *,
+        query: str | None = None,
+        node_type: Any = None,
+        edge_type: Any = None,
+        k: int = NEIGHBOR_K,
+    ) -> MultiNeighborhoodResult | ToolError | SearchResult:
+        """The hop over a set: :meth:`search_in_neighborhood` of several nodes at once,
+        their neighborhoods merged, each neighbor naming the centers it was reached from.
+
+        Why: "the genres of the films directed by X" needs one neighborhood per film
+        with the paper's tool, and a small model with a step budget rarely gets there.
+        Offered as an option (``ToolConfig(multi_neighborhood=True)``: the session sends
+        a list ``node_index`` here). A single index is the paper's tool unchanged.
+        Neighbors are ranked by the number of centers reaching them, then by BM25 score
+        of ``query``, then by index; the first bad index, type name or ``k`` is reported
+        as the single-node tool reports it.
+        """
+        tool = "search_in_neighborhood"
+        centers: list[int] = []
+        for value in node_indices:
+            node = as_int(value)
+            if node is None:
+                return ToolError(
+                    tool, ErrorCode.BAD_ARGUMENT, f"node index {value!r} is not an integer."
+                )
+            if node not in centers:
+                centers.append(node)
+        if not centers:
+            return ToolError(tool, ErrorCode.BAD_ARGUMENT, "node_index is an empty list.")
+        if len(centers) > MAX_CENTERS:
+            return ToolError(
+                tool,
+                ErrorCode.BAD_ARGUMENT,
+                f"{len(centers)} node indices given, at most {MAX_CENTERS} per call.",
+            )
+        filters = {"query": query, "node_type": node_type, "edge_type": edge_type}
+        if (err := self._check_k(tool, k)) is not None:
+            return err
+        if len(centers) == 1:
+            return self.search_in_neighborhood(centers[0], k=k, **filters)
+        for c in centers:
+            if (err := self._check_node(tool, c)) is not None:
+                return err
+        if query is not None and not isinstance(query, str):
+            return ToolError(tool, ErrorCode.BAD_ARGUMENT, "query must be a string or omitted.")
+        graph = self.graph
+        type_ids = self._resolve(tool, "node_type", node_type, graph.node_type_names)
+        if isinstance(type_ids, ToolError):
+            return type_ids
+        matched: list[PhraseMatch] = []
+        rel_ids = self._resolve(tool, "edge_type", edge_type, graph.relation_names, matched=matched)
+        if isinstance(rel_ids, ToolError):
+            return rel_ids
+        # Every neighbor of every center, however many (a hub's included): the count of
+        # centers reaching a node and the total are exact, and only the k shown are built.
+        hoods = [graph.neighborhood(c, type_ids, rel_ids) for c in centers]
+        every = np.concatenate([h.neighbors for h in hoods])
+        if len(every) * 8 > graph.n_nodes:  # hubs: counting beats sorting millions
+            per_node = np.bincount(every)
+            reached = np.flatnonzero(per_node)
+            counts = per_node[reached]
+        else:
+            reached, counts = np.unique(every, return_counts=True)
+        if query is not None:
+            query = cap_query(query)
+        terms = self.bm25.query_terms(query) if query and query.strip() else None
+        if terms is not None and len(terms) and len(reached):
+            scores = np.asarray(self.bm25.score_docs(terms, reached), dtype=np.float64)
+        else:
+            scores = np.zeros(len(reached), dtype=np.float64)
+        share = self._set_relation_share(hoods, reached, query)
+        if share is not None:  # free-text relations: the phrase linking counts too
+            scores = with_relation_share(scores, share).astype(np.float64)
+        order = np.lexsort((reached, -scores, -counts))[:k]
+        chosen = reached[order]
+        from_centers: dict[int, list[int]] = {int(n): [] for n in chosen.tolist()}
+        relations: dict[int, dict[Relation, None]] = {int(n): {} for n in chosen.tolist()}
+        via: dict[int, list[tuple[Relation, ...]]] = {int(n): [] for n in chosen.tolist()}
+        for c, hood in zip(centers, hoods, strict=True):
+            at = np.searchsorted(hood.neighbors, chosen)  # neighbors are sorted ascending
+            inside = at < len(hood.neighbors)
+            found = inside.copy()
+            found[inside] = hood.neighbors[at[inside]] == chosen[inside]
+            nodes, positions = chosen[found].tolist(), at[found].tolist()
+            for n, rels in zip(nodes, self._relations(hood, positions), strict=True):
+                from_centers[n].append(c)
+                relations[n].update(dict.fromkeys(rels))
+                via[n].append(tuple(rels))
+        ids = chosen.tolist()
+        hits = self._hits(chosen, scores[order], [tuple(relations[n]) for n in ids])
+        merged = tuple(
+            MergedHit(h, tuple(from_centers[n]), tuple(via[n]))
+            for h, n in zip(hits, ids, strict=True)
+        )
+        center_hits = [self._hit(c) for c in centers]
+        args = {"node_index": centers, **filters, "k": int(k)}
+        available: tuple[tuple[str, str, str, int], ...] = ()
+        if not len(reached) and (node_type is not None or edge_type is not None):
+            counts: dict[tuple[str, str, str], int] = {}
+            for c in centers:
+                for t, r, d, n in self.links(c):
+                    counts[(t, r, d)] = counts.get((t, r, d), 0) + n
+            available = tuple(
+                (t, r, d, n) for (t, r, d), n in sorted(counts.items(), key=lambda x: -x[1])
+            )
+        return MultiNeighborhoodResult(
+            tool,
+            args,
+            merged,
+            len(reached),
+            tuple(center_hits),
+            available=available,
+            notes=tuple(m.note() for m in matched),
+        )
+
+    def _set_relation_share(
+        self, hoods: Sequence[Neighborhood], reached: np.ndarray, query: str | None
+    ) -> np.ndarray | None:
+        """Per node of ``reached`` (ascending), the best relation share over the centers'
+        neighborhoods (:meth:`_relation_share`); ``None`` where the single-node tool
+        would not rank by relation phrases."""
+        if not len(reached):
+            return None
+        out = np.zeros(len(reached), dtype=np.float32)
+        found = False
+        for hood in hoods:
+            if not len(hood.neighbors):
+                continue
+            share = self._relation_share(hood, query)
+            if share is None:
+                continue
+            found = True
+            np.maximum.at(out, np.searchsorted(reached, hood.neighbors), share)
+        return out if found else None
 
     def _relation_share(self, hood: Neighborhood, query: str | None) -> np.ndarray | None:
         """Per neighbor of ``hood``, the share of ``query``'s content words (compared by
