@@ -172,7 +172,7 @@ def test_a_repeated_search_is_pointed_out(movie_index):
 
 
 def test_add_to_answer_takes_at_most_max_add_per_call(movie_index):
-    from ark.agent._specs import MAX_ADD
+    from ark.tools import MAX_ADD
 
     drama = node(movie_index, "Drama")
     model = ScriptedChatModel(

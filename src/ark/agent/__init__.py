@@ -3,6 +3,7 @@ protocol, ARK's loop as one strategy, parallel agents, and fusion of their answe
 
 from ark.agent._adapters import AdapterSettings, adapter_metadata, adapter_settings
 from ark.agent._agent import Agent, AgentOptions
+from ark.agent._agent_tools import agent_tool_specs
 from ark.agent._evidence import (
     Addition,
     EvidencePath,
@@ -20,7 +21,6 @@ from ark.agent._passages import EvidencePassage, evidence_passages
 from ark.agent._prompt import system_prompt
 from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
 from ark.agent._session import CallOutcome, ToolSession, normalise_arguments
-from ark.agent._specs import ANSWER_TOOL_SPECS, ToolConfig, agent_tool_specs
 from ark.agent._strategy import (
     ENTRY_POINT_GROUP,
     AgentConfig,
@@ -37,6 +37,7 @@ from ark.agent._strategy import (
 )
 from ark.agent.graphsearch import GraphSearch, GraphSearchConfig
 from ark.agent.hints import ChainHints
+from ark.tools import ANSWER_TOOL_SPECS, ToolConfig
 
 #: The built-in strategies' default agent counts, for code that read this table;
 #: the registry is the source (``strategy_info(name).default_agents``), and knows

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ark.agent._specs import ToolConfig
 from ark.graph import Schema
 from ark.graph._schema import LISTED_RELATIONS
 from ark.index import Index
-from ark.tools import GraphTools, SearchResult
+from ark.tools import GraphTools, SearchResult, ToolConfig
 
 #: Prompt variants: ``full`` (the paper's strategies spelled out, for off-the-shelf
 #: models) and ``short`` (schema, the answer rule and the step budget; for a student

@@ -9,9 +9,14 @@ title and text) lives here, with the generic JSONL question format and the one p
 :func:`load_dataset`.
 """
 
+from ark.datasets._load_dataset import (
+    DOCUMENT_DATASETS,
+    default_split,
+    is_document_dataset,
+    load_dataset,
+)
 from ark.datasets._passages import PassageMatcher
 from ark.datasets._queries import Query, load_jsonl, name_lookup, sample
-from ark.datasets._specs import DOCUMENT_DATASETS, default_split, is_document_dataset, load_dataset
 from ark.datasets.hotpotqa import load_hotpotqa
 from ark.datasets.metaqa import METAQA_SCHEMA, default_metaqa_dir, load_metaqa
 from ark.datasets.musique import load_musique

@@ -1,13 +1,12 @@
-"""The agent's tools, re-exported from their one home in ``ark.tools``."""
+"""The tools an agent is offered: the retrieval tools and the answer tools
+(``add_to_answer``, ``finish``), from their one definition in ``ark.tools``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ark.graph import Schema
-from ark.tools import ANSWER_TOOL_SPECS, MAX_ADD, ToolConfig, allowed_arguments, tool_specs
-
-__all__ = ["ANSWER_TOOL_SPECS", "MAX_ADD", "ToolConfig", "agent_tool_specs", "allowed_arguments"]
+from ark.tools import ToolConfig, tool_specs
 
 
 def agent_tool_specs(schema: Schema | None, tools: ToolConfig) -> list[dict[str, Any]]:
