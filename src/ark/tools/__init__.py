@@ -11,7 +11,7 @@ from ark.tools._results import (
     ToolError,
     ToolResult,
 )
-from ark.tools._specs import (
+from ark.tools._tool_specs import (
     ANSWER_TOOL_SPECS,
     MAX_ADD,
     TOOL_SPECS,

@@ -30,7 +30,7 @@ from ark.tools._results import (
     ToolResult,
     make_hit,
 )
-from ark.tools._specs import tool_parameters
+from ark.tools._tool_specs import tool_parameters
 
 MAX_K = 100
 GLOBAL_K = 5
