@@ -89,7 +89,8 @@ def main() -> None:
     sys.path.insert(0, str(REPO / "tests"))
     from _helpers import metaqa_dir
     from ark.agent import Retriever
-    from ark.eval import RetrieverMethod, RunStore, load_metaqa, run_queries, sample
+    from ark.datasets import load_metaqa, sample
+    from ark.eval import RetrieverMethod, RunStore, run_queries
     from ark.eval._ray import MethodSpec, RayMethod
     from ark.index import build_index, open_index
     from ark.llm import make_chat_model

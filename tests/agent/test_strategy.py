@@ -16,7 +16,8 @@ from ark.agent import (
     ToolSession,
     register_strategy,
 )
-from ark.eval import Query, RetrieverMethod, RunStore, run_queries
+from ark.datasets import Query
+from ark.eval import RetrieverMethod, RunStore, run_queries
 from ark.llm import Completion, Message, Usage
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 

@@ -5,7 +5,8 @@ import asyncio
 import sys
 
 from _helpers import metaqa_dir
-from ark.eval import BM25Method, MethodOutput, RunStore, load_metaqa, run_queries, sample
+from ark.datasets import load_metaqa, sample
+from ark.eval import BM25Method, MethodOutput, RunStore, run_queries
 from ark.index import open_index
 
 

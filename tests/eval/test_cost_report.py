@@ -8,7 +8,8 @@ import pytest
 from _doubles import ScriptedChatModel, tool_call
 from ark.agent import Retriever
 from ark.cost import Price, PriceTable
-from ark.eval import BM25Method, Query, RetrieverMethod, RunStore, run_queries
+from ark.datasets import Query
+from ark.eval import BM25Method, RetrieverMethod, RunStore, run_queries
 from ark.eval.report import write_report
 from ark.index import build_index
 from ark.llm import CachedChatModel

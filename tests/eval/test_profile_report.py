@@ -9,7 +9,8 @@ import pytest
 
 from _doubles import ScriptedChatModel, tool_call
 from ark.agent import Retriever
-from ark.eval import BM25Method, Query, RetrieverMethod, RunStore, run_queries
+from ark.datasets import Query
+from ark.eval import BM25Method, RetrieverMethod, RunStore, run_queries
 from ark.eval._runstore import read_records
 from ark.eval.report import write_report
 from ark.index import build_index

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from _helpers import metaqa_dir
 from ark.agent import Retriever
 from ark.cli import app
-from ark.eval import RetrieverMethod, RunStore, load_metaqa, run_queries, sample
+from ark.datasets import load_metaqa, sample
+from ark.eval import RetrieverMethod, RunStore, run_queries
 from ark.llm import make_chat_model
 
 ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")

@@ -15,7 +15,8 @@ import pytest
 import ark
 from _doubles import ScriptedChatModel, tool_call
 from ark.agent import Retriever
-from ark.eval import Query, RetrieverMethod, RunLockedError, RunStore, read_records, run_queries
+from ark.datasets import Query
+from ark.eval import RetrieverMethod, RunLockedError, RunStore, read_records, run_queries
 from ark.eval._lock import LOCK_FILE, RunLock
 from ark.index import build_index
 

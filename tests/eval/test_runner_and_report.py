@@ -7,8 +7,9 @@ import pytest
 
 from _doubles import ScriptedChatModel, tool_call
 from ark.agent import Retriever, ToolConfig
+from ark.datasets import Query
 from ark.errors import ArkError
-from ark.eval import ArkMethod, BM25Method, Query, RunStore, run_queries
+from ark.eval import ArkMethod, BM25Method, RunStore, run_queries
 from ark.eval.report import write_report
 from ark.index import build_index
 from ark.llm import LLMError

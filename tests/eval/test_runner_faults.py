@@ -7,7 +7,8 @@ import pytest
 
 from _doubles import ScriptedChatModel, prose, tool_call
 from ark.agent import Retriever
-from ark.eval import Query, RetrieverMethod, RunStore, run_queries
+from ark.datasets import Query
+from ark.eval import RetrieverMethod, RunStore, run_queries
 from ark.index import build_index
 from ark.llm import LLMError
 

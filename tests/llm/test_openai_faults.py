@@ -83,7 +83,8 @@ def test_an_evaluation_through_faults_loses_no_query(metaqa_index, tmp_path):
     import json
 
     from ark.agent import Retriever
-    from ark.eval import Query, RetrieverMethod, RunStore, run_queries
+    from ark.datasets import Query
+    from ark.eval import RetrieverMethod, RunStore, run_queries
 
     zemeckis = metaqa_index.graph.names.to_pylist().index("Robert Zemeckis")
     plan = [

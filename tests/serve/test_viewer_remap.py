@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from ark.eval import BM25Method, Query, RunStore, run_queries
+from ark.datasets import Query
+from ark.eval import BM25Method, RunStore, run_queries
 from ark.index import build_index, compact_index, open_index, remove_from_index
 from ark.serve.viewer import load_source
 

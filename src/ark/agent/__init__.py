@@ -39,14 +39,8 @@ from ark.agent.graphsearch import GraphSearch, GraphSearchConfig
 from ark.agent.hints import ChainHints
 from ark.tools import ANSWER_TOOL_SPECS, ToolConfig
 
-#: The built-in strategies' default agent counts, for code that read this table;
-#: the registry is the source (``strategy_info(name).default_agents``), and knows
-#: strategies registered later or installed through the ``ark.strategies`` group.
-DEFAULT_AGENTS = {n: strategy_info(n).default_agents for n in ("ark", "ark-guided", "graphsearch")}
-
 __all__ = [
     "ANSWER_TOOL_SPECS",
-    "DEFAULT_AGENTS",
     "ENTRY_POINT_GROUP",
     "FUSIONS",
     "AdapterSettings",

@@ -1,16 +1,8 @@
 """Evaluation: the evaluation API (:func:`evaluate`, :class:`Evaluation`), the one
 resumable runner and its run store, metrics (node measures as STaRK's, passage recall as
-HippoRAG's, answers' EM and F1 as SQuAD's), baselines and reports."""
+HippoRAG's, answers' EM and F1 as SQuAD's), baselines and reports. The question sets
+it runs over (``Query``, ``load_metaqa``...) are ``ark.datasets``'s."""
 
-from ark.datasets import (
-    Query,
-    load_hotpotqa,
-    load_jsonl,
-    load_metaqa,
-    load_musique,
-    load_stark_qa,
-    sample,
-)
 from ark.eval._evaluation import Evaluation, RaySettings, candidate_mask, evaluate
 from ark.eval._lock import RunLockedError
 from ark.eval._methods import (
@@ -34,9 +26,6 @@ from ark.eval.metrics import (
     passage_recall_at_k,
 )
 
-#: The former name of :func:`summarize_run` (kept for code that imported it).
-summarize = summarize_run
-
 __all__ = [
     "ArkMethod",
     "BM25Method",
@@ -44,7 +33,6 @@ __all__ = [
     "Evaluation",
     "Method",
     "MethodOutput",
-    "Query",
     "RaySettings",
     "RetrieverMethod",
     "RunLockedError",
@@ -56,17 +44,10 @@ __all__ = [
     "evidence_passages",
     "exact_match",
     "f1_score",
-    "load_hotpotqa",
-    "load_jsonl",
-    "load_metaqa",
-    "load_musique",
-    "load_stark_qa",
     "normalize_answer",
     "passage_recall_at_k",
     "read_records",
     "run_queries",
     "run_resumable",
-    "sample",
-    "summarize",
     "summarize_run",
 ]

@@ -14,8 +14,8 @@ from ark.eval.metrics import ALL_MEASURES, aggregate
 def summarize_run(
     records: list[dict[str, Any]], config: dict[str, Any], prices: PriceTable | None = None
 ) -> dict[str, Any]:
-    """The summary of a run's records (``ark.eval.summarize`` before; renamed so it is
-    not mistaken for the graph's schema summary)."""
+    """The summary of a run's records: metrics by question type, wall time, cost (named
+    so it is not mistaken for the graph's schema summary, ``ark.graph``'s ``summarize``)."""
     scored = [r for r in records if r["metrics"] is not None]
     by_type: dict[str, list[dict[str, Any]]] = {}
     for r in scored:

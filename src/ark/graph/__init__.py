@@ -1,16 +1,15 @@
 """Typed graphs as columnar arrays, their schema summary, and loaders."""
 
-import warnings
-from typing import Any
-
 from ark.graph._described import (
+    MAX_ALIAS_CHARS,
+    MAX_DESCRIPTION_CHARS,
     DescribedSchema,
     RelationDoc,
     TypeDoc,
-    describe_from_names,
     is_described_schema_file,
     merge_described,
     read_schema_file,
+    text_problem,
     with_layer,
 )
 from ark.graph._documents import (
@@ -47,6 +46,8 @@ __all__ = [
     "IN",
     "KNOWN_SCHEMAS",
     "LAYOUT_VERSION",
+    "MAX_ALIAS_CHARS",
+    "MAX_DESCRIPTION_CHARS",
     "MENTIONS",
     "OUT",
     "PASSAGE_TYPE",
@@ -60,7 +61,6 @@ __all__ = [
     "RelationSummary",
     "Schema",
     "TypeDoc",
-    "describe_from_names",
     "descriptor_text",
     "detect_format",
     "entity_key",
@@ -82,26 +82,7 @@ __all__ = [
     "relation_key",
     "relation_label",
     "split_words",
+    "text_problem",
     "type_label",
     "with_layer",
 ]
-
-
-#: STaRK's names, moved to ``ark.datasets`` (the graph package knows no dataset).
-_MOVED = {"CANDIDATE_TYPES", "STARK_META_FILE", "convert_stark", "read_stark_meta",
-          "stark_candidate_types"}  # fmt: skip
-#: Names older code read from here without a warning (kept quiet for it).
-_QUIET = {"STARK_META_FILE", "read_stark_meta"}
-
-
-def __getattr__(name: str) -> Any:
-    """The moved names, from ``ark.datasets``, with a DeprecationWarning."""
-    if name not in _MOVED:
-        raise AttributeError(f"module 'ark.graph' has no attribute {name!r}")
-    from ark.datasets import stark
-
-    if name not in _QUIET:
-        warnings.warn(
-            f"ark.graph.{name} moved to ark.datasets.{name}", DeprecationWarning, stacklevel=2
-        )
-    return getattr(stark, name)
