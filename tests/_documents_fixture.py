@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ark.graph import Graph
-from ark.graph._described import describe_from_names
+from ark.graph import DescribedSchema, Graph
 from ark.graph._documents import ENTITY_TYPE, MENTIONS, PASSAGE_TYPE, passage_text
 from ark.index import BM25Params, Index, TokenizerConfig, open_index
 from ark.index._store import write_index
@@ -70,7 +69,7 @@ def build_document_index(out: Path) -> Index:
     )
     write_index(
         graph,
-        describe_from_names(graph.schema, graph),
+        DescribedSchema.from_names(graph.schema, graph),
         out,
         source_info={"path": "tests/_documents_fixture.py", "format": "test"},
         tokenizer=TokenizerConfig(),

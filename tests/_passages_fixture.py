@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ark.graph import Graph, describe_from_names, passage_text
+from ark.graph import DescribedSchema, Graph, passage_text
 from ark.index import BM25Params, Index, TokenizerConfig
 from ark.index._store import write_index
 
@@ -71,7 +71,7 @@ def build_document_index(out: Path) -> Index:
     graph = document_graph()
     return write_index(
         graph,
-        describe_from_names(graph.schema, graph),
+        DescribedSchema.from_names(graph.schema, graph),
         out,
         source_info={"path": "hand-made", "format": "test"},
         tokenizer=TokenizerConfig(),

@@ -67,11 +67,11 @@ def random_model(rng: random.Random, n: int) -> Model:
 def write_model(m: Model, path: Path) -> Index:
     """An index of the model's graph, written as ``ark index build`` writes one."""
     g = m.graph()
-    from ark.graph import describe_from_names
+    from ark.graph import DescribedSchema
 
     return write_index(
         g,
-        describe_from_names(g.schema, g),
+        DescribedSchema.from_names(g.schema, g),
         path,
         source_info={"path": "model", "format": "model", "sha256": "", "bytes": 0},
         tokenizer=TokenizerConfig(),

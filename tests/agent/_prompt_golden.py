@@ -28,7 +28,7 @@ CONFIGS = {
     "no_neighbors": ToolConfig(neighbors=False),
 }
 #: Kept as text (readable diffs); every other entry as its sha256.
-AS_TEXT = ("describe", "full/default", "short", "specs/default")
+AS_TEXT = ("schema_text", "full/default", "short", "specs/default")
 
 #: A WC2014-shaped graph: one node type, ``_inverse`` copies, ten relations.
 WC_TRIPLES = """\
@@ -49,7 +49,7 @@ Club_X\tplays_in_club_inverse\tBob_B
 
 def prompts(index: Index, max_steps: int = 10) -> dict[str, Any]:
     """Every prompt and spec text a small-schema graph gets, by configuration."""
-    out: dict[str, Any] = {"describe": index.schema.describe()}
+    out: dict[str, Any] = {"schema_text": index.schema.render()}
     for name, cfg in CONFIGS.items():
         example = worked_example(index, cfg)
         out[f"example/{name}"] = example or ""

@@ -98,8 +98,8 @@ def test_the_listing_limit_is_where_the_enum_stops():
     assert len(enum["anyOf"][0]["enum"]) == LISTING_LIMIT
     edge = tool_specs(past)[1]["function"]["parameters"]["properties"]["edge_type"]
     assert "enum" not in json.dumps(edge)
-    assert at.describe().count("\n- r") == LISTING_LIMIT  # every one listed
-    summary = past.describe()
+    assert at.render().count("\n- r") == LISTING_LIMIT  # every one listed
+    summary = past.render()
     assert summary.count("\n- r") == LISTED_RELATIONS
     assert summary.splitlines()[3] == f"- r{LISTING_LIMIT}: entity -> entity ({LISTING_LIMIT + 1})"
     assert f"{LISTING_LIMIT + 1} in all" in summary
@@ -108,7 +108,7 @@ def test_the_listing_limit_is_where_the_enum_stops():
 def test_many_node_types_are_summarised_and_not_enumerated():
     types = tuple(NodeTypeSummary(f"type{i}", i + 1) for i in range(500))
     schema = Schema(types, (RelationSummary("r", "type1", "type2", 3),))
-    text = schema.describe()
+    text = schema.render()
     assert text.count("\n- type") == LISTED_NODE_TYPES and "470 more node types" in text
     assert text.splitlines()[1] == "- type499 (500)"  # the most frequent first
     node = tool_specs(schema)[1]["function"]["parameters"]["properties"]["node_type"]

@@ -16,13 +16,13 @@ from ark.agent.hints._lines import (
     named_relations,
     onward_relations,
 )
-from ark.graph import describe_from_names
+from ark.graph import DescribedSchema
 from ark.linking import RelationLinker
 
 
 def _linked(schema, question):
     """The question read by a lexical linker over the schema's names (no model)."""
-    return RelationLinker(describe_from_names(schema)).link(question)
+    return RelationLinker(DescribedSchema.from_names(schema)).link(question)
 
 
 def mentioned(schema, question):

@@ -87,7 +87,7 @@ def test_schema_summary_counts(graph):
         ("writes", "author", "paper", 2),
         ("has_topic", "paper", "field", 1),
     }
-    text = schema.describe()
+    text = schema.render()
     assert "writes: author -> paper (2)" in text
 
 

@@ -121,9 +121,9 @@ def test_the_cap_asks_the_most_frequent_relations_only(index):
 
 
 def test_plan_ranks_by_frequency_and_counts_the_rest(index):
-    from ark.graph import describe_from_names
+    from ark.graph import DescribedSchema
 
-    base = describe_from_names(index.schema, index.graph)
+    base = DescribedSchema.from_names(index.schema, index.graph)
     plan = plan_describe(base, totals=index.schema.relation_totals(), max_relations=3)
     assert plan.relations == ["rel_00", "rel_01", "rel_02"]
     assert len(plan.beyond_cap) == N - 3

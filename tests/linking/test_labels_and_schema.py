@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ark.errors import ArkError
-from ark.graph import describe_from_names, read_schema_file, relation_label
+from ark.graph import DescribedSchema, read_schema_file, relation_label
 from ark.index import build_index, open_index, save_described, verify_index
 
 
@@ -67,7 +67,7 @@ def test_a_schema_file_adds_words_and_a_model_layer_never_overrides_it(freebase,
             "__people__person__children": {"description": "a person's kids", "aliases": ["kid"]},
         }
     }
-    base = describe_from_names(index.schema, index.graph)
+    base = DescribedSchema.from_names(index.schema, index.graph)
     merged = with_layer(index.described, "model:test", model, base)
     spouse = merged.relation("__people__person__spouse")
     assert spouse.description == "the person someone is married to"

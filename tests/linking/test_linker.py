@@ -3,7 +3,7 @@ movies (nothing here is MetaQA's own naming but the fixture's)."""
 
 import pytest
 
-from ark.graph import describe_from_names, merge_described
+from ark.graph import DescribedSchema, merge_described
 from ark.linking import RelationLinker, linker_for, read_question, spot_entities, word_match
 
 
@@ -46,7 +46,7 @@ def test_a_question_that_names_no_relation_links_nothing_with_confidence(people)
 
 def test_without_the_encoder_aliases_carry_the_synonyms(people):
     described = merge_described(
-        describe_from_names(people.schema, people.graph),
+        DescribedSchema.from_names(people.schema, people.graph),
         {"relations": {"__people__person__spouse": {"aliases": ["wife", "husband"]}}},
         "file:test",
     )
@@ -55,7 +55,7 @@ def test_without_the_encoder_aliases_carry_the_synonyms(people):
     assert reading.links[0].relation == "__people__person__spouse"
     assert reading.links[0].mentions[0].phrase == "wife"
     # Without the alias nothing links, and the word is left unaccounted.
-    plain = RelationLinker(describe_from_names(people.schema)).link("who is the wife of FDR")
+    plain = RelationLinker(DescribedSchema.from_names(people.schema)).link("who is the wife of FDR")
     assert plain.confident() == [] and "wife" in plain.unaccounted
 
 
@@ -69,7 +69,7 @@ def test_a_word_shared_by_several_labels_names_none_of_them_surely():
             for name in ("plays_in_club", "plays_for_country", "plays_position", "is_in_country")
         ),
     )
-    linker = RelationLinker(describe_from_names(schema))
+    linker = RelationLinker(DescribedSchema.from_names(schema))
     reading = linker.link("which club does X play for")
     assert reading.links[0].relation == "plays_in_club"
     assert [link.relation for link in reading.confident()] == ["plays_in_club"]

@@ -128,7 +128,7 @@ def test_schema_resource(metaqa_index):
             return text, data
 
     text, data = run(go())
-    assert text.contents[0].text == metaqa_index.schema.describe()
+    assert text.contents[0].text == metaqa_index.schema.render()
     assert json.loads(data.contents[0].text) == metaqa_index.schema.to_dict()
 
 

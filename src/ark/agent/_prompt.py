@@ -38,7 +38,7 @@ def system_prompt(
         "best first. You do not write the answer in prose: the answer is the list of nodes.",
         "",
         "## The graph",
-        schema.describe(),
+        schema.render(),
         "",
         "## Tools",
         "- search_in_graph(query, k=5): BM25 keyword search over the text of every node. "
@@ -136,7 +136,7 @@ def short_system_prompt(schema: Schema, max_steps: int) -> str:
         "You are a retrieval agent on a knowledge graph. Find the nodes that answer the "
         "question with the tools, add them with add_to_answer (best first; not the "
         "entities the question names unless they are asked for), then call finish.",
-        schema.describe(),
+        schema.render(),
     ]
     if not _listed(schema):
         lines.append(open_filters_text(schema))

@@ -1,13 +1,15 @@
 """Typed graphs as columnar arrays, their schema summary, and loaders."""
 
 from ark.graph._described import (
+    MAX_ALIAS_CHARS,
+    MAX_DESCRIPTION_CHARS,
     DescribedSchema,
     RelationDoc,
     TypeDoc,
-    describe_from_names,
     is_described_schema_file,
     merge_described,
     read_schema_file,
+    text_problem,
     with_layer,
 )
 from ark.graph._documents import (
@@ -44,6 +46,8 @@ __all__ = [
     "IN",
     "KNOWN_SCHEMAS",
     "LAYOUT_VERSION",
+    "MAX_ALIAS_CHARS",
+    "MAX_DESCRIPTION_CHARS",
     "MENTIONS",
     "OUT",
     "PASSAGE_TYPE",
@@ -57,7 +61,6 @@ __all__ = [
     "RelationSummary",
     "Schema",
     "TypeDoc",
-    "describe_from_names",
     "descriptor_text",
     "detect_format",
     "entity_key",
@@ -79,6 +82,7 @@ __all__ = [
     "relation_key",
     "relation_label",
     "split_words",
+    "text_problem",
     "type_label",
     "with_layer",
 ]

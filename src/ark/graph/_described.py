@@ -175,6 +175,48 @@ class DescribedSchema:
         }
 
     @classmethod
+    def from_names(cls, schema: Schema, graph: Any = None) -> DescribedSchema:
+        """The described schema a graph's names give: labels, directions, the main type
+        pair of each relation, and (with ``graph``) two real example edges each."""
+        names = schema.relation_names
+        labels = {n: relation_label(n) for n in names}
+        by_label: dict[tuple[str, ...], str] = {}
+        for n in names:
+            if not labels[n].inverse:
+                by_label.setdefault(labels[n].words, n)
+        examples: dict[str, list[tuple[str, str]]] = {}
+        if graph is not None:
+            examples = _examples(
+                graph.relation_names,
+                graph.adj_node,
+                graph.adj_code,
+                graph.indptr,
+                _NameReader(graph),
+            )
+        main: dict[str, Any] = {}  # each relation's most common type pair (first on ties)
+        for r in schema.relations:  # one pass: a scan per relation was quadratic
+            if r.name not in main or r.count > main[r.name].count:
+                main[r.name] = r
+        relations = []
+        for n in names:
+            lab = labels[n]
+            top = main.get(n)
+            src, dst = (top.source_type, top.target_type) if top is not None else ("", "")
+            relations.append(
+                RelationDoc(
+                    name=n,
+                    label=lab.text,
+                    examples=tuple(examples.get(n, ())),
+                    inverse=lab.inverse,
+                    inverse_of=by_label.get(lab.words) if lab.inverse else None,
+                    source_type=src,
+                    target_type=dst,
+                )
+            )
+        types = tuple(TypeDoc(t, type_label(t)) for t in schema.node_type_names)
+        return cls(tuple(relations), types)
+
+    @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> DescribedSchema:
         return cls(
             relations=tuple(RelationDoc.from_dict(r) for r in d.get("relations") or ()),
@@ -230,48 +272,6 @@ def _examples(
                 out[schema_relations[r]].append((str(names[head]), str(names[tail])))
         taken[np.searchsorted(outgoing, left[first])] = True
     return out
-
-
-def describe_from_names(schema: Schema, graph: Any = None) -> DescribedSchema:
-    """The described schema a graph's names give: labels, directions, the main type
-    pair of each relation, and (with ``graph``) two real example edges each."""
-    names = schema.relation_names
-    labels = {n: relation_label(n) for n in names}
-    by_label: dict[tuple[str, ...], str] = {}
-    for n in names:
-        if not labels[n].inverse:
-            by_label.setdefault(labels[n].words, n)
-    examples: dict[str, list[tuple[str, str]]] = {}
-    if graph is not None:
-        examples = _examples(
-            graph.relation_names,
-            graph.adj_node,
-            graph.adj_code,
-            graph.indptr,
-            _NameReader(graph),
-        )
-    main: dict[str, Any] = {}  # each relation's most common type pair (first on ties)
-    for r in schema.relations:  # one pass: a scan per relation was quadratic
-        if r.name not in main or r.count > main[r.name].count:
-            main[r.name] = r
-    relations = []
-    for n in names:
-        lab = labels[n]
-        top = main.get(n)
-        src, dst = (top.source_type, top.target_type) if top is not None else ("", "")
-        relations.append(
-            RelationDoc(
-                name=n,
-                label=lab.text,
-                examples=tuple(examples.get(n, ())),
-                inverse=lab.inverse,
-                inverse_of=by_label.get(lab.words) if lab.inverse else None,
-                source_type=src,
-                target_type=dst,
-            )
-        )
-    types = tuple(TypeDoc(t, type_label(t)) for t in schema.node_type_names)
-    return DescribedSchema(tuple(relations), types)
 
 
 class _NameReader:

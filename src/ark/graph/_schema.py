@@ -4,7 +4,7 @@ A curated graph has a handful of relations (MetaQA 9, WC2014 10, STaRK's up to 1
 its prompt lists every one. A graph built from documents has thousands of free-text
 relation phrases (HippoRAG's MuSiQue store: 5,034), and a listing of all of them is a
 200,000-character prompt that no 16k-context model can read. Past
-:data:`LISTING_LIMIT` names, :meth:`Schema.describe` therefore summarises: the most
+:data:`LISTING_LIMIT` names, :meth:`Schema.render` therefore summarises: the most
 frequent relations with their end types and counts, the node types with counts, and
 how many relations there are in all; the tool specs then take any phrase for a
 relation instead of enumerating the names (``ark.tools.tool_specs``).
@@ -117,8 +117,8 @@ class Schema:
             ),
         )
 
-    def describe(self, min_share: float = 0.01) -> str:
-        """A compact plain-text rendering, used in prompts and by MCP's schema resource.
+    def render(self, min_share: float = 0.01) -> str:
+        """The schema as compact plain text, for prompts and MCP's schema resource.
 
         Type pairs carrying less than ``min_share`` of a relation's edges (strays from
         nodes that play several roles) are counted but not listed, to keep prompts short.

@@ -45,7 +45,6 @@ from ark.graph import (
     DescribedSchema,
     Graph,
     Schema,
-    describe_from_names,
     descriptor_text,
     is_described_schema_file,
     load_graph,
@@ -131,7 +130,7 @@ class Index:
                         "`ark index describe` again or rebuild with --schema"
                     ) from None
             else:
-                cached = describe_from_names(self.schema, self.graph)
+                cached = DescribedSchema.from_names(self.schema, self.graph)
             cached = _with_new_names(cached, self.schema)
             self.__dict__["_described"] = cached
         return cached
@@ -172,7 +171,7 @@ def _with_new_names(described: DescribedSchema, schema: Schema) -> DescribedSche
     new_types = [t for t in schema.node_type_names if described.type(t) is None]
     if not new_rels and not new_types:
         return described
-    names = describe_from_names(schema)
+    names = DescribedSchema.from_names(schema)
     return DescribedSchema(
         (*described.relations, *(d for d in names.relations if d.name in set(new_rels))),
         (*described.types, *(d for d in names.types if d.name in set(new_types))),
@@ -212,7 +211,7 @@ def build_index(
     graph = load_graph(source, fmt, schema_file=schema_file, types_file=types_file)
     if progress:
         progress("loading graph", 1, 1)
-    described = describe_from_names(graph.schema, graph)
+    described = DescribedSchema.from_names(graph.schema, graph)
     if schema_file is not None and is_described_schema_file(schema_file):
         try:
             described = merge_described(

@@ -29,6 +29,16 @@ relation asked alone, and schemas have 10 to 5,000 relations. So:
 Decoding is greedy with a fixed seed, so the same model and index give the same
 result. The model sees each name, its label, what it joins and two real edges;
 nothing else about the graph.
+
+**Why here, and not beside the described schema** (``ark.graph._described``, which
+holds the other two sources: ``DescribedSchema.from_names`` and the schema file):
+describing asks a language model and stores its words in the index, and the layer
+contracts (``[tool.importlinter]`` in ``pyproject.toml``) keep ``ark.graph`` and
+``ark.index`` from importing ``ark.llm``, and ``ark.graph`` from importing
+``ark.index``. The lowest layer that may use the graph, the index and a model is this
+one, ``ark.linking``, which is also what reads the words written here
+(``RelationLinker``). It takes the described schema's limits and text check from
+``ark.graph``'s public names, so a model's reply is held to a schema file's rules.
 """
 
 from __future__ import annotations
@@ -43,8 +53,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ark.graph import DescribedSchema, describe_from_names, is_document_graph, with_layer
-from ark.graph._described import MAX_ALIAS_CHARS, MAX_DESCRIPTION_CHARS, text_problem
+from ark.graph import (
+    MAX_ALIAS_CHARS,
+    MAX_DESCRIPTION_CHARS,
+    DescribedSchema,
+    is_document_graph,
+    text_problem,
+    with_layer,
+)
 from ark.linking._words import tokens
 from ark.llm import ChatModel, Message
 
@@ -476,7 +492,7 @@ def describe_index(
     from ark.index import save_described
     from ark.index._segments import meta_digest
 
-    base = describe_from_names(index.schema, index.graph)
+    base = DescribedSchema.from_names(index.schema, index.graph)
     current = index.described
     plan = plan_describe(
         base,

@@ -285,7 +285,7 @@ def make_server(
         for name, service in services.items():
             schema = service.snapshot()[0].schema
             if uri == _schema_uri(name, "text"):
-                body, mime = schema.describe(), "text/plain"
+                body, mime = schema.render(), "text/plain"
             elif uri == _schema_uri(name, "json"):
                 body, mime = json.dumps(schema.to_dict(), ensure_ascii=False), "application/json"
             else:

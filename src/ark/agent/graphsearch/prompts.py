@@ -102,7 +102,7 @@ def schema_text(schema: Schema, free: bool) -> str:
     """The schema as a plan prompt shows it: whole for a graph of few relations; for
     free-text relations, the node types and the most frequent relation phrases only."""
     if not free:
-        return schema.describe()
+        return schema.render()
     totals: dict[str, int] = {}
     for r in schema.relations:
         totals[r.name] = totals.get(r.name, 0) + r.count
