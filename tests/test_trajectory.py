@@ -4,8 +4,16 @@ import json
 
 import pytest
 
+from ark.agent import ToolSession
 from ark.errors import ArkError
-from ark.trajectory import Trajectory, read_trajectories, write_trajectories
+from ark.index import build_index
+from ark.trajectory import (
+    StepRecord,
+    ToolCallRecord,
+    Trajectory,
+    read_trajectories,
+    write_trajectories,
+)
 
 #: A record as version 1 wrote it before any optional field existed.
 OLD = {
@@ -79,3 +87,53 @@ def test_another_major_version_is_refused(tmp_path):
     path.write_text(json.dumps({**OLD, "schema_version": 2}) + "\n", encoding="utf-8")
     with pytest.raises(ArkError, match=r"t\.jsonl:1"):
         list(read_trajectories(path))
+
+
+def test_from_outcome_records_what_the_call_did(tmp_path):
+    """Every field of the record comes from the session's outcome (a neighborhood call
+    with its center and relations, an add with the nodes it appended), and the record
+    survives the trajectory file unchanged."""
+    kb = tmp_path / "kb.txt"
+    kb.write_text(
+        "Forrest Gump|directed_by|Robert Zemeckis\nCast Away|directed_by|Robert Zemeckis\n",
+        encoding="utf-8",
+    )
+    index = build_index(kb, tmp_path / "idx")
+    g = index.graph
+    zemeckis = next(i for i in range(g.n_nodes) if g.name(i) == "Robert Zemeckis")
+    films = {i for i in range(g.n_nodes) if g.name(i) in ("Forrest Gump", "Cast Away")}
+    session = ToolSession(index)
+    session.call("search_in_graph", {"query": "Robert Zemeckis"})
+    hop = session.call("search_in_neighborhood", {"node_index": zemeckis})
+    rec = ToolCallRecord.from_outcome(
+        "c1", "search_in_neighborhood", {"node_index": zemeckis}, hop, raw_arguments="{}"
+    )
+    assert (rec.id, rec.name, rec.arguments, rec.raw_arguments) == (
+        "c1",
+        "search_in_neighborhood",
+        {"node_index": zemeckis},
+        "{}",
+    )
+    assert rec.ok and rec.error_code is None
+    assert rec.observation == hop.observation
+    assert rec.center == zemeckis and set(rec.nodes) == films
+    assert rec.relations == [[{"type": "directed_by", "direction": "in"}]] * 2
+    assert rec.duration_s == round(hop.duration_s, 6) > 0
+    assert rec.added is None and rec.centers is None
+
+    add = session.call("add_to_answer", {"node_indices": sorted(films)})
+    shown = ToolCallRecord.from_outcome(
+        "c2", "add_to_answer", {}, add, observation="seen (1 step left.)", timed=False
+    )
+    assert shown.added == sorted(films)
+    assert shown.observation == "seen (1 step left.)" and shown.duration_s == 0.0
+
+    bad = session.call("search_in_neighborhood", {"node_index": 10_000})
+    failed = ToolCallRecord.from_outcome("c3", "search_in_neighborhood", None, bad)
+    assert not failed.ok and failed.error_code == bad.code is not None
+
+    t = Trajectory(query="q", model="m", config={})
+    t.steps.append(StepRecord(0, 0.0, 0, 0, "", [rec, shown, failed]))
+    path = write_trajectories(tmp_path / "t.jsonl", [t])
+    (back,) = read_trajectories(path)
+    assert back.to_dict() == t.to_dict()

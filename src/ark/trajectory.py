@@ -53,7 +53,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ark._safe import dumps
 from ark.errors import ArkError
@@ -77,6 +77,27 @@ def _with_extra(d: dict[str, Any]) -> dict[str, Any]:
     return {**d, **{k: v for k, v in extra.items() if k not in d}}
 
 
+class CallResult(Protocol):
+    """What one tool call did, as :class:`ark.agent.CallOutcome` reports it: the shape
+    :meth:`ToolCallRecord.from_outcome` reads (a protocol, since the record format sits
+    below the agent layer and must not import it)."""
+
+    observation: str
+    ok: bool
+    code: str | None
+    nodes: list[int]
+    duration_s: float
+    added: list[int] | None
+
+    @property
+    def center(self) -> int | None: ...
+
+    @property
+    def centers(self) -> list[int] | None: ...
+
+    def relations(self) -> list[list[dict[str, Any]]] | None: ...
+
+
 @dataclass
 class ToolCallRecord:
     id: str
@@ -93,6 +114,42 @@ class ToolCallRecord:
     centers: list[int] | None = None  # minor 3: the explored nodes of a hop over a set
     added: list[int] | None = None  # minor 3: the nodes an add_to_answer call appended
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_outcome(
+        cls,
+        id: str,
+        name: str,
+        arguments: dict[str, Any] | None,
+        outcome: CallResult,
+        *,
+        raw_arguments: str = "",
+        observation: str | None = None,
+        timed: bool = True,
+    ) -> ToolCallRecord:
+        """The record of a call that ran: its outcome's status, nodes, center(s),
+        relations and added nodes, so every producer (the agent loop, strategies, the
+        oracle, ``why``) records a call the same way and a field added to the outcome
+        is recorded everywhere at once.
+
+        ``observation`` is the text the model was shown when it differs from the
+        tool's (a step-budget note appended); ``timed=False`` records no duration, for
+        producers whose records must not vary between runs (synthetic trajectories)."""
+        return cls(
+            id=id,
+            name=name,
+            arguments=arguments,
+            raw_arguments=raw_arguments,
+            observation=outcome.observation if observation is None else observation,
+            ok=outcome.ok,
+            error_code=outcome.code,
+            nodes=outcome.nodes,
+            duration_s=round(outcome.duration_s, 6) if timed else 0.0,
+            center=outcome.center,
+            relations=outcome.relations(),
+            centers=outcome.centers,
+            added=outcome.added,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCallRecord:

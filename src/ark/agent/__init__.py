@@ -2,7 +2,7 @@
 protocol, ARK's loop as one strategy, parallel agents, and fusion of their answers."""
 
 from ark.agent._adapters import AdapterSettings, adapter_metadata, adapter_settings
-from ark.agent._agent import Agent, AgentOptions
+from ark.agent._agent import Agent, AgentOptions, steps_left_note
 from ark.agent._agent_tools import agent_tool_specs
 from ark.agent._evidence import (
     Addition,
@@ -83,6 +83,7 @@ __all__ = [
     "render_evidence",
     "render_path",
     "resolve_strategy",
+    "steps_left_note",
     "strategy_info",
     "strategy_names",
     "system_prompt",

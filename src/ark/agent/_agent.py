@@ -33,7 +33,14 @@ from ark.llm import ChatModel, Completion, Message
 from ark.tools import ErrorCode, GraphTools, tool_specs
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
-__all__ = ["Agent", "AgentConfig", "AgentEvent", "AgentOptions", "EventHandler"]
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "AgentEvent",
+    "AgentOptions",
+    "EventHandler",
+    "steps_left_note",
+]
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,23 @@ class AgentOptions:
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+def steps_left_note(steps_left: int, *, answer_empty: bool = False) -> str:
+    """The note appended to a step's last observation when one or two steps are left
+    (``"\\n(2 steps left.)"``; with ``answer_empty``, also the reminder to add and
+    finish), else ``""``. One home, because the training oracle
+    (:mod:`ark.distill.synthesize`) appends it too: a student must train on the very
+    text the agent will show it."""
+    if not 0 < steps_left <= 2:
+        return ""
+    left = f"{steps_left} step{'s' if steps_left > 1 else ''} left"
+    if answer_empty:
+        left += (
+            " and your answer is empty: add the nodes from the results above "
+            "that answer the question, then finish"
+        )
+    return f"\n({left}.)"
 
 
 NO_TOOL_CALL = (
@@ -180,30 +204,17 @@ class Agent:
             steps_left = cfg.max_steps - step - 1
             for i, (call, outcome) in enumerate(zip(msg.tool_calls, outcomes, strict=True)):
                 observation = outcome.observation
-                last = i == len(msg.tool_calls) - 1
-                if not session.finished and 0 < steps_left <= 2 and last:
-                    left = f"{steps_left} step{'s' if steps_left > 1 else ''} left"
-                    if self.options.hints and not session.answer:
-                        left += (
-                            " and your answer is empty: add the nodes from the results above "
-                            "that answer the question, then finish"
-                        )
-                    observation += f"\n({left}.)"
+                if not session.finished and i == len(msg.tool_calls) - 1:
+                    empty = self.options.hints and not session.answer
+                    observation += steps_left_note(steps_left, answer_empty=empty)
                 record.tool_calls.append(
-                    ToolCallRecord(
-                        id=call.id,
-                        name=call.name,
-                        arguments=call.arguments,
+                    ToolCallRecord.from_outcome(
+                        call.id,
+                        call.name,
+                        call.arguments,
+                        outcome,
                         raw_arguments=call.raw_arguments,
                         observation=observation,
-                        ok=outcome.ok,
-                        error_code=outcome.code,
-                        nodes=outcome.nodes,
-                        duration_s=round(outcome.duration_s, 6),
-                        center=outcome.center,
-                        relations=outcome.relations(),
-                        centers=outcome.centers,
-                        added=outcome.added,
                     )
                 )
                 messages.append(

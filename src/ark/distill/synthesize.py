@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ark.agent import ChainHints, ToolConfig, ToolSession, system_prompt
+from ark.agent import ChainHints, ToolConfig, ToolSession, steps_left_note, system_prompt
 from ark.distill._paths import MAX_ANSWERS, MAX_FRONTIER, MAX_K, Path_, PathSampler, follow
 from ark.distill._questions import (
     Hop,
@@ -112,9 +112,8 @@ class Oracle:
             tc = ToolCall(f"call_{number}_{len(steps)}", name, args, raw)
             outcome = session.call(name, args, raw)
             obs = outcome.observation
-            left = cfg.max_steps - len(steps) - 1
-            if not session.finished and 0 < left <= 2:
-                obs += f"\n({left} step{'s' if left > 1 else ''} left.)"
+            if not session.finished:  # the agent's budget note, so the student sees it here
+                obs += steps_left_note(cfg.max_steps - len(steps) - 1)
             messages.append(Message(role="assistant", content="", tool_calls=(tc,)))
             messages.append(Message(role="tool", content=obs, tool_call_id=tc.id, name=name))
             steps.append(
@@ -125,19 +124,14 @@ class Oracle:
                     completion_tokens=0,
                     content="",
                     tool_calls=[
-                        ToolCallRecord(
-                            id=tc.id,
-                            name=name,
-                            arguments=args,
+                        ToolCallRecord.from_outcome(
+                            tc.id,
+                            name,
+                            args,
+                            outcome,
                             raw_arguments=raw,
                             observation=obs,
-                            ok=outcome.ok,
-                            error_code=outcome.code,
-                            nodes=outcome.nodes,
-                            center=outcome.center,
-                            relations=outcome.relations(),
-                            centers=outcome.centers,
-                            added=outcome.added,
+                            timed=False,
                         )
                     ],
                 )

@@ -89,18 +89,8 @@ def replay(index: Index, tools: GraphTools, calls: list[Any]) -> Trajectory:
             # The graph is the one ``why`` was asked about (several served: its index).
             args = {k: v for k, v in args.items() if k != "index"}
             outcome = session.call(name, args)
-            record = ToolCallRecord(
-                id=str(i),
-                name=name,
-                arguments=dict(args),
-                raw_arguments="",
-                observation="",
-                ok=outcome.ok,
-                error_code=outcome.code,
-                nodes=outcome.nodes,
-                center=outcome.center,
-                relations=outcome.relations(),
-                centers=outcome.centers,
+            record = ToolCallRecord.from_outcome(
+                str(i), name, dict(args), outcome, observation="", timed=False
             )
         steps.append(StepRecord(i, 0.0, 0, 0, "", [record]))
     return Trajectory(query="", model="mcp-client", config={"agent": 0}, steps=steps)

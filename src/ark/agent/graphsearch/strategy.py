@@ -526,20 +526,8 @@ class GraphSearch:
         )
         for i, (name, args, outcome) in enumerate(calls):
             record.tool_calls.append(
-                ToolCallRecord(
-                    id=f"gs_{index}_{i}",
-                    name=name,
-                    arguments=args,
-                    raw_arguments=json.dumps(args),
-                    observation=outcome.observation,
-                    ok=outcome.ok,
-                    error_code=outcome.code,
-                    nodes=outcome.nodes,
-                    duration_s=round(outcome.duration_s, 6),
-                    center=outcome.center,
-                    relations=outcome.relations(),
-                    centers=outcome.centers,
-                    added=outcome.added,
+                ToolCallRecord.from_outcome(
+                    f"gs_{index}_{i}", name, args, outcome, raw_arguments=json.dumps(args)
                 )
             )
             self._emit(name, args, outcome.ok, outcome.observation, step=index)
