@@ -37,7 +37,13 @@ from ark.graph._loaders import (
     register_known_schema,
     register_source_meta,
 )
-from ark.graph._schema import NodeTypeSummary, RelationSummary, Schema
+from ark.graph._schema import (
+    LISTED_RELATIONS,
+    LISTING_LIMIT,
+    NodeTypeSummary,
+    RelationSummary,
+    Schema,
+)
 from ark.graph._stores import load_hipporag, load_passages
 
 __all__ = [
@@ -46,6 +52,8 @@ __all__ = [
     "IN",
     "KNOWN_SCHEMAS",
     "LAYOUT_VERSION",
+    "LISTED_RELATIONS",
+    "LISTING_LIMIT",
     "MAX_ALIAS_CHARS",
     "MAX_DESCRIPTION_CHARS",
     "MENTIONS",

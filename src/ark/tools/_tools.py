@@ -15,8 +15,14 @@ import numpy as np
 
 from ark._coerce import as_int
 from ark._safe import cut, short_repr
-from ark.graph import DIRECTION_NAMES, Graph, Neighborhood, passage_ids, relation_label
-from ark.graph._schema import LISTING_LIMIT
+from ark.graph import (
+    DIRECTION_NAMES,
+    LISTING_LIMIT,
+    Graph,
+    Neighborhood,
+    passage_ids,
+    relation_label,
+)
 from ark.index import BM25Index, Index
 from ark.tools._errors import ErrorCode
 from ark.tools._phrases import MAX_SHOWN, PhraseMatch, RelationPhrases
@@ -84,7 +90,7 @@ class GraphTools:
         self._node_type = np.asarray(self.graph.node_type).view(np.ndarray)
         #: Relation phrases matched to relation names (built on the first phrase given).
         self._phrases: RelationPhrases | None = None
-        #: More relations than a prompt lists (``ark.graph._schema.LISTING_LIMIT``): a
+        #: More relations than a prompt lists (``ark.graph.LISTING_LIMIT``): a
         #: graph of free-text relations, whose ``edge_type`` takes any phrase
         #: (:meth:`_resolve`) and whose neighborhood query also reads the relation
         #: phrase (:meth:`_relation_share`). Curated graphs behave as they did.
@@ -189,7 +195,7 @@ class GraphTools:
 
         An empty or blank ``query`` counts as no query. ``node_type`` and ``edge_type``
         take a name or a list of names, matched exactly, then case-insensitively. On
-        a graph of free-text relations (more than ``ark.graph._schema.LISTING_LIMIT``
+        a graph of free-text relations (more than ``ark.graph.LISTING_LIMIT``
         relation names: :attr:`open_relations`), ``edge_type`` also takes any phrase,
         matched to relations by label, then lemma (:mod:`ark.tools._phrases`; the
         result's ``matched`` and a note in its observation say which relations were
