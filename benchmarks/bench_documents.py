@@ -1,7 +1,8 @@
 """Retrieval and answers over a graph built from documents, measured as the field does.
 
     python benchmarks/bench_documents.py --dataset musique:FILE --index INDEX
-        [--rows bm25 dense naive-rag ark ark-guided graphsearch] [--models]
+        [--rows bm25 bm25-linked dense naive-rag linked-rag ark ark-guided graphsearch]
+        [--models]
         [--limit N] [--sample-seed 0] [--agents 1] [--max-steps 8] [--seed 0]
         [--temperature 0.7] [--model 1.5b|0.5b|GGUF | --base-url URL --model NAME]
         [--no-answer] [--embed] [--out .bench/documents] [--label current]
@@ -13,12 +14,17 @@ or ``hotpotqa:FILE``, over an index built from its corpus, e.g. ``ark index buil
 (SQuAD's, against the answer and its aliases) and seconds per question. The rows:
 
 - ``bm25``: BM25 over the passage nodes alone (its own term statistics);
+- ``bm25-linked``: BM25's best passage, then up to 3 passages sharing a bridge entity
+  with it (``ark.agent.linked_passages``), then BM25's others: what the graph gives
+  without a model, and what the agents' passage lists are judged against;
 - ``dense``: cosine over the passage nodes' embeddings (the ``[dense]`` extra and
   ``ark index embed INDEX``, or ``--embed`` to make them);
 - ``naive-rag``: the model answering from BM25's top 5 passages;
+- ``linked-rag``: the model answering from ``bm25-linked``'s top 5;
 - ``ark``, ``ark-guided``, ``graphsearch``: the agents (``--agents``, fixed ``--seed``),
   each answering from its retrieval as ``ark ask --answer`` does (``--no-answer``:
-  retrieval only); recall reads their evidence passages.
+  retrieval only); recall reads their evidence passages, linked ones included
+  (``--linked-passages``, default 3; 0 for what the agents reached alone).
 
 Without ``--rows``, the rows needing no model (``bm25``, ``dense``) run, and with
 ``--models`` the model rows too. Every row goes through the evaluation API (the same
@@ -40,8 +46,10 @@ from ark.eval import Evaluation
 from ark.index import open_index
 from ark.llm import ChatModel, ModelSettings
 
-BASELINE_ROWS = ("bm25", "dense")
-MODEL_ROWS = ("naive-rag", "ark", "ark-guided", "graphsearch")
+BASELINE_ROWS = ("bm25", "bm25-linked", "dense")
+MODEL_ROWS = ("naive-rag", "linked-rag", "ark", "ark-guided", "graphsearch")
+#: Linked passages of the ``*-linked`` rows (``ark.agent.MAX_LINKED``).
+LINKED = 3
 ROWS = (*BASELINE_ROWS, *MODEL_ROWS)
 #: Table columns: (header, metric key in summary.json).
 COLUMNS = (("R@2", "recall@2"), ("R@5", "recall@5"), ("Hit@1", "hit@1"), ("EM", "em"), ("F1", "f1"))
@@ -53,8 +61,12 @@ def row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:
         return {"method": "bm25"}
     if row == "dense":
         return {"method": "dense", "model": ModelSettings(model=args.dense_model)}
+    if row == "bm25-linked":
+        return {"method": "bm25", "linked_passages": LINKED}
     if row == "naive-rag":
         return {"method": "bm25", "answer": True}
+    if row == "linked-rag":
+        return {"method": "bm25", "answer": True, "linked_passages": LINKED}
     return {
         "method": "ark",
         "strategy": row,
@@ -63,6 +75,7 @@ def row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:
         "temperature": args.temperature,
         "seed": args.seed,
         "answer": args.answer,
+        "linked_passages": args.linked_passages,
     }
 
 
@@ -150,7 +163,9 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--dataset", required=True, help="musique:FILE or hotpotqa:FILE")
     p.add_argument("--index", type=Path, required=True, help="an index built from the corpus")
-    p.add_argument("--rows", nargs="+", choices=ROWS, help="default: bm25 dense (+ --models)")
+    p.add_argument(
+        "--rows", nargs="+", choices=ROWS, help="default: bm25 bm25-linked dense (+ --models)"
+    )
     p.add_argument("--models", action="store_true", help="also the rows that need a model")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--sample-seed", type=int, default=0)
@@ -168,6 +183,12 @@ def main(argv: list[str] | None = None) -> None:
         help="agent rows answer in words (scored by EM and F1)",
     )
     p.add_argument("--embed", action="store_true", help="embed the index for dense if needed")
+    p.add_argument(
+        "--linked-passages",
+        type=int,
+        default=LINKED,
+        help="linked passages in the agents' lists (0: only what they reached)",
+    )
     p.add_argument("--label", default="current", help="run name under --out")
     p.add_argument("--out", type=Path, default=Path(".bench/documents"))
     args = p.parse_args(argv)

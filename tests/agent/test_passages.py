@@ -10,6 +10,7 @@ from _doubles import ScriptedChatModel, tool_call
 from _passages_fixture import build_document_index
 from ark import Retriever
 from ark.agent import EvidencePassage, EvidencePath, Hop, NodeEvidence, evidence_passages
+from ark.agent._passages import linked_passages, question_relevance
 from ark.index import Index
 
 # The hand-made graph's node indices: passages 0..4, then entities.
@@ -22,9 +23,12 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
     return build_document_index(tmp_path_factory.mktemp("docs") / "idx")
 
 
-def retrieve(index: Index, script):  # type: ignore[no-untyped-def]
+def retrieve(index: Index, script, linked: int = 0):  # type: ignore[no-untyped-def]
+    """The order tests below read what the agents reached (``linked=0``); the linked
+    passages have their own tests at the end."""
     model = ScriptedChatModel(script)
-    return Retriever(index, model, n_agents=1, seed=0).retrieve("who is the mayor")
+    retriever = Retriever(index, model, n_agents=1, seed=0, linked_passages=linked)
+    return retriever.retrieve("who is the mayor")
 
 
 def chain_script(*adds: list[int]):  # type: ignore[no-untyped-def]
@@ -128,3 +132,54 @@ def test_passages_the_agents_were_shown_come_after_the_supporting_ones(docs):
     expected = [n for n in dict.fromkeys(shown) if n not in {P_LENA, P_PORT, P_TOMAS}]
     assert [p.node for p in seen][: len(expected)] == expected
     assert len({p.node for p in result.passages}) == len(result.passages)
+
+
+# -- linked passages: the lead passage, then those sharing a bridge entity with it -----
+
+MUSEUM_Q = "which museum holds the painting of the painter born in Port Avel"
+
+
+def test_the_most_relevant_reached_passage_leads_and_its_linked_passages_follow(docs):
+    g, rel = docs.graph, question_relevance(docs, MUSEUM_Q)
+    got = evidence_passages(g, [], seen=[P_SEALS, P_LENA], relevance=rel, max_linked=1)
+    # Lena Marsh's passage is the most relevant reached one; the painting's passage
+    # shares the bridge entities Lena Marsh and The Harbour at Dawn with it, and names
+    # the museum: it comes next, then what was reached, in order.
+    assert [p.node for p in got] == [P_LENA, P_HARBOUR, P_SEALS]
+    linked = got[1]
+    assert linked.via == "linked" and linked.supports == () and linked.paths == ()
+    assert got[0].via == "seen" and got[2].via == "seen"
+
+
+def test_an_entity_many_passages_name_links_nothing(docs):
+    g, rel = docs.graph, question_relevance(docs, "the mayor and the fishing town")
+    # Tomas Reed's passage names Tomas Reed (two passages name him) and Port Avel
+    # (three): at max_mentions=2 Port Avel is a hub and only the other passage naming
+    # Tomas Reed is linked; at 3 Lena Marsh's passage too; at 1 nothing.
+    assert set(linked_passages(g, P_TOMAS, rel, max_mentions=3, limit=5)) == {P_LENA, P_PORT}
+    assert linked_passages(g, P_TOMAS, rel, max_mentions=2, limit=5) == [P_PORT]
+    assert linked_passages(g, P_TOMAS, rel, max_mentions=1, limit=5) == []
+    # Ranked by the question: the town's passage names the mayor and the fishing town.
+    assert linked_passages(g, P_TOMAS, rel, max_mentions=3, limit=1) == [P_PORT]
+
+
+def test_max_linked_zero_keeps_the_reached_order(docs):
+    g, rel = docs.graph, question_relevance(docs, MUSEUM_Q)
+    got = evidence_passages(g, [], seen=[P_SEALS, P_LENA], relevance=rel, max_linked=0)
+    assert [p.node for p in got] == [P_SEALS, P_LENA]
+    assert evidence_passages(g, [], seen=[P_SEALS, P_LENA]) == got
+
+
+def test_the_retriever_lists_linked_passages_by_default(docs):
+    script = [
+        tool_call("search_in_graph", query="Kestrel Museum"),
+        tool_call("add_to_answer", node_indices=[P_HARBOUR]),
+        tool_call("finish"),
+    ]
+    model = ScriptedChatModel(script)
+    result = Retriever(docs, model, n_agents=1, seed=0).retrieve(MUSEUM_Q)
+    assert result.passages[0].node == P_HARBOUR and result.passages[0].via == "answer"
+    # The painter's passage shares Lena Marsh and the painting with the answer's.
+    assert P_LENA in [p.node for p in result.passages if p.via == "linked"]
+    off = Retriever(docs, ScriptedChatModel(script), n_agents=1, seed=0, linked_passages=0)
+    assert all(p.via != "linked" for p in off.retrieve(MUSEUM_Q).passages)

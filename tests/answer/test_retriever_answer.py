@@ -45,9 +45,10 @@ def test_answer_reads_the_ranking_and_the_evidence_passages(docs):
     answer = result.answer
     assert answer is not None and answer.answerable
     assert answer.text == "Tomas Reed"
-    # The ranked node first, then its evidence passages in their order, then the
-    # passages the agent was shown on the way.
-    assert answer.nodes[:4] == [TOMAS, P_LENA, P_PORT, P_TOMAS]
+    # The ranked node first, then its evidence passages: the one most relevant to the
+    # question leads, the one sharing a bridge entity (Tomas Reed) with it follows, then
+    # the rest of the chain's, then the passages the agent was shown on the way.
+    assert answer.nodes[:4] == [TOMAS, P_TOMAS, P_PORT, P_LENA]
     assert answer.nodes[4:] == [p.node for p in result.passages if p.via == "seen"]
     assert model.schemas[-1] == ANSWER_SCHEMA and model.schemas[0] is None
     prompt = model.calls[-1][-1].content

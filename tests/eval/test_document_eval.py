@@ -194,3 +194,24 @@ def test_ray_is_refused_for_questions_over_documents(doc_index, questions, tmp_p
         with pytest.raises(ArkError, match="--ray does not run"):
             run.check()
     assert not (tmp_path / "r").exists()
+
+
+def test_bm25_linked_lists_the_passages_linked_to_its_best_one(doc_index, questions, tmp_path):
+    from ark.agent import linked_passages, question_relevance
+
+    plain = evaluate(f"musique:{questions}", doc_index, tmp_path / "plain", method="bm25")
+    linked = evaluate(
+        f"musique:{questions}", doc_index, tmp_path / "linked", method="bm25", linked_passages=2
+    )
+    assert plain["config"]["linked_passages"] == 0 and linked["config"]["linked_passages"] == 2
+    before = {r["query_id"]: r["passages"] for r in read_records(tmp_path / "plain")}
+    texts = {q["id"]: q["question"] for q in MUSIQUE}
+    changed = 0
+    for r in read_records(tmp_path / "linked"):
+        lead, got = before[r["query_id"]][0], r["passages"]
+        rel = question_relevance(doc_index, texts[r["query_id"]])
+        links = linked_passages(doc_index.graph, lead, rel, limit=2)
+        assert got[: 1 + len(links)] == [lead, *links]  # the best, then its linked ones
+        assert set(got) == set(before[r["query_id"]]) | set(links)
+        changed += got != before[r["query_id"]]
+    assert changed  # the bridge Mira Dunfield moves her other passage up

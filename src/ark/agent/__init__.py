@@ -17,7 +17,13 @@ from ark.agent._evidence import (
 )
 from ark.agent._fusion import FUSIONS, fuse_ordering, fuse_random, fuse_vote
 from ark.agent._observer import SessionObserver
-from ark.agent._passages import EvidencePassage, evidence_passages
+from ark.agent._passages import (
+    MAX_LINKED,
+    EvidencePassage,
+    evidence_passages,
+    linked_passages,
+    question_relevance,
+)
 from ark.agent._prompt import system_prompt
 from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
 from ark.agent._session import CallOutcome, ToolSession, normalise_arguments
@@ -43,6 +49,7 @@ __all__ = [
     "ANSWER_TOOL_SPECS",
     "ENTRY_POINT_GROUP",
     "FUSIONS",
+    "MAX_LINKED",
     "AdapterSettings",
     "Addition",
     "Agent",
@@ -77,8 +84,10 @@ __all__ = [
     "fuse_ordering",
     "fuse_random",
     "fuse_vote",
+    "linked_passages",
     "normalise_arguments",
     "paths_to",
+    "question_relevance",
     "register_strategy",
     "render_evidence",
     "render_path",

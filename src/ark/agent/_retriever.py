@@ -13,7 +13,12 @@ from typing import Any
 from ark._coerce import as_int
 from ark.agent._evidence import EvidencePath, NodeEvidence, evidence_names, explain
 from ark.agent._fusion import FUSIONS, fuse_random, fuse_vote_late
-from ark.agent._passages import EvidencePassage, evidence_passages
+from ark.agent._passages import (
+    MAX_LINKED,
+    EvidencePassage,
+    evidence_passages,
+    question_relevance,
+)
 from ark.agent._strategy import (
     AgentConfig,
     EventHandler,
@@ -144,6 +149,10 @@ class Retriever:
     the tools, the fusion and the trajectory record. Latency is that of the slowest
     agent, not the sum: agents await the model concurrently (a local in-process model
     serialises them, a server does not).
+
+    On a graph built from documents the result's passages end with up to
+    ``linked_passages`` passages that share a bridge entity with the lead evidence
+    passage (:mod:`ark.agent._passages`); ``0`` lists only what the agents reached.
     """
 
     def __init__(
@@ -161,6 +170,7 @@ class Retriever:
         seed: int | None = None,
         on_event: EventHandler | None = None,
         prompt: str = "full",
+        linked_passages: int = MAX_LINKED,
     ) -> None:
         if n_agents < 1:
             raise ArkError("n_agents must be at least 1")
@@ -168,6 +178,8 @@ class Retriever:
             raise ArkError("max_steps must be at least 1")
         if fusion not in FUSIONS:
             raise ArkError(f"unknown fusion {fusion!r}; choose one of {sorted(FUSIONS)}")
+        if linked_passages < 0:
+            raise ArkError("linked_passages must be 0 (none) or more")
         import ark.agent._agent  # noqa: F401  (registers the "ark" strategy)
 
         self.strategy_name, self.strategy = resolve_strategy(strategy)
@@ -182,6 +194,9 @@ class Retriever:
         self.top_k = top_k
         self.seed = seed
         self.on_event = on_event
+        #: On a graph built from documents, the passages linked to the lead evidence
+        #: passage that the result lists after it (:mod:`ark.agent._passages`).
+        self.linked_passages = linked_passages
         self.config = AgentConfig(
             max_steps=max_steps,
             temperature=temperature,
@@ -239,7 +254,13 @@ class Retriever:
             query_id=query_id,
             errors=[t.error for t in trajectories if t.error],
             evidence=evidence,
-            passages=evidence_passages(g, evidence, seen=shown_nodes(trajectories)),
+            passages=evidence_passages(
+                g,
+                evidence,
+                seen=shown_nodes(trajectories),
+                relevance=question_relevance(self.index, query),
+                max_linked=self.linked_passages,
+            ),
         )
 
     async def aanswer(

@@ -23,6 +23,7 @@ import numpy as np
 from ark import datasets
 from ark._safe import redact_url
 from ark.agent import (
+    MAX_LINKED,
     EventHandler,
     Retriever,
     StrategyFactory,
@@ -101,6 +102,10 @@ class Evaluation:
     #: scored by EM and F1 on questions with gold answer strings (MuSiQue, HotpotQA).
     #: A baseline answers from its first 5 passages (BM25's: "naive RAG").
     answer: bool = False
+    #: Over documents, the passages linked to the lead passage that a result lists
+    #: (:mod:`ark.agent._passages`); None: the method's default (ark: 3, a baseline:
+    #: 0, its own list); 0: none.
+    linked_passages: int | None = None
 
     def check(self) -> None:
         """Refuse impossible settings before anything is opened or written."""
@@ -117,6 +122,10 @@ class Evaluation:
             raise ArkError(
                 f"unknown --strategy {self.strategy!r}; use {' or '.join(strategy_names())}"
             )
+        if self.linked_passages is not None and self.linked_passages < 0:
+            raise ArkError(f"--linked-passages must be 0 or more, not {self.linked_passages}")
+        if self.linked_passages and self.method == "dense":
+            raise ArkError("--linked-passages is for --method ark or bm25")
         if self.ray is not None and (self.answer or datasets.is_document_dataset(self.dataset)):
             raise ArkError(
                 "--ray does not run questions over documents or --answer yet; run without --ray"
@@ -174,6 +183,8 @@ class Evaluation:
             "seed": self.seed,
             "prompt": prompt,
         }
+        if self.linked_passages is not None:
+            retriever_kwargs["linked_passages"] = self.linked_passages
         ray_runner = None
         try:
             if self.ray is not None:
@@ -239,6 +250,11 @@ class Evaluation:
                     else {}
                 ),
                 **answer_config,
+                **(
+                    {"linked_passages": self._linked(ark)}
+                    if datasets.is_document_dataset(self.dataset)
+                    else {}
+                ),
                 # over documents a baseline ranks the passage nodes alone
                 **(
                     {"ranks": "passages"}
@@ -287,7 +303,8 @@ class Evaluation:
         documents the baselines rank passage nodes only."""
         passages = datasets.is_document_dataset(self.dataset)
         if self.method == "bm25":
-            return BM25Method(index, passages_only=passages), None
+            linked = self._linked(False) if passages else 0
+            return BM25Method(index, passages_only=passages, linked=linked), None
         if self.method == "dense":
             from ark.index import DenseEncoder, open_dense
 
@@ -298,6 +315,12 @@ class Evaluation:
         chat = with_llm_cache(llm, model.llm_cache) if llm is not None else model.build()
         retriever = Retriever(index, chat, strategy=strategy, on_event=on_event, **retriever_kwargs)
         return RetrieverMethod(retriever), chat.name
+
+    def _linked(self, ark: bool) -> int:
+        """How many linked passages the method lists (:attr:`linked_passages`)."""
+        if self.linked_passages is not None:
+            return self.linked_passages
+        return MAX_LINKED if ark else 0
 
     def _answering(
         self, method: Method, index: Index, llm: ChatModel | None, model: ModelSettings

@@ -2,7 +2,10 @@
 
 Over a graph built from documents the baselines rank passages only (``passages_only``):
 BM25 over the passage nodes' texts alone — its own term statistics, as a BM25 over the
-corpus would have — and dense over the passage nodes' embeddings. ARK's retriever
+corpus would have — and dense over the passage nodes' embeddings. BM25 with ``linked``
+lists after its best passage the passages linked to it through a bridge entity
+(``bm25-linked`` in ``benchmarks/bench_documents.py``): what the graph gives without a
+model. ARK's retriever
 reports the passages that support its answers (:func:`evidence_passages`), which is
 what passage recall reads.
 """
@@ -14,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ark.agent import RetrievalResult, Retriever
+from ark.agent import RetrievalResult, Retriever, linked_passages, question_relevance
 from ark.graph import PASSAGE_TYPE, passage_ids
 from ark.index import BM25Index, DenseEncoder, DenseIndex, Index, build_bm25
 from ark.trajectory import Trajectory
@@ -61,10 +64,16 @@ class BM25Method:
 
     name = "bm25"
 
-    def __init__(self, index: Index, k: int = 100, *, passages_only: bool = False) -> None:
+    def __init__(
+        self, index: Index, k: int = 100, *, passages_only: bool = False, linked: int = 0
+    ) -> None:
         self.index = index
         self.k = k
         self.passages_only = passages_only
+        #: With ``passages_only``: after the best passage, up to this many passages
+        #: sharing a bridge entity with it (:func:`ark.agent.linked_passages`), the
+        #: graph's one step a model-free retriever can take.
+        self.linked = linked
         self._docs: np.ndarray | None = None
         self._bm25: BM25Index = index.bm25
         if passages_only:
@@ -85,6 +94,11 @@ class BM25Method:
 
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
         ranking = self.search(text)
+        if self.passages_only and self.linked and ranking:
+            lead = ranking[0]
+            relevance = question_relevance(self.index, text)
+            links = linked_passages(self.index.graph, lead, relevance, limit=self.linked)
+            ranking = list(dict.fromkeys([lead, *links, *ranking]))
         return MethodOutput(ranking=ranking, passages=ranking if self.passages_only else None)
 
 
