@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ark.graph import Schema
-from ark.graph._schema import LISTED_RELATIONS
+from ark.graph import LISTED_RELATIONS, Schema
 from ark.index import Index
 from ark.tools import GraphTools, SearchResult, ToolConfig
 
