@@ -17,12 +17,11 @@ from _helpers import metaqa_dir
 from ark.agent import Retriever
 from ark.cli import app
 from ark.datasets import load_metaqa, sample
-from ark.eval import RetrieverMethod, RunStore, run_queries
+from ark.eval import MethodSpec, RayMethod, RetrieverMethod, RunStore, run_queries
 from ark.llm import make_chat_model
 
 ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
 pytest.importorskip("openai", reason="the [openai] extra is not installed")
-from ark.eval._ray import MethodSpec, RayMethod  # noqa: E402
 from fake_openai import FakeOpenAIServer, first_hit_policy  # noqa: E402
 
 N_QUERIES = 12

@@ -129,7 +129,7 @@ def collect(
     """
     ray_runner = None
     if method is None and ray is not None:
-        from ark.eval._ray import MethodSpec, RayMethod
+        from ark.eval import MethodSpec, RayMethod
 
         spec = MethodSpec(
             method="ark",

@@ -14,6 +14,7 @@ from ark.eval._methods import (
     RetrieverMethod,
     evidence_passages,
 )
+from ark.eval._ray import MethodSpec, RayMethod
 from ark.eval._runner import run_queries, run_resumable
 from ark.eval._runstore import RunStore, read_records
 from ark.eval._summary import summarize_run
@@ -33,6 +34,8 @@ __all__ = [
     "Evaluation",
     "Method",
     "MethodOutput",
+    "MethodSpec",
+    "RayMethod",
     "RaySettings",
     "RetrieverMethod",
     "RunLockedError",
