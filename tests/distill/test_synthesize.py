@@ -132,18 +132,18 @@ def test_hops_are_checked(movie_index):
         list(synthesize(movie_index, SynthConfig(n=1, hops=(4,))))
 
 
-def test_phrasing_follows_the_relation_names_shape():
+def test_phrasing_follows_the_labels_word_class():
     """Nested hops stay readable: a passive relation is phrased as a verb, an attribute
-    and a noun as "the ... of"; no question strings relation names together."""
+    as "the ... of"; no question strings relation names together."""
     import random
 
-    from ark.distill._questions import Hop, chain_question, relation_shape
+    from ark.distill._questions import RelationStep, chain_question
+    from ark.distill._wordclass import read_label
 
-    assert relation_shape("directed_by") == "passive"
-    assert relation_shape("has_genre") == "attribute"
-    assert relation_shape("in_language") == "attribute"
-    assert relation_shape("starred_actors") == "noun"
-    hops = [Hop("directed_by", "in", "movie"), Hop("has_genre", "out", "genre")]
+    assert read_label("directed by").kind == "agent"
+    assert read_label("has genre").kind == read_label("in language").kind == "noun"
+    assert read_label("starred actors").kind == "verb"
+    hops = [RelationStep("directed_by", "in", "movie"), RelationStep("has_genre", "out", "genre")]
     seen = {chain_question("Ann Lee", "person", hops, random.Random(s), {}) for s in range(40)}
     assert any("directed by" in q and "genre of" in q for q in seen)
     for q in seen:

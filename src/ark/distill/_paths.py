@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ark.distill._questions import Hop
+from ark.distill._questions import RelationStep
 from ark.graph import DIRECTION_NAMES
 from ark.graph._graph import unique_rows
 from ark.index import Index
@@ -27,7 +27,7 @@ class Path_:
 
     kind: str  # "chain" | "intersection"
     anchors: list[int]
-    hops: list[list[Hop]]
+    hops: list[list[RelationStep]]
     frontiers: list[list[list[int]]]  # per anchor: the node sets after each hop
     #: Ranked: reached by more paths first, then by index. The anchor and the
     #: intermediate nodes are never answers (the question asks for the last hop).
@@ -75,11 +75,11 @@ class PathSampler:
             in self.allowed
         ]
 
-    def follow(self, nodes: Sequence[int], hop: Hop) -> dict[int, list[int]]:
+    def follow(self, nodes: Sequence[int], hop: RelationStep) -> dict[int, list[int]]:
         return follow(self.g, nodes, hop)
 
-    def _hop(self, code: int, ntype: int) -> Hop:
-        return Hop(
+    def _hop(self, code: int, ntype: int) -> RelationStep:
+        return RelationStep(
             self.g.relation_names[code >> 1],
             DIRECTION_NAMES[code & 1],
             self.g.node_type_names[ntype],
@@ -89,7 +89,7 @@ class PathSampler:
         rng = self.rng
         anchor = int(self.anchors[rng.randrange(len(self.anchors))])
         frontier = [anchor]
-        hops: list[Hop] = []
+        hops: list[RelationStep] = []
         sets: list[list[int]] = []
         reach: Counter[int] = Counter()
         for depth in range(n_hops):
@@ -131,7 +131,7 @@ class PathSampler:
             if other == anchor:
                 continue
             # The entry is target -> other; from the other anchor it is the reverse.
-            hop2 = Hop(g.relation_names[code >> 1], DIRECTION_NAMES[(code & 1) ^ 1], want)
+            hop2 = RelationStep(g.relation_names[code >> 1], DIRECTION_NAMES[(code & 1) ^ 1], want)
             reached = self.follow([other], hop2)[other]
             if not reached or len(reached) > MAX_K:
                 continue
@@ -147,7 +147,7 @@ class PathSampler:
         return None
 
 
-def follow(g: Any, nodes: Sequence[int], hop: Hop) -> dict[int, list[int]]:
+def follow(g: Any, nodes: Sequence[int], hop: RelationStep) -> dict[int, list[int]]:
     """Per node, its neighbors along ``hop`` (relation, direction and target type)."""
     rel = g.relation_id(hop.relation)
     typ = g.type_id(hop.target_type)

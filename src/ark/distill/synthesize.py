@@ -22,7 +22,7 @@ from typing import Any
 from ark.agent import ChainHints, ToolConfig, ToolSession, steps_left_note, system_prompt
 from ark.distill._paths import MAX_ANSWERS, MAX_FRONTIER, MAX_K, Path_, PathSampler, follow
 from ark.distill._questions import (
-    Hop,
+    RelationStep,
     _spaced,
     chain_question,
     intersection_question,
@@ -34,7 +34,14 @@ from ark.llm import Message, ToolCall
 from ark.tools import MAX_CENTERS, GraphTools
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
-__all__ = ["Hop", "Oracle", "SynthConfig", "llm_paraphraser", "load_templates", "synthesize"]
+__all__ = [
+    "Oracle",
+    "RelationStep",
+    "SynthConfig",
+    "llm_paraphraser",
+    "load_templates",
+    "synthesize",
+]
 
 
 # -- the oracle policy ----------------------------------------------------------------
@@ -149,7 +156,7 @@ class Oracle:
                 query = name
             return False
 
-        def explore(node: int | list[int], hop: Hop) -> list[int]:
+        def explore(node: int | list[int], hop: RelationStep) -> list[int]:
             """One neighborhood call: of one node, or over all of a list (the hop over
             a set, which takes no subquery here)."""
             args: dict[str, Any] = {"node_index": node}
@@ -176,7 +183,7 @@ class Oracle:
             hood = g.neighborhood(node, [g.type_id(node_type)], [g.relation_id(relation)])
             return len(hood.neighbors) == 0
 
-        def bad_call(node: int, hops: list[Hop], depth: int) -> None:
+        def bad_call(node: int, hops: list[RelationStep], depth: int) -> None:
             """A typical slip whose observation says how to fix it (the caller then
             makes the right call): the node's own type as ``node_type`` (after the first
             hop: the filters copied from the hop before), the question's final type
