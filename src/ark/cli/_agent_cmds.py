@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -73,39 +77,27 @@ def _live_printer(n_agents: int) -> Any:
 def _run(
     index: Index,
     question: str,
+    opts: RunOptions,
     *,
     agents: int,
     max_steps: int,
-    temperature: float,
-    model: str | None,
-    base_url: str | None,
-    as_json: bool,
-    save_trajectories: Path | None,
-    llm_cache: Path | None = None,
-    seed: int | None = 0,
-    price_table: PriceTable | None = None,
-    request_timeout: float | None = None,
-    max_retries: int | None = None,
+    strategy: str,
+    price_table: PriceTable | None,
     use_env: bool = True,
-    adapter: Path | None = None,
-    strategy: str = "ark",
-    parallel: bool | None = None,
-    why: bool = False,
-    answer: bool = False,
 ) -> RetrievalResult:
     from ark.agent import adapter_settings
     from ark.llm import ModelSettings
 
     try:
-        student = adapter_settings(adapter, base_url)
+        student = adapter_settings(opts.adapter, opts.base_url)
         llm = ModelSettings(
-            model=model,
-            base_url=base_url,
-            request_timeout=request_timeout,
-            max_retries=max_retries,
-            parallel=parallel,
+            model=opts.model,
+            base_url=opts.base_url,
+            request_timeout=opts.request_timeout,
+            max_retries=opts.max_retries,
+            parallel=opts.parallel,
             use_env=use_env,
-            llm_cache=llm_cache,
+            llm_cache=opts.llm_cache,
             options=student.llm_kwargs,
         ).build()
         retriever = Retriever(
@@ -114,37 +106,38 @@ def _run(
             strategy=strategy,
             n_agents=agents,
             max_steps=max_steps,
-            temperature=temperature,
-            on_event=None if as_json else _live_printer(agents),
-            seed=seed,
+            temperature=opts.temperature,
+            on_event=None if opts.as_json else _live_printer(agents),
+            seed=opts.seed,
             prompt=student.prompt,
             tools=student.tools,
         )
-        result = retriever.answer(question) if answer else retriever.retrieve(question)
+        result = retriever.answer(question) if opts.answer else retriever.retrieve(question)
     except ArkError as exc:
-        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+        fail(str(exc), as_json=opts.as_json, code=type(exc).__name__)
     except Exception as exc:  # never a traceback: say what failed
-        fail(f"{type(exc).__name__}: {exc}", as_json=as_json, code="InternalError")
+        fail(f"{type(exc).__name__}: {exc}", as_json=opts.as_json, code="InternalError")
     cost = query_cost(result.trajectories, price_table)  # also fills each trajectory's cost
-    if save_trajectories is not None:
-        path = write_trajectories(save_trajectories / "trajectories.jsonl", result.trajectories)
-        if not as_json:
+    if opts.save_trajectories is not None:
+        path = opts.save_trajectories / "trajectories.jsonl"
+        path = write_trajectories(path, result.trajectories)
+        if not opts.as_json:
             err_console.print(f"Trajectories appended to {esc(str(path))}")
-    if as_json:
+    if opts.as_json:
         payload = result.to_dict(index.graph, price_table)
         if counters := cache_counters(llm):
             payload["llm_cache"] = counters
         print_json(payload)
     else:
         _print_ranking(result)
-        if why:
+        if opts.why:
             _print_evidence(result, index)
         if result.answer is not None:
-            _print_answer(result, index, why)
+            _print_answer(result, index, opts.why)
         console.print(f"Cost: {cost_line(cost)}", markup=False)
         console.print(f"Time: {profile_line(query_profile(result.trajectories))}", markup=False)
     if result.failed:
-        if not as_json:
+        if not opts.as_json:
             err_console.print(
                 f"[red]every agent failed:[/] {esc(str(result.errors[0]))}", soft_wrap=True
             )
@@ -316,83 +309,138 @@ AdapterOpt = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """The options ``ark ask`` and ``ark demo`` share: how to reach the model, what to
+    print and what to record. :func:`run_options` offers each field as an option of
+    the command (in this order, with these defaults), so the two commands cannot drift
+    apart in what they accept."""
+
+    temperature: float = 0.7
+    model: str | None = None
+    base_url: str | None = None
+    as_json: bool = False
+    why: bool = False
+    answer: bool = False
+    save_trajectories: Path | None = None
+    llm_cache: Path | None = None
+    seed: int = 0
+    price_in: float | None = None
+    price_out: float | None = None
+    prices_file: Path | None = None
+    request_timeout: float | None = None
+    max_retries: int | None = None
+    adapter: Path | None = None
+    parallel: bool | None = None
+
+    def price_table(self) -> PriceTable | None:
+        """The prices of --price-in/--price-out/--prices; a bad prices file ends the
+        command with its error."""
+        try:
+            return prices(self.price_in, self.price_out, self.prices_file)
+        except ArkError as exc:
+            fail(str(exc), as_json=self.as_json, code=type(exc).__name__)
+
+
+#: Each :class:`RunOptions` field's command-line option.
+_RUN_OPTION_TYPES: dict[str, Any] = {
+    "temperature": TempOpt,
+    "model": ModelOpt,
+    "base_url": UrlOpt,
+    "as_json": JsonOpt,
+    "why": WhyOpt,
+    "answer": AnswerOpt,
+    "save_trajectories": SaveOpt,
+    "llm_cache": LlmCacheOpt,
+    "seed": SeedOpt,
+    "price_in": PriceInOpt,
+    "price_out": PriceOutOpt,
+    "prices_file": PricesOpt,
+    "request_timeout": TimeoutOpt,
+    "max_retries": RetriesOpt,
+    "adapter": AdapterOpt,
+    "parallel": ParallelOpt,
+}
+
+
+def run_options(
+    *, without: tuple[str, ...] = ()
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command whose last parameter is ``opts: RunOptions`` every
+    :class:`RunOptions` field but ``without`` as an option of its own, after its other
+    parameters; the command receives them gathered in ``opts``. Typer reads a
+    command's options from its signature, so the shared ones are written into it."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
+        *own, last = signature.parameters.values()
+        if last.name != "opts":
+            raise TypeError(f"{command.__name__}: the last parameter must be opts: RunOptions")
+        shared = [
+            inspect.Parameter(
+                f.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=f.default,
+                annotation=_RUN_OPTION_TYPES[f.name],
+            )
+            for f in fields(RunOptions)
+            if f.name not in without
+        ]
+        names = [p.name for p in shared]
+
+        @functools.wraps(command)
+        def with_options(**kwargs: Any) -> None:
+            opts = RunOptions(**{name: kwargs.pop(name) for name in names})
+            command(**kwargs, opts=opts)
+
+        params = [*own, *shared]
+        with_options.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        with_options.__annotations__ = {p.name: p.annotation for p in params}
+        return with_options
+
+    return decorate
+
+
 @app.command("ask")
+@run_options()
 def ask(
     index_dir: Annotated[Path, typer.Argument(help="Index directory.")],
     question: Annotated[str, typer.Argument(help="The question to retrieve evidence for.")],
     agents: OptionalAgentsOpt = None,
     strategy: StrategyOpt = None,
     max_steps: StepsOpt = 20,
-    temperature: TempOpt = 0.7,
-    model: ModelOpt = None,
-    base_url: UrlOpt = None,
-    as_json: JsonOpt = False,
-    why: WhyOpt = False,
-    answer: AnswerOpt = False,
-    save_trajectories: SaveOpt = None,
-    llm_cache: LlmCacheOpt = None,
-    seed: SeedOpt = 0,
-    price_in: PriceInOpt = None,
-    price_out: PriceOutOpt = None,
-    prices_file: PricesOpt = None,
-    request_timeout: TimeoutOpt = None,
-    max_retries: RetriesOpt = None,
-    adapter: AdapterOpt = None,
-    parallel: ParallelOpt = None,
+    *,
+    opts: RunOptions,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live; with
     --answer, then an answer in words that cites them."""
-    strategy = strategy or adapter_strategy(adapter, base_url, as_json)
-    n_agents = resolve_agents(strategy, agents, as_json)
+    strategy = strategy or adapter_strategy(opts.adapter, opts.base_url, opts.as_json)
+    n_agents = resolve_agents(strategy, agents, opts.as_json)
     try:
         index = open_index(index_dir)
-        price_table = prices(price_in, price_out, prices_file)
     except ArkError as exc:
-        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+        fail(str(exc), as_json=opts.as_json, code=type(exc).__name__)
+    price_table = opts.price_table()
     _run(
         index,
         question,
+        opts,
         agents=n_agents,
         max_steps=max_steps,
-        temperature=temperature,
-        model=model,
-        base_url=base_url,
-        as_json=as_json,
-        save_trajectories=save_trajectories,
-        llm_cache=llm_cache,
-        seed=seed,
-        price_table=price_table,
-        request_timeout=request_timeout,
-        max_retries=max_retries,
-        adapter=adapter,
         strategy=strategy,
-        parallel=parallel,
-        why=why,
-        answer=answer,
+        price_table=price_table,
     )
 
 
 @app.command("demo")
+@run_options(without=("save_trajectories",))
 def demo(
     question: Annotated[str, typer.Argument(help="A question about movies.")] = DEMO_QUESTION,
     agents: AgentsOpt = 1,
     strategy: DemoStrategyOpt = "ark-guided",
     max_steps: StepsOpt = 10,
-    temperature: TempOpt = 0.7,
-    model: ModelOpt = None,
-    base_url: UrlOpt = None,
-    as_json: JsonOpt = False,
-    why: WhyOpt = False,
-    answer: AnswerOpt = False,
-    llm_cache: LlmCacheOpt = None,
-    seed: SeedOpt = 0,
-    price_in: PriceInOpt = None,
-    price_out: PriceOutOpt = None,
-    prices_file: PricesOpt = None,
-    request_timeout: TimeoutOpt = None,
-    max_retries: RetriesOpt = None,
-    adapter: AdapterOpt = None,
-    parallel: ParallelOpt = None,
+    *,
+    opts: RunOptions,
 ) -> None:
     """Answer a movie question over the bundled MetaQA graph with the local model.
 
@@ -400,43 +448,28 @@ def demo(
     and ``OPENAI_API_KEY`` do not send the demo to a server."""
     from importlib.resources import files
 
-    resolve_agents(strategy, agents, as_json)  # an unknown strategy fails before any work
-    try:
-        price_table = prices(price_in, price_out, prices_file)
-    except ArkError as exc:
-        fail(str(exc), as_json=as_json, code=type(exc).__name__)
+    resolve_agents(strategy, agents, opts.as_json)  # an unknown strategy fails before any work
+    price_table = opts.price_table()
 
     target = _cache_dir() / "demo" / "metaqa.idx"
     try:
         index = open_index(target)
     except ArkError:
         source = files("ark") / "data" / "metaqa_kb.txt.gz"
-        if not as_json:
+        if not opts.as_json:
             err_console.print(
                 f"Building the demo index (MetaQA, CC BY 3.0) in {esc(str(target))} …"
             )
         index = build_index(Path(str(source)), target)
-    if not as_json:
+    if not opts.as_json:
         err_console.print(f"Question: [bold]{esc(question)}[/]")
     _run(
         index,
         question,
+        opts,
         agents=agents,
         max_steps=max_steps,
-        temperature=temperature,
-        model=model,
-        base_url=base_url,
-        as_json=as_json,
-        save_trajectories=None,
-        llm_cache=llm_cache,
-        seed=seed,
-        price_table=price_table,
-        request_timeout=request_timeout,
-        max_retries=max_retries,
-        use_env=False,
-        adapter=adapter,
         strategy=strategy,
-        parallel=parallel,
-        why=why,
-        answer=answer,
+        price_table=price_table,
+        use_env=False,
     )
