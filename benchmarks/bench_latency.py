@@ -16,7 +16,7 @@ set, as the students run) per question of a fixed dev sample, decoded token by t
 by llama-cpp-python's own ``create_completion`` ("off": the path before issue 31, and
 ``ARK_LOOKUP=off`` now) and by ARK's decoder ("on", the default: prompt-lookup and
 format drafts, the grammar checked on the sampled token first;
-``LocalChatModel(lookup=N)``, see ``ark/llm/_lookup.py``), or (``--compare grouped``,
+``LocalChatModel(lookup=N)``, see ``ark/llm/local/_lookup.py``), or (``--compare grouped``,
 both decoded by ARK's) with observations in the line form
 and grouped by relation and type (``ToolConfig(grouped_observations=True)``, a change
 the model reads, so answers may change too: Hit@1 is in the table). Greedy
@@ -151,7 +151,7 @@ def against_table(
 def build_line() -> str:
     """The installed llama.cpp's instruction sets and what it leaves out of this CPU,
     printed above every timed table: seconds depend on the build."""
-    from ark.llm._build import build_report
+    from ark.llm.local import build_report
 
     info, missing = build_report()
     return f"llama.cpp {info}; leaves out of this CPU: {', '.join(missing) or 'nothing'}"
@@ -240,8 +240,8 @@ def replay(path: Path, costs: dict[int, float], every: int = 20) -> str:
     ``every``-th conversation is read; the tokenizer and tools come from its meta."""
     from llama_cpp import Llama
 
-    from ark.llm._lookup import MAX_FORCED, lookup_draft
-    from ark.llm._skeleton import format_drafter
+    from ark.llm.local._lookup import MAX_FORCED, lookup_draft
+    from ark.llm.local._skeleton import format_drafter
     from ark.tools import tool_specs
 
     meta = json.loads(Path(f"{path}.meta.json").read_text())
@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.observation_tokens:
         from llama_cpp import Llama
 
-        from ark.llm._model_files import local_model_path
+        from ark.llm.local import local_model_path
 
         vocab = Llama(str(local_model_path(args.model or "1.5b")), vocab_only=True, verbose=False)
         print(

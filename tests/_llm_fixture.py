@@ -24,14 +24,14 @@ SEARCH_TOOL = [
 
 def small_model_file():
     """The 0.5B model's GGUF (joined from its installed parts if need be), or None."""
-    from ark.llm._local import LOCAL_MODELS, cache_dir
+    from ark.llm.local import LOCAL_MODELS, cache_dir
 
     file, size = LOCAL_MODELS["0.5b"][:2]
     path = cache_dir() / file
     if path.exists() and path.stat().st_size == size:
         return path
     if importlib.util.find_spec(LOCAL_MODELS["0.5b"][3][-1]) is not None:
-        from ark.llm._local import local_model_path
+        from ark.llm.local import local_model_path
 
         return local_model_path("0.5b")  # joined from its installed parts
     return None

@@ -9,8 +9,9 @@ import pytest
 pytest.importorskip("peft")
 gguf = pytest.importorskip("gguf")
 
-from ark.distill.export import adapter_metadata, export_gguf  # noqa: E402
+from ark.distill.export import export_gguf  # noqa: E402
 from ark.distill.train import TrainConfig, train  # noqa: E402
+from ark.llm.local import adapter_metadata  # noqa: E402
 
 needs_local = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None
@@ -100,7 +101,7 @@ def test_llama_cpp_applies_an_exported_adapter_to_the_local_model(tmp_path):
     from llama_cpp import Llama
     from safetensors.numpy import save_file
 
-    from ark.llm._local import ensure_model_file
+    from ark.llm.local import ensure_model_file
 
     base = ensure_model_file()
     hidden, rank = 1536, 4

@@ -16,7 +16,7 @@ from ark.distill.sft import (
 )
 from ark.distill.synthesize import SynthConfig, synthesize
 from ark.llm import Message
-from ark.llm.chat_format import ChatTemplate, template_message
+from ark.llm.local import ChatTemplate, template_message
 from ark.tools import tool_specs
 from ark.trajectory import write_trajectories
 
@@ -31,7 +31,7 @@ needs_local = pytest.mark.skipif(
 def real_student():
     """The installed local model's own template and llama.cpp tokenizer."""
     from ark.distill.sft import student_template_and_tokenizer
-    from ark.llm._local import ensure_model_file
+    from ark.llm.local import ensure_model_file
 
     return student_template_and_tokenizer(ensure_model_file())
 

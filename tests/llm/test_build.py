@@ -6,8 +6,9 @@ import warnings
 
 import pytest
 
-from ark.llm import _build
-from ark.llm._build import build_features, cpu_flags, missing_instructions
+from ark.llm import SlowBuildWarning
+from ark.llm.local import _build
+from ark.llm.local._build import build_features, cpu_flags, missing_instructions
 
 PORTABLE = (
     "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
@@ -53,7 +54,7 @@ def test_the_warning_names_what_is_missing_once_per_process(
         warnings.simplefilter("always")
         _build.warn_if_slow_build()
         _build.warn_if_slow_build()
-    assert len(seen) == 1 and issubclass(seen[0].category, _build.SlowBuildWarning)
+    assert len(seen) == 1 and issubclass(seen[0].category, SlowBuildWarning)
     assert "AVX512, AVX512_VNNI" in str(seen[0].message)
     assert "scripts/llama-cmake-args.sh" in str(seen[0].message)
 

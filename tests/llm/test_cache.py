@@ -15,7 +15,7 @@ from _doubles import ScriptedChatModel, tool_call
 from ark.errors import ArkError
 from ark.llm import CachedChatModel, CacheWarning, LLMCache, Message, with_llm_cache
 from ark.llm._cache import request_key
-from ark.llm._local import MODEL_FILE, file_sha256
+from ark.llm.local import MODEL_FILE, file_sha256
 
 MESSAGES = [Message(role="system", content="be brief"), Message(role="user", content="who?")]
 TOOLS = [{"type": "function", "function": {"name": "finish", "parameters": {"type": "object"}}}]
@@ -151,7 +151,7 @@ def test_model_file_identity(tmp_path):
 )
 @pytest.mark.slow  # two real model calls: 3 min on this project's 2 cores at load 15
 def test_the_local_model_is_named_by_its_weights_and_replays_a_seeded_sample(tmp_path):
-    from ark.llm._local import MODEL_SHA256, LocalChatModel
+    from ark.llm.local import MODEL_SHA256, LocalChatModel
 
     local = LocalChatModel(n_ctx=1024)
     ident = local.cache_identity()

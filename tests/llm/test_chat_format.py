@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from ark.llm import Message, ToolCall
-from ark.llm.chat_format import ChatTemplate, fix_call_braces
+from ark.llm.local import ChatTemplate, fix_call_braces
 
 #: A miniature of Qwen2.5's template: tools, the doubled-brace example, tool calls.
 TEMPLATE = """{% for m in messages %}<|im_start|>{{ m.role }}
@@ -35,7 +35,24 @@ def test_render_fixes_braces_and_passes_arguments_as_objects():
     assert fix_call_braces("x") == "x"
 
 
-def test_importing_chat_format_does_not_load_llama_cpp():
-    code = "import sys; import ark.llm.chat_format, ark.agent; print('llama_cpp' in sys.modules)"
+def _loaded_after(statement: str) -> list[str]:
+    """Which of the local engine and llama.cpp a fresh interpreter has loaded after
+    ``statement``."""
+    code = (
+        f"import sys; {statement}; "
+        "print(*[m for m in ('ark.llm.local', 'llama_cpp') if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    return out.stdout.split()
+
+
+def test_importing_ark_llm_loads_neither_the_local_engine_nor_llama_cpp():
+    """``make_chat_model`` imports the engine when it builds a local model, not before:
+    a program that talks to a server never pays for (or needs) llama.cpp."""
+    assert _loaded_after("import ark, ark.llm, ark.agent") == []
+
+
+def test_importing_the_chat_template_does_not_load_llama_cpp():
+    """SFT rendering and ``ark llm-cache stats`` read the engine's template and files
+    without llama.cpp installed."""
+    assert _loaded_after("import ark.llm.local") == ["ark.llm.local"]

@@ -12,7 +12,7 @@ import pytest
 import _fake_llama
 from _llm_fixture import SEARCH_TOOL
 from ark.llm import Message
-from ark.llm._kv_disk import MAGIC, KVCacheWarning, PromptStateStore, kv_cache_dir
+from ark.llm.local._kv_disk import MAGIC, KVCacheWarning, PromptStateStore, kv_cache_dir
 
 SYSTEM = Message(role="system", content="You find entities in a movie graph with tools. " * 6)
 QUESTION = Message(role="user", content="Who directed Big?")
@@ -21,7 +21,7 @@ QUESTION = Message(role="user", content="Who directed Big?")
 def _model(monkeypatch, tmp_path: Path, kv: Path | bool, **kw):
     """A fresh local model, as a new process would build it."""
     _fake_llama.install(monkeypatch)
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel
 
     path = tmp_path / "fake-model.gguf"
     if not path.exists():
@@ -170,7 +170,7 @@ def test_real_model_a_second_process_skips_the_system_prompt(tmp_path, metaqa_in
     prompt; a fresh instance loads it, evaluates only the question, and its prompt
     phase is several times shorter; the reply is still one valid tool call."""
     from ark.agent import Agent
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel
 
     def first_call(kv):
         llm = LocalChatModel(n_ctx=4096, kv_cache=kv)
@@ -196,7 +196,7 @@ def test_real_model_a_second_process_skips_the_system_prompt(tmp_path, metaqa_in
 @pytest.mark.slow
 @needs_local
 def test_real_model_profile_adds_up(tmp_path):
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel
 
     llm = LocalChatModel(n_ctx=2048, kv_cache=False)
     out = _ask(llm)

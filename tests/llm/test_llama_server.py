@@ -43,7 +43,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server():
-    from ark.llm._local import ensure_model_file
+    from ark.llm.local import ensure_model_file
 
     port = free_port()
     proc = subprocess.Popen(

@@ -8,11 +8,9 @@ import json
 import pytest
 
 from ark.llm import LLMError, Message
-from ark.llm._local import (
-    call_schema,
-    ensure_model_file,
-    parse_tool_calls,
-)
+from ark.llm.local import ensure_model_file
+from ark.llm.local._chat_format import parse_tool_calls
+from ark.llm.local._model import call_schema
 
 
 def test_parts_are_joined_in_order_and_verified(tmp_path):
@@ -84,7 +82,7 @@ def test_grammar_compiles_for_the_agent_tools(metaqa_index):
     from llama_cpp import LlamaGrammar
 
     from ark.agent import ToolConfig, agent_tool_specs
-    from ark.llm._local import tool_call_grammar
+    from ark.llm.local import tool_call_grammar
 
     grammar = tool_call_grammar(agent_tool_specs(metaqa_index.schema, ToolConfig()))
     assert grammar.startswith('root ::= "<tool_call>\\n" call')
@@ -93,7 +91,7 @@ def test_grammar_compiles_for_the_agent_tools(metaqa_index):
 
 @pytest.fixture(scope="session")
 def local_model():
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel
 
     return LocalChatModel(n_ctx=4096)
 
@@ -136,8 +134,7 @@ def test_real_local_model_calls_a_tool(local_model):
 def test_model_free_template_renders_what_the_local_backend_sends(local_model):
     pytest.importorskip("gguf")
     from ark.llm import ToolCall
-    from ark.llm._local import ensure_model_file
-    from ark.llm.chat_format import ChatTemplate
+    from ark.llm.local import ChatTemplate, ensure_model_file
 
     call = ToolCall("c1", "search_in_graph", {"query": "Tom Hanks"}, '{"query":"Tom Hanks"}')
     messages = [
@@ -192,8 +189,8 @@ QWEN_LIKE = (
 
 
 def test_prompt_segments_keep_graph_text_out_of_the_template_text():
-    from ark.llm._local import prompt_segments
-    from ark.llm.chat_format import ChatTemplate
+    from ark.llm.local import ChatTemplate
+    from ark.llm.local._model import prompt_segments
 
     template = ChatTemplate(QWEN_LIKE)
     messages = injection_conversation()
@@ -208,8 +205,8 @@ def test_prompt_segments_keep_graph_text_out_of_the_template_text():
 @needs_local
 def test_graph_text_cannot_forge_a_turn_in_the_local_model(local_model):
     pytest.importorskip("gguf")
-    from ark.llm._local import ensure_model_file, prompt_segments
-    from ark.llm.chat_format import ChatTemplate
+    from ark.llm.local import ChatTemplate
+    from ark.llm.local._model import ensure_model_file, prompt_segments
 
     messages = injection_conversation()
     gguf_template = ChatTemplate.from_gguf(ensure_model_file())

@@ -33,10 +33,10 @@ def ask(question: str, system: Message = SYSTEM) -> list[Message]:
 def test_make_chat_model_selects_the_batched_backend(monkeypatch):
     """Without loading a model: the choice shows in which class was constructed."""
     pytest.importorskip("llama_cpp")
-    from ark.llm import _local, _local_batched
+    from ark.llm.local import LocalBatchedChatModel, LocalChatModel
 
     made = []
-    for cls in (_local.LocalChatModel, _local_batched.LocalBatchedChatModel):
+    for cls in (LocalChatModel, LocalBatchedChatModel):
         monkeypatch.setattr(cls, "__init__", lambda self, **kw: made.append(type(self)))
     monkeypatch.delenv("ARK_LOCAL_PARALLEL", raising=False)
     make_chat_model(parallel=True)
@@ -45,16 +45,16 @@ def test_make_chat_model_selects_the_batched_backend(monkeypatch):
     make_chat_model()
     make_chat_model(parallel=False)
     assert made == [
-        _local_batched.LocalBatchedChatModel,
-        _local.LocalChatModel,
-        _local_batched.LocalBatchedChatModel,
-        _local.LocalChatModel,
+        LocalBatchedChatModel,
+        LocalChatModel,
+        LocalBatchedChatModel,
+        LocalChatModel,
     ]
 
 
 @pytest.fixture(scope="module")
 def batched():
-    from ark.llm._local_batched import LocalBatchedChatModel
+    from ark.llm.local import LocalBatchedChatModel
 
     model = LocalBatchedChatModel(small_model_file(), slots=4, n_ctx=4096, n_threads=1)
     yield model
@@ -63,7 +63,7 @@ def batched():
 
 @pytest.fixture(scope="module")
 def plain():
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel
 
     return LocalChatModel(small_model_file(), n_ctx=2048, n_threads=1)
 
@@ -111,7 +111,7 @@ def test_concurrent_calls_each_match_their_own_sequential_output(
 def test_a_shared_prefix_is_evaluated_once_and_shared():
     """Two agents start on the same (long) system prompt at once: one evaluates it,
     the other waits and gets its cells through ``llama_memory_seq_cp``."""
-    from ark.llm._local_batched import LocalBatchedChatModel
+    from ark.llm.local import LocalBatchedChatModel
 
     batched = LocalBatchedChatModel(small_model_file(), slots=2, n_ctx=1024, n_threads=1)
     system = Message(
@@ -183,7 +183,7 @@ def test_request_timeout_fails_after_retries(batched, monkeypatch):
 
 @needs_small
 def test_a_closed_model_refuses_calls():
-    from ark.llm._local_batched import LocalBatchedChatModel
+    from ark.llm.local import LocalBatchedChatModel
 
     model = LocalBatchedChatModel(small_model_file(), slots=2, n_ctx=512, n_threads=1)
     model.close()

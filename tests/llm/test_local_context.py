@@ -13,11 +13,10 @@ from ark.llm import Message
 
 def _local(monkeypatch, tmp_path, n_ctx):
     _fake_llama.install(monkeypatch)
-    from ark.llm import _local
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel, _model
 
     # The build check tries the model file in llama.cpp; the fake file is no model.
-    monkeypatch.setattr(_local, "warn_if_slow_build", lambda path=None: None)
+    monkeypatch.setattr(_model, "warn_if_slow_build", lambda path=None: None)
 
     return LocalChatModel(_fake_llama.fake_model_file(tmp_path), kv_cache=False, n_ctx=n_ctx)
 

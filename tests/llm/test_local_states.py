@@ -7,7 +7,7 @@ import pytest
 
 from _llm_fixture import SEARCH_TOOL
 from ark.llm import Message, make_chat_model
-from ark.llm._local_states import StateCache, common_prefix
+from ark.llm.local._states import StateCache, common_prefix
 
 
 def test_common_prefix():
@@ -34,20 +34,18 @@ def test_state_cache_finds_the_longest_shared_prefix_and_forgets_the_oldest():
 def test_make_chat_model_selects_the_backend(monkeypatch):
     """Without the model installed, the choice shows in which class fails to load it."""
     pytest.importorskip("llama_cpp")
-    from ark.llm import _local, _local_states
+    from ark.llm.local import LocalChatModel, LocalStatesChatModel
 
     made = []
-    monkeypatch.setattr(
-        _local.LocalChatModel, "__init__", lambda self, **kw: made.append(type(self))
-    )
+    monkeypatch.setattr(LocalChatModel, "__init__", lambda self, **kw: made.append(type(self)))
     make_chat_model(local_states=True)
     make_chat_model()
     monkeypatch.setenv("ARK_LOCAL_STATES", "1")
     make_chat_model()
     assert made == [
-        _local_states.LocalStatesChatModel,
-        _local.LocalChatModel,
-        _local_states.LocalStatesChatModel,
+        LocalStatesChatModel,
+        LocalChatModel,
+        LocalStatesChatModel,
     ]
 
 
@@ -63,7 +61,7 @@ TOOLS = SEARCH_TOOL
 @pytest.mark.slow
 @needs_local
 def test_two_conversations_interleaved_reuse_their_own_cache():
-    from ark.llm._local_states import LocalStatesChatModel
+    from ark.llm.local import LocalStatesChatModel
 
     llm = LocalStatesChatModel(n_ctx=2048)
     system = Message(role="system", content="You find entities in a movie graph with tools.")

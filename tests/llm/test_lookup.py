@@ -1,4 +1,4 @@
-"""Prompt-lookup decoding (``ark/llm/_lookup.py``): drafts copied from the
+"""Prompt-lookup decoding (``ark/llm/local/_lookup.py``): drafts copied from the
 conversation, kept only where the sampler picks them.
 
 The real-model tests run the 0.5B model on one thread: a tool-calling conversation
@@ -13,8 +13,8 @@ import pytest
 
 from _llm_fixture import SEARCH_TOOL, needs_small, small_model_file
 from ark.llm import LLMError, Message, ToolCall
-from ark.llm._lookup import lookup_draft
-from ark.llm._skeleton import ToolCallSkeleton
+from ark.llm.local._lookup import lookup_draft
+from ark.llm.local._skeleton import ToolCallSkeleton
 from ark.tools import ToolConfig, tool_specs
 
 # --- the draft itself: pure --------------------------------------------------------
@@ -39,7 +39,7 @@ def test_the_draft_stops_at_the_end_of_the_history():
 
 
 def test_the_draft_length_comes_from_the_setting(monkeypatch):
-    from ark.llm._local import MAX_DRAFT, lookup_setting
+    from ark.llm.local._model import MAX_DRAFT, lookup_setting
 
     monkeypatch.delenv("ARK_LOOKUP", raising=False)
     assert lookup_setting(None) == MAX_DRAFT  # on unless turned off
@@ -117,7 +117,7 @@ def conversation(question: str, then: str = "Now search for Cast Away.") -> list
 
 @pytest.fixture(scope="module")
 def models():
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel
 
     path = small_model_file()
     plain = LocalChatModel(path, n_ctx=2048, n_threads=1, kv_cache=False, lookup=0)
@@ -162,7 +162,7 @@ def test_drafted_decoding_writes_what_token_by_token_decoding_writes(models):
 def test_the_cache_stays_true_after_drafts_were_dropped(models):
     """Rejected drafts leave no cells behind: the next call reuses the cached prefix
     and still writes what a fresh model writes."""
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel
 
     _, drafted = models
     first = conversation("Which films did Tom Hanks star in?")
@@ -205,8 +205,8 @@ def test_the_decoder_constrains_the_whole_vocabulary_only_when_the_grammar_refus
     """The grammar checks the sampled token first (``LazyGrammarSampler``): most tokens
     of a tool call are ones it allows, so the 151k-candidate pass runs on few of them,
     and the greedy call is the one ``create_completion`` writes (test above)."""
-    from ark.llm import _local
-    from ark.llm._lazy_grammar import LazyGrammarSampler
+    from ark.llm.local import _model
+    from ark.llm.local._lazy_grammar import LazyGrammarSampler
 
     made: list[LazyGrammarSampler] = []
 
@@ -220,7 +220,7 @@ def test_the_decoder_constrains_the_whole_vocabulary_only_when_the_grammar_refus
             self.sampled += 1
             return super().sample(ctx, index)
 
-    monkeypatch.setattr(_local, "LazyGrammarSampler", Counting)
+    monkeypatch.setattr(_model, "LazyGrammarSampler", Counting)
     _, drafted = models
     out = call(drafted, conversation("Which films did Tom Hanks star in?"), 0.0)
     assert out.message.tool_calls and len(made) == 1

@@ -15,8 +15,7 @@ SYSTEM = Message(role="system", content="You find entities in a movie graph. " *
 
 def _local(monkeypatch, tmp_path, states=False):
     _fake_llama.install(monkeypatch)
-    from ark.llm._local import LocalChatModel
-    from ark.llm._local_states import LocalStatesChatModel
+    from ark.llm.local import LocalChatModel, LocalStatesChatModel
 
     cls = LocalStatesChatModel if states else LocalChatModel
     return cls(_fake_llama.fake_model_file(tmp_path), kv_cache=False)
@@ -80,7 +79,7 @@ def test_states_backend_counts_a_restored_snapshot_as_reused(monkeypatch, tmp_pa
 
 def test_batched_profile_is_the_requests_share():
     pytest.importorskip("llama_cpp")
-    from ark.llm._local_batched import _profile, _Request
+    from ark.llm.local._batched import _profile, _Request
 
     req = _Request([1] * 100, None, 0.0, 10, None, None)
     req.reused, req.started, req.first_at, req.sample_s = 60, 10.0, 11.5, 0.25

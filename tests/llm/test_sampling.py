@@ -88,7 +88,7 @@ def conversation() -> list[Message]:
 
 @pytest.fixture(scope="module")
 def model():
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel
 
     return LocalChatModel(small_model_file(), n_ctx=2048, n_threads=2, kv_cache=False, lookup=0)
 
@@ -225,7 +225,7 @@ class _Decoder:
     """ARK's default decoder's sampler, advanced past a prefix like the reference."""
 
     def __init__(self, llm, grammar) -> None:
-        from ark.llm._lazy_grammar import LazyGrammarSampler
+        from ark.llm.local._lazy_grammar import LazyGrammarSampler
 
         self.inner = LazyGrammarSampler(llm, TEMPERATURE, grammar)
 
@@ -245,7 +245,7 @@ class _Hotter(_Decoder):
     of shift the comparison must catch."""
 
     def __init__(self, llm, grammar) -> None:
-        from ark.llm._lazy_grammar import LazyGrammarSampler
+        from ark.llm.local._lazy_grammar import LazyGrammarSampler
 
         self.inner = LazyGrammarSampler(llm, 1.5, grammar)
 

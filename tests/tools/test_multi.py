@@ -1,10 +1,10 @@
 """A hop over a set: search_in_neighborhood over several node indices (an option)."""
 
 import pytest
-from ark.llm._local import tool_call_grammar
 
 from _helpers import node
 from ark.agent import ToolSession
+from ark.llm.local import tool_call_grammar
 from ark.tools import (
     MAX_CENTERS,
     GraphTools,

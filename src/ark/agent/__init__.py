@@ -1,7 +1,7 @@
 """Agents over the tools: the tool session and its observers (the hints), the strategy
 protocol, ARK's loop as one strategy, parallel agents, and fusion of their answers."""
 
-from ark.agent._adapters import AdapterSettings, adapter_metadata, adapter_settings
+from ark.agent._adapters import AdapterSettings, adapter_settings
 from ark.agent._agent import Agent, AgentOptions, steps_left_note
 from ark.agent._agent_tools import agent_tool_specs
 from ark.agent._evidence import (
@@ -75,7 +75,6 @@ __all__ = [
     "StrategyInfo",
     "ToolConfig",
     "ToolSession",
-    "adapter_metadata",
     "adapter_settings",
     "agent_tool_specs",
     "evidence_names",

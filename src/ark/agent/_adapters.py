@@ -1,8 +1,10 @@
 """What a distilled student's adapter asks of a retrieval: the local backend's LoRA,
 the prompt variant and tool options it was trained with, and its strategy.
 
-Read from the adapter's own GGUF metadata. It lives with the strategies, which it
-configures: evaluation, the CLI and distillation all read it from here (evaluation
+The adapter's metadata is read by the model code (``ark.llm.local.adapter_metadata``);
+what it means for a retrieval is decided here, with the strategies it configures,
+because it names a ``ToolConfig`` and a strategy, which the model layer below the tools
+must not know. Evaluation, the CLI and distillation all read it from here (evaluation
 must not reach into distillation for it).
 """
 
@@ -14,24 +16,6 @@ from pathlib import Path
 
 from ark.errors import ArkError
 from ark.tools import ToolConfig
-
-
-def adapter_metadata(path: str | Path) -> dict[str, str]:
-    """The ``ark.*`` metadata of a GGUF adapter (``prompt``, ``base``...)."""
-    from gguf import GGUFReader
-
-    path = Path(path)
-    if not path.exists():
-        raise ArkError(f"adapter {path} does not exist")
-    reader = GGUFReader(str(path))
-    kind = reader.fields.get("general.type")
-    if kind is None or bytes(kind.parts[kind.data[0]]).decode() != "adapter":
-        raise ArkError(f"{path} is not a GGUF adapter (general.type != adapter)")
-    out = {}
-    for key, f in reader.fields.items():
-        if key.startswith("ark."):
-            out[key[4:]] = bytes(f.parts[f.data[0]]).decode("utf-8")
-    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +49,8 @@ def adapter_settings(
         raise ArkError(
             "--adapter applies a LoRA to the local model; it cannot be used with --base-url"
         )
+    from ark.llm.local import adapter_metadata  # the engine loads only when it is used
+
     meta = adapter_metadata(adapter)
     raw = meta.get("tools")
     if raw:

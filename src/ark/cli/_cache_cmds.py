@@ -30,7 +30,7 @@ def _open(directory: Path, as_json: bool) -> LLMCache:
 def stats(directory: DirArg, as_json: JsonOpt = False) -> None:
     """Entries, hits served and tokens they saved, per model, and the size on disk;
     and where the local model's saved prompt states (KV cache) are, and how full."""
-    from ark.llm._kv_disk import kv_cache_stats
+    from ark.llm.local import kv_cache_stats
 
     cache = _open(directory, as_json)
     try:

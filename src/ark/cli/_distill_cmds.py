@@ -274,6 +274,6 @@ def sft_cmd(
 
 def _resolve_base(base: str) -> Path:
     """``0.5b``/``1.5b`` -> the packaged GGUF; anything else is a path."""
-    from ark.llm._local import LOCAL_MODELS, local_model_path
+    from ark.llm.local import LOCAL_MODELS, local_model_path
 
     return local_model_path(base) if base in LOCAL_MODELS else Path(base)

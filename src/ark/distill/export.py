@@ -23,7 +23,6 @@ import numpy as np
 
 from ark.agent import (  # noqa: F401 - their home; importable from here as before
     AdapterSettings,
-    adapter_metadata,
     adapter_settings,
 )
 from ark.errors import ArkError

@@ -1,7 +1,7 @@
 """SFT records: trajectories rendered with the student's own chat template and tool
 format, as token ids plus a loss mask that is 1 exactly on assistant tokens.
 
-The text is rendered by :class:`ark.llm.chat_format.ChatTemplate` — the same code the
+The text is rendered by :class:`ark.llm.local.ChatTemplate` — the same code the
 local backend builds its prompts with — so the student trains on the very prompt it
 will see. An assistant turn is the text between the generation prompt that precedes
 it and the end of its own rendering (its closing marker included, the newline after
@@ -24,7 +24,7 @@ from ark.agent import ToolConfig, system_prompt
 from ark.errors import ArkError
 from ark.graph import Schema
 from ark.llm import Message
-from ark.llm.chat_format import ChatTemplate
+from ark.llm.local import ChatTemplate
 from ark.tools import tool_specs
 from ark.trajectory import Trajectory, read_trajectories
 

@@ -1,5 +1,10 @@
 """LLM backends behind one async protocol: OpenAI-compatible servers and a local model.
 
+This package holds the protocol (``ChatModel``, ``Message``, ``Completion``...), the
+OpenAI-compatible client, the response cache and ``ModelSettings``; the llama.cpp
+engine is its own subpackage, :mod:`ark.llm.local`, imported only when a local model
+is built (``import ark.llm`` loads neither it nor llama.cpp).
+
 ``make_chat_model()`` picks the backend: an OpenAI-compatible endpoint when a base URL
 is given (``--base-url``, ``ARK_BASE_URL`` or ``OPENAI_BASE_URL``) or an OpenAI key is
 set with a model name; otherwise the local in-process model (no key, no network),
@@ -13,7 +18,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ark.llm._build import SlowBuildWarning
 from ark.llm._cache import CachedChatModel, CacheWarning, LLMCache, with_llm_cache
 from ark.llm._settings import ModelSettings
 from ark.llm._types import (
@@ -22,6 +26,7 @@ from ark.llm._types import (
     Completion,
     LLMError,
     Message,
+    SlowBuildWarning,
     ToolCall,
     Usage,
     parse_json_reply,
@@ -62,10 +67,10 @@ def make_chat_model(
     (``ark demo`` promises no network unless ``--base-url`` is given). A model name
     that is neither a ``.gguf`` file nor servable (no key, no base URL) is refused
     rather than read as a path. ``parallel=True`` picks the local backend that decodes
-    parallel agents' calls in one batch (``_local_batched.py``); None reads
+    parallel agents' calls in one batch (``LocalBatchedChatModel``); None reads
     ``ARK_LOCAL_PARALLEL``. ``kv_cache`` (local only: a directory, or False for off;
     None reads ``ARK_KV_CACHE``) is where the system prompt's evaluated state is kept
-    between processes (``_kv_disk.py``).
+    between processes (see :mod:`ark.llm.local`).
     """
     parallel = kwargs.pop("parallel", None)  # local only: a server batches on its own
     kv_cache = kwargs.pop("kv_cache", None)  # local only: the system prompt's state on disk
@@ -98,7 +103,7 @@ def make_chat_model(
             "configured: set OPENAI_API_KEY (OpenAI) or pass --base-url URL (any "
             "OpenAI-compatible server) to use a served model"
         )
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalBatchedChatModel, LocalChatModel, LocalStatesChatModel
 
     if request_timeout is not None:
         kwargs["request_timeout"] = request_timeout
@@ -108,13 +113,9 @@ def make_chat_model(
         kwargs["kv_cache"] = kv_cache
     states = kwargs.pop("local_states", None)
     if parallel:  # parallel agents decoded together, one sequence each
-        from ark.llm._local_batched import LocalBatchedChatModel
-
         return LocalBatchedChatModel(model_path=model, **kwargs)
     if states is None:
         states = os.environ.get("ARK_LOCAL_STATES", "0") not in ("", "0")
     if states:  # one KV cache per conversation (parallel agents on one local model)
-        from ark.llm._local_states import LocalStatesChatModel
-
         return LocalStatesChatModel(model_path=model, **kwargs)
     return LocalChatModel(model_path=model, **kwargs)

@@ -1,4 +1,6 @@
-"""Typed chat messages and the backend protocol every LLM implements."""
+"""Typed chat messages and the backend protocol every LLM implements, with the error
+and the warning a backend raises (defined here, not beside the backend, so that a
+program can catch or filter them without importing the local engine)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,11 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 class LLMError(ArkError):
     """The model backend failed (after its retries); the message says what failed."""
+
+
+class SlowBuildWarning(UserWarning):
+    """The installed llama.cpp leaves out instruction sets this CPU has (raised by the
+    local engine, ``ark.llm.local``, once per process)."""
 
 
 @dataclass(frozen=True, slots=True)

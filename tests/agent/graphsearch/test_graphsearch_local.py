@@ -28,7 +28,7 @@ TOOLS = {"search_in_graph", "search_in_neighborhood"}
 @pytest.mark.slow
 @needs_local
 def test_real_local_model_runs_the_workflow_on_a_metaqa_question(metaqa_index):
-    from ark.llm._local import LocalChatModel
+    from ark.llm.local import LocalChatModel
 
     llm = LocalChatModel(n_ctx=4096)
     # One channel and no expansion keep this to a handful of model calls.

@@ -210,7 +210,7 @@ def test_the_document_schemas_compile_to_local_grammars():
         pytest.skip("llama-cpp-python is not installed")
     from llama_cpp import LlamaGrammar
 
-    from ark.llm._local import json_grammar
+    from ark.llm.local import json_grammar
 
     for schema in (
         prompts.plan_schema(["born in", "mentions"], free=True),

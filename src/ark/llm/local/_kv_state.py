@@ -1,7 +1,7 @@
 """The llama.cpp calls that read and write a context's KV state and its perf counters.
 
 In one place because two features share them — the per-conversation snapshots
-(``_local_states.py``) and the system prompt's state on disk (``_kv_disk.py``) — and
+(``_states.py``) and the system prompt's state on disk (``_kv_disk.py``) — and
 because tests replace them with fakes: nothing here runs without a loaded model.
 """
 

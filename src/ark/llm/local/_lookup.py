@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ark.llm._kv_state import common_prefix
+from ark.llm.local._kv_state import common_prefix
 
 #: The longest n-gram looked up, and how many tokens a draft copies at most.
 NGRAM = 3
@@ -107,7 +107,7 @@ def decode_with_lookup(
     is asked after every token whether the text so far ends the reply; ``deadline`` is
     a ``time.perf_counter()`` value past which generation stops (``"timeout"``).
     ``forced`` (the tokens generated so far -> the tokens the output's format fixes
-    next, :class:`~ark.llm._skeleton.ToolCallSkeleton`) is drafted first, up to
+    next, :class:`~ark.llm.local._skeleton.ToolCallSkeleton`) is drafted first, up to
     ``MAX_FORCED`` tokens; the conversation's n-grams where it has nothing.
     """
     import llama_cpp

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ark.llm import _kv_state
-from ark.llm._kv_state import common_prefix
-from ark.llm._local import LocalChatModel
+from ark.llm.local import _kv_state
+from ark.llm.local._kv_state import common_prefix
+from ark.llm.local._model import LocalChatModel
 
 __all__ = ["LocalStatesChatModel", "StateCache", "StateStats", "common_prefix"]
 

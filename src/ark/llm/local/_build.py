@@ -19,6 +19,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+from ark.llm._types import SlowBuildWarning
+
 #: llama.cpp's names for the x86 instruction sets it reports (``llama_print_system_info``)
 #: -> the flag Linux lists for each in ``/proc/cpuinfo``.
 X86_FLAGS = {
@@ -99,10 +101,6 @@ def check_usable(features: set[str], amx: bool) -> None:
             "not run (the model would crash on its first step); rebuild it without AMX, "
             f"from the repository root: {REBUILD.format(args=NO_AMX_ARGS)}"
         )
-
-
-class SlowBuildWarning(UserWarning):
-    """The installed llama.cpp leaves out instruction sets this CPU has."""
 
 
 def build_features(system_info: str) -> set[str]:

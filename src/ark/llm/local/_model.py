@@ -27,25 +27,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ark.llm import _kv_state
-from ark.llm._build import UnusableBuildError, warn_if_slow_build
-from ark.llm._kv_disk import SystemPromptStates, kv_cache_dir
-from ark.llm._lazy_grammar import LazyGrammarSampler
-from ark.llm._lookup import MAX_DRAFT, decode_with_lookup
-from ark.llm._model_files import (  # noqa: F401 (re-exported: callers import them from here)
-    INSTALL_HINT,
-    LOCAL_MODELS,
-    MODEL_BYTES,
-    MODEL_FILE,
-    MODEL_SHA256,
-    PART_PACKAGES,
-    cache_dir,
-    ensure_model_file,
-    file_sha256,
-    installed_parts,
-    local_model_path,
-)
-from ark.llm._skeleton import format_drafter
 from ark.llm._types import (
     CallProfile,
     Completion,
@@ -55,12 +36,25 @@ from ark.llm._types import (
     Usage,
     parse_json_reply,
 )
-from ark.llm.chat_format import (
+from ark.llm.local import _kv_state
+from ark.llm.local._build import UnusableBuildError, warn_if_slow_build
+from ark.llm.local._chat_format import (
     TOOL_CALL_CLOSE,
     TOOL_CALL_OPEN,
     ChatTemplate,
     parse_tool_calls,
 )
+from ark.llm.local._kv_disk import SystemPromptStates, kv_cache_dir
+from ark.llm.local._lazy_grammar import LazyGrammarSampler
+from ark.llm.local._lookup import MAX_DRAFT, decode_with_lookup
+from ark.llm.local._model_files import (
+    INSTALL_HINT,
+    LOCAL_MODELS,
+    ensure_model_file,
+    file_sha256,
+    local_model_path,
+)
+from ark.llm.local._skeleton import format_drafter
 
 
 def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -300,7 +294,7 @@ class LocalChatModel:
         return self._identity
 
     def render(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
-        """The prompt text, with the template's quirks fixed (``ark.llm.chat_format``)."""
+        """The prompt text, with the template's quirks fixed (``_chat_format.py``)."""
         return self.template.render(messages, tools)
 
     def tokenize_prompt(
@@ -496,7 +490,7 @@ class LocalChatModel:
             "forced": res.forced,
         }
 
-    # -- pieces shared with the batched backend (``_local_batched.py``) -------------------
+    # -- pieces shared with the batched backend (``_batched.py``) -------------------
 
     def _grammar_for(
         self, tools: Sequence[dict[str, Any]], response_schema: dict[str, Any] | None

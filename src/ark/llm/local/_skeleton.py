@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ark.llm.chat_format import TOOL_CALL_CLOSE, TOOL_CALL_OPEN
+from ark.llm.local._chat_format import TOOL_CALL_CLOSE, TOOL_CALL_OPEN
 
 _HEAD = TOOL_CALL_OPEN + '{"name": "'
 _ARGUMENTS = ', "arguments": {'
