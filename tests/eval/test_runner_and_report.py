@@ -9,7 +9,7 @@ from _doubles import ScriptedChatModel, tool_call
 from ark.agent import Retriever, ToolConfig
 from ark.datasets import Query
 from ark.errors import ArkError
-from ark.eval import ArkMethod, BM25Method, RunStore, run_queries
+from ark.eval import BM25Method, RetrieverMethod, RunStore, run_queries
 from ark.eval.report import write_report
 from ark.index import build_index
 from ark.llm import LLMError
@@ -75,7 +75,9 @@ def run_ark(index, out, tools=None, agents=2, max_steps=20, fail_at=0):
         "max_steps": max_steps,
         "tools": tools.to_dict(),
     }
-    return asyncio.run(run_queries(queries(index), ArkMethod(retriever), RunStore(out), config))
+    return asyncio.run(
+        run_queries(queries(index), RetrieverMethod(retriever), RunStore(out), config)
+    )
 
 
 def test_records_failures_and_queries_without_gold(index, tmp_path):

@@ -6,7 +6,6 @@ it runs over (``Query``, ``load_metaqa``...) are ``ark.datasets``'s."""
 from ark.eval._evaluation import Evaluation, RaySettings, candidate_mask, evaluate
 from ark.eval._lock import RunLockedError
 from ark.eval._methods import (
-    ArkMethod,
     BM25Method,
     DenseMethod,
     Method,
@@ -28,7 +27,6 @@ from ark.eval.metrics import (
 )
 
 __all__ = [
-    "ArkMethod",
     "BM25Method",
     "DenseMethod",
     "Evaluation",

@@ -171,7 +171,3 @@ class RetrieverMethod:
                 out.prompt_tokens += result.answer.prompt_tokens
                 out.completion_tokens += result.answer.completion_tokens
         return out
-
-
-#: The name it had when ARK's loop was the only strategy.
-ArkMethod = RetrieverMethod
