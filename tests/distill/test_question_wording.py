@@ -151,6 +151,14 @@ def test_intersections_phrase_each_constraint_by_its_class():
     assert any("that play in FC Basel" in q or "play in club FC Basel" in q for q in seen)
     assert any("whose age is 27" in q or "with age 27" in q for q in seen), seen
     assert not any("plays in club include" in q or "aged is" in q for q in seen), seen
+    # Each constraint is a full clause, so any two join: "that X directed and that were
+    # directed by Y", never "... and directed by Y".
+    both = [RelationStep("directed_by", "in", "movie")] * 2
+    seen = {
+        intersection_question(["Ann Lee", "Bo Chen"], both, random.Random(s), {}) for s in range(40)
+    }
+    assert any("that were directed by" in q for q in seen), seen
+    assert not any(re.search(r" and directed by", q) for q in seen), seen
 
 
 def described(label, aliases=()):

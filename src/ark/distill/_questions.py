@@ -199,9 +199,10 @@ NOUN_PHRASES: dict[str, dict[str, list[str]]] = {
 
 #: One constraint of an intersection as a relative clause after "the {T}" (same
 #: placeholders as :data:`NOUN_PHRASES`): two of them joined by "and" make "the
-#: players that play in club X and whose age is 27", phrased like the chains.
+#: players that play in club X and whose age is 27", phrased like the chains. Each is
+#: a full clause ("that were directed by X", not "directed by X"), so that any two join.
 CLAUSES: dict[str, dict[str, list[str]]] = {
-    "agent": {"out": ["that {vs} {x}"], "in": ["{vn} by {x}", "that {x} {vs}"]},
+    "agent": {"out": ["that {vs} {x}"], "in": ["that were {vn} by {x}", "that {x} {vs}"]},
     "verb": {"out": ["that {x} {vx} {p}"], "in": ["that {vt} {p} {o} {x}"]},
     "state": {"out": ["that {x} {be} {pred}"], "in": ["that are {pred} {x}"]},
     "role": {"out": ["that {x} {be} {an} {p}"], "in": ["that are {np} {p} {x}"]},
@@ -220,12 +221,12 @@ def _options(words: StepWords, table: dict[str, dict[str, list[str]]], anchor: b
     lead = "" if clause else "the {T} "
     if r.kind == "verb":
         if d == "out" and not r.prep and not r.obj:
-            options.append(lead + "{vn} by {x}")
+            options.append(lead + ("that were {vn} by {x}" if clause else "{vn} by {x}"))
         if d == "out" and r.obj and not clause:
             options.append("the {O} of {x}")
         if d == "in" and r.prep and r.obj:
             options.append(lead + "that {vt} {p} {x}")
-    if r.kind == "state" and d == "in" and r.reduced:
+    if r.kind == "state" and d == "in" and r.reduced and not clause:
         options.append(lead + "{pred} {x}")
     if r.kind == "noun" and d == "in":
         among = "with {x} among their {n}" if r.plural else "that have {x} as their {n}"
