@@ -139,7 +139,7 @@ class SegmentedGraph(Graph):
             out = self._kernel(indptr, adj_node, adj_code, self.node_type, index, type_ok, rel_ok)
             return Neighborhood(*out)
         s, e, rs, re_, ds, de = self._row(index)
-        from ark.index._seg_kernels import merged_neighborhood
+        from ark.graph._neighborhood_kernel import merged_neighborhood
 
         _, adj_node, adj_code = self._base()
         out = merged_neighborhood(
