@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from ark.index import Index, build_index
@@ -34,9 +35,11 @@ def filler_word(i: int) -> str:
     return _SYLLABLES[(i // (n * n)) % n] + _SYLLABLES[(i // n) % n] + _SYLLABLES[i % n]
 
 
-def write_phrase_graph(root: Path, n_relations: int = 3000) -> Path:
+def write_phrase_graph(
+    root: Path, n_relations: int = 3000, story: Sequence[tuple[str, str, str]] = STORY
+) -> Path:
     """The tables of a graph with ``n_relations`` filler relation phrases (plus the
-    story's and ``mentions``), the k-th filler phrase on ``1 + (k % 3)`` edges."""
+    ``story``'s and ``mentions``), the k-th filler phrase on ``1 + (k % 3)`` edges."""
     root.mkdir(parents=True, exist_ok=True)
     nodes: list[tuple[int, str, str, str]] = []
     ids: dict[str, int] = {}
@@ -57,7 +60,7 @@ def write_phrase_graph(root: Path, n_relations: int = 3000) -> Path:
             json.dumps({"text": "The Silent Shore is a novel by Ann Lee, born in Port Vale."}),
         )
     )
-    for s, r, o in STORY:
+    for s, r, o in story:
         edges.append((entity(s), entity(o), r))
     for name in ("The Silent Shore", "Ann Lee", "Port Vale"):
         edges.append((passage, entity(name), "mentions"))
@@ -78,6 +81,8 @@ def write_phrase_graph(root: Path, n_relations: int = 3000) -> Path:
     return root
 
 
-def phrase_index(root: Path, n_relations: int = 3000) -> Index:
+def phrase_index(
+    root: Path, n_relations: int = 3000, story: Sequence[tuple[str, str, str]] = STORY
+) -> Index:
     """The graph built into an index under ``root``."""
-    return build_index(write_phrase_graph(root / "tables", n_relations), root / "idx")
+    return build_index(write_phrase_graph(root / "tables", n_relations, story), root / "idx")

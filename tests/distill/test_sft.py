@@ -139,7 +139,9 @@ def test_filters_and_the_written_file(movie_index, trajectories, tmp_path):
     assert meta["counts"]["kept"] == 3
     assert meta["counts"]["dropped_errored"] == 1 and meta["counts"]["dropped_empty"] == 1
     assert meta["prompt"] == "short"
-    assert meta["tools"] == {"neighbors": True, "neighbor_query": True, "neighbor_filters": True}
+    # (less the phrase encoder, recorded as "auto" resolves on this machine: ark.tools)
+    tools = {k: v for k, v in meta["tools"].items() if k != "phrase_encoder"}
+    assert tools == {"neighbors": True, "neighbor_query": True, "neighbor_filters": True}
     assert meta["hints"] is False
     recs = list(read_sft(tmp_path / "sft.jsonl"))
     assert [r["id"] for r in recs] == [t.id for t in trajectories[:3]]

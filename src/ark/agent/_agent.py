@@ -124,7 +124,7 @@ class Agent:
         self.index = index
         self.llm = llm
         self.config = config or AgentConfig()
-        self.tools = tools or GraphTools(index)
+        self.tools = tools or GraphTools(index, phrase_encoder=self.config.tools.phrase_encoder)
         self.agent_number = agent_number
         self.on_event = on_event
         self.specs = tool_specs(index.schema, self.config.tools, answer_tools=True)

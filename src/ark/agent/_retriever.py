@@ -203,7 +203,7 @@ class Retriever:
             tools=tools or ToolConfig(),
             prompt=prompt,
         )
-        self._tools = GraphTools(self.index)
+        self._tools = GraphTools(self.index, phrase_encoder=self.config.tools.phrase_encoder)
 
     async def aretrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
         started = time.perf_counter()

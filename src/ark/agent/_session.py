@@ -155,8 +155,8 @@ class ToolSession:
         self.explored: list[int] = []
         self.index = index
         self.observers: list[SessionObserver] = list(observers)
-        self.tools = tools or GraphTools(index)
         self.config = config or ToolConfig()
+        self.tools = tools or GraphTools(index, phrase_encoder=self.config.phrase_encoder)
         self.specs = tool_specs(index.schema, self.config, answer_tools=answer_tools)
         self.allowed = allowed_arguments(self.specs)
         self.detect_repeats = detect_repeats

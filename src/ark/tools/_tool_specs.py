@@ -156,12 +156,26 @@ class ToolConfig:
     #: A neighborhood's neighbors with the same relations and type on one line
     #: (``via directed_by(in), movie: [1] A, [2] B``): fewer tokens to read.
     grouped_observations: bool = False
+    #: The sentence encoder that matches an ``edge_type`` phrase no relation label or
+    #: lemma matches, on a graph of free-text relations (``ark.tools._phrases``):
+    #: ``"auto"`` (the ``[dense]`` extra's all-MiniLM-L6-v2 when installed), ``"off"``,
+    #: that model's name, or a local model directory. Recorded as what it resolved to.
+    phrase_encoder: str = "auto"
 
-    def to_dict(self) -> dict[str, bool]:
-        out = asdict(self)
+    def to_dict(self) -> dict[str, Any]:
+        from ark.tools._phrases import recorded_phrase_encoder
+
+        out: dict[str, Any] = asdict(self)
         for option in ("multi_neighborhood", "grouped_observations"):
             if not out[option]:  # runs recorded before the option compare equal
                 del out[option]
+        # The encoder it resolved to; nothing when "auto" finds none (as runs recorded
+        # before the embedding stage existed, which behaved so).
+        encoder = recorded_phrase_encoder(self.phrase_encoder)
+        if encoder is None:
+            del out["phrase_encoder"]
+        else:
+            out["phrase_encoder"] = encoder
         return out
 
 

@@ -25,7 +25,7 @@ from ark.graph import (
 )
 from ark.index import BM25Index, Index
 from ark.tools._errors import ErrorCode
-from ark.tools._phrases import MAX_SHOWN, PhraseMatch, RelationPhrases
+from ark.tools._phrases import MAX_SHOWN, PhraseMatch, RelationPhrases, phrase_encoder_name
 from ark.tools._results import (
     MergedHit,
     MultiNeighborhoodResult,
@@ -73,8 +73,18 @@ class GraphTools:
     """``search_in_graph`` and ``search_in_neighborhood`` bound to one index, and the
     hop over a set (:meth:`neighborhood_over_set`)."""
 
-    def __init__(self, index: Index, *, snippet_chars: int = SNIPPET_CHARS, max_k: int = MAX_K):
+    def __init__(
+        self,
+        index: Index,
+        *,
+        snippet_chars: int = SNIPPET_CHARS,
+        max_k: int = MAX_K,
+        phrase_encoder: str = "auto",
+    ):
         self.index = index
+        #: The encoder of the phrase matcher's embedding stage, or None (``ToolConfig.
+        #: phrase_encoder`` resolved: ``ark.tools._phrases.phrase_encoder_name``).
+        self.phrase_encoder = phrase_encoder_name(phrase_encoder)
         self.graph: Graph = index.graph
         self.bm25: BM25Index = index.bm25
         self.snippet_chars = snippet_chars
@@ -681,9 +691,7 @@ class GraphTools:
     def phrases(self) -> RelationPhrases:
         """The relation-phrase matcher of this graph (built on first use)."""
         if self._phrases is None:
-            totals = dict(self.index.schema.relation_totals())
-            names = self.graph.relation_names
-            self._phrases = RelationPhrases(names, [totals.get(n, 0) for n in names])
+            self._phrases = RelationPhrases.for_index(self.index, self.phrase_encoder)
         return self._phrases
 
     def _unknown_name(self, tool: str, arg: str, value: str, names: list[str]) -> ToolError:
@@ -701,7 +709,7 @@ class GraphTools:
             )
         if arg == "edge_type":
             close = self.phrases.closest(value)
-            how = "by name, label or lemma (embedding matching is not used)"
+            how = self.phrases.stages()
         else:
             close = difflib.get_close_matches(value[:100], names, n=MAX_SHOWN, cutoff=0.4)
             how = "by name"

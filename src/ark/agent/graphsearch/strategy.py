@@ -94,7 +94,7 @@ class GraphSearch:
         self.index = index
         self.llm = llm
         self.config = config or AgentConfig()
-        self.tools = tools or GraphTools(index)
+        self.tools = tools or GraphTools(index, phrase_encoder=self.config.tools.phrase_encoder)
         self.agent_number = agent_number
         self.on_event = on_event
         self.workflow = workflow or GraphSearchConfig()
