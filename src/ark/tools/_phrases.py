@@ -28,16 +28,16 @@ What it costs, and who pays: nothing until a phrase that no label or lemma match
 reaches it (a graph whose calls give names or lemma matches never loads the encoder).
 The first such phrase in a process loads all-MiniLM-L6-v2 and embeds every relation
 label of the index once: on HippoRAG's MuSiQue store (5,034 labels), on this
-project's shared 2-core machine under load, that first phrase took 53 s with the
-labels to embed and 11 s with them read back (the encoder's load), so the vectors
+project's shared 2-core machine under load, that first phrase took 26 s with the
+labels to embed and 13 s with them read back (the encoder's load), so the vectors
 are cached beside the index (``INDEX/relation_embeddings/<model>/``), keyed by the
 index build and the labels embedded, so a rebuilt or updated index never meets
 stale vectors; a read-only index keeps them in memory only. Each phrase then costs
-one encoding (milliseconds). The threshold (0.70, and within 0.10 of the best) was
-read off a hand-labelled list of 40 phrases over that store's relation names
-(``benchmarks/bench_phrase_embedding.py``), not off any question set: 86.5 % of the
-relations it returns are right (32/37), 16 of the 40 phrases get some, and none of 8
-phrases that no relation says. Below it, the phrase is a tool error listing the
+one encoding (about 20 ms, on one thread: :func:`_one_thread`). The threshold (0.70,
+and within 0.10 of the best) was read off a hand-labelled list of 40 phrases over
+that store's relation names (``benchmarks/bench_phrase_embedding.py``), not off any
+question set: 86.5 % of the relations it returns are right (32/37), 16 of the 40
+phrases get some, and none of 8 phrases that no relation says. Below it, the phrase is a tool error listing the
 closest relations (by embedding when the encoder is on), so the model can pick one.
 A small encoder reads surface words more than meaning: "spouse" / "married to" is
 0.78, but "works for" / "employed by" under 0.3, below any useful threshold.
@@ -56,7 +56,8 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -197,6 +198,25 @@ def _encoder(model: str) -> Any:
         return _ENCODERS[model]
 
 
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Torch on one intra-op thread while the stage encodes. Why: its threads
+    spin-wait for each other, and on a machine whose cores are busy with other work
+    (this project's 2 shared cores) one phrase took 950 ms on 2 threads and 17 ms on
+    one, 1,000 labels 11.5 s and 2.7 s. The setting is the process's: restored after."""
+    try:
+        import torch
+    except ImportError:  # an encoder without torch (a test's double)
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _label_vectors(
     model: str, labels: Sequence[str], store: Path | None, build: dict[str, Any]
 ) -> np.ndarray:
@@ -212,7 +232,12 @@ def _label_vectors(
         return cached
     vectors = _read_vectors(store, record) if store is not None else None
     if vectors is None:
-        vectors = _encoder(model).encode(list(labels)) if labels else np.zeros((0, 1), "f4")
+        if labels:
+            encoder = _encoder(model)
+            with _one_thread():
+                vectors = encoder.encode(list(labels))
+        else:
+            vectors = np.zeros((0, 1), "f4")
         if store is not None:
             _write_vectors(store, record, vectors)
     with _LOCK:
@@ -355,7 +380,9 @@ class RelationPhrases:
         texts = list(self._texts)
         if self._vectors is None:
             self._vectors = _label_vectors(self.encoder, texts, self._store, self._build)
-        query = _encoder(self.encoder).encode([phrase])[0]
+        encoder = _encoder(self.encoder)
+        with _one_thread():
+            query = encoder.encode([phrase])[0]
         return texts, self._vectors @ query
 
     def _embedded(self, phrase: str) -> PhraseMatch | None:
