@@ -37,8 +37,9 @@ one encoding (about 20 ms, on one thread: :func:`_one_thread`). The threshold (0
 and within 0.10 of the best) was read off a hand-labelled list of 40 phrases over
 that store's relation names (``benchmarks/bench_phrase_embedding.py``), not off any
 question set: 86.5 % of the relations it returns are right (32/37), 16 of the 40
-phrases get some, and none of 8 phrases that no relation says. Below it, the phrase is a tool error listing the
-closest relations (by embedding when the encoder is on), so the model can pick one.
+phrases get some, and none of 8 phrases that no relation says. Below it, the phrase
+is a tool error listing the closest relations (by embedding when the encoder is
+on), so the model can pick one.
 A small encoder reads surface words more than meaning: "spouse" / "married to" is
 0.78, but "works for" / "employed by" under 0.3, below any useful threshold.
 
