@@ -12,6 +12,7 @@ NAMES = "\n".join(
         "Big (1988 film)\tdirected_by\tPenny Marshall",
         "Fall\thas_tags\tscript",
         "The Bat\trelease_year\t1959",
+        "Maiden Japan\tgenre\tdouble live album",
     ]
 )
 
@@ -40,6 +41,13 @@ def test_a_name_with_underscores_is_found_written_with_spaces_and_capitals(names
     # All of its words but one, in order: found, with a lower score.
     (found,) = spot_entities(names, "who is prince miguel of viseu's parent ?")
     assert found.name == "prince_miguel_duke_of_viseu" and 0.5 <= found.score < 1.0
+
+
+def test_common_words_in_lower_case_are_not_part_of_a_name(names):
+    """All of "double live album" but one, yet "live album" is how the question speaks:
+    no word of it is written as a name is or unknown to English."""
+    question = "Where did the band form that made the live album Maiden Japan?"
+    assert spotted(names, question) == [("Maiden Japan", 1.0)]
 
 
 def test_a_name_is_found_without_its_parenthesis_or_with_its_year(names):

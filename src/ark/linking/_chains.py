@@ -42,7 +42,15 @@ from typing import Any
 import numpy as np
 
 from ark.linking._linker import DENSE_RANGE, RelationLinker
-from ark.linking._words import STOPWORDS, content, lemma_key, mention_groups, tokens, word_match
+from ark.linking._words import (
+    STOPWORDS,
+    content,
+    lemma_key,
+    mention_groups,
+    names_phrase,
+    tokens,
+    word_match,
+)
 
 #: Longest chain considered.
 MAX_HOPS = 3
@@ -229,15 +237,18 @@ def word_scores(
         for _, own in pairs:
             if not own:
                 continue
-            for w in own:
+            found = [[(i, m) for i in said if (m := word_match(words[i], w))] for w in own]
+            # A phrase the question does not name (one word of a long free-text
+            # phrase) lends none of its words a score: the encoder may read them.
+            if not names_phrase(sum(map(bool, found)), len(own)):
+                continue
+            for w, at in zip(own, found, strict=True):
                 weight = 1 / linker._spread.get(lemma_key(w), 1)
                 # A word carrying the whole phrase alone counts fully; one of several
                 # words of a phrase counts by its share of it.
                 share = weight if len(own) == 1 else max(weight / len(own), weight * 0.5)
-                for i in said:
-                    m = word_match(words[i], w)
-                    if m:
-                        scores[i, j] = max(scores[i, j], m * share)
+                for i, m in at:
+                    scores[i, j] = max(scores[i, j], m * share)
     # A phrase of several words the question has together names its relation by all
     # of them at once ("place of death"), more surely than each word alone.
     for mention in linker.joint(words, masked):
@@ -299,14 +310,18 @@ def label_mentions(
     *plays*, in three labels, nor an alias) found again more than two words (node
     names not counted) from where it was last found. Two words of one label (*release*
     ... *year*) are one mention."""
+    said = [i for i, w in enumerate(words) if i not in masked and w not in STOPWORDS]
     owners: dict[str, set[str]] = {}
     for r in linker.described.relations:
-        for w in content(tokens(r.label)):
+        own = content(tokens(r.label))
+        # Only a label the question names (enough of its words) is mentioned by them.
+        if not names_phrase(sum(any(word_match(words[i], w) for i in said) for w in own), len(own)):
+            continue
+        for w in own:
             owners.setdefault(w, set()).add(linker.canonical[r.name])
     at: dict[tuple[str, str], list[int]] = {}
-    for i, word in enumerate(words):
-        if i in masked or word in STOPWORDS:
-            continue
+    for i in said:
+        word = words[i]
         named = {(rel, w) for w, rels in owners.items() if word_match(word, w) for rel in rels}
         if len({rel for rel, _ in named}) == 1:
             for key in named:

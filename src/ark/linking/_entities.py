@@ -14,7 +14,10 @@ with its own score:
 - the name without what qualifies it, a parenthesis or a year at its end
   (``Big (1988 film)`` named "Big"): :data:`QUALIFIED` times the core's own score;
 - all of a long name's words but one, in order (``Prince Miguel of Viseu``):
-  :data:`PARTIAL` times the share of its words found.
+  :data:`PARTIAL` times the share of its words found, when some word found is written
+  as a name is (a capital or a digit) or is no English word (``viseu``): a run of
+  common words in lower case (*live album*) is how a question speaks, not a name
+  (``double live album``), as a lower-case English word is not one either.
 
 Longer names win overlaps (``Club Leon`` over ``Leon``), then surer ones; a name made
 only of stopwords, or one word that is a node type's or the question's relation word,
@@ -79,6 +82,17 @@ def _one_word(name: str, word: str, question: str) -> float:
     if word in STOPWORDS:
         return 0.0
     return COMMON_WORD if _known_word(word) else UNKNOWN_WORD
+
+
+def _name_like(word: str, question: str) -> bool:
+    """Whether ``word`` (case folded) is written in ``question`` as names are, with a
+    capital or a digit, or is a word no English lexicon has; stopwords never are."""
+    if word in STOPWORDS:
+        return False
+    if any(c.isdigit() for c in word):
+        return True
+    written = re.findall(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", question, re.I)
+    return any(w != w.casefold() for w in written) or not _known_word(word)
 
 
 def _find(words: Sequence[str], own: Sequence[str]) -> int | None:
@@ -155,7 +169,11 @@ def spot_entities(
                     best = (at, at + n, score)
         if best is None or best[2] < ACCEPT:
             part = _partial(words, own)
-            if part is not None and (best is None or PARTIAL * part[2] > best[2]):
+            if (
+                part is not None
+                and (best is None or PARTIAL * part[2] > best[2])
+                and any(_name_like(w, question) for w in words[part[0] : part[1]] if w in own)
+            ):
                 best = (part[0], part[1], PARTIAL * part[2])
         if best is None or best[2] < ACCEPT or set(range(best[0], best[1])) & banned:
             continue

@@ -26,7 +26,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from ark.graph import DescribedSchema
-from ark.linking._words import STOPWORDS, content, lemma_key, mention_groups, tokens, word_match
+from ark.linking._words import (
+    STOPWORDS,
+    content,
+    lemma_key,
+    mention_groups,
+    names_phrase,
+    tokens,
+    word_match,
+)
 
 #: A link above this score is confident: hints act on it. (Half a two-word label, or
 #: one word shared by two relations, is not.)
@@ -228,7 +236,10 @@ class RelationLinker:
         """Per relation, its best phrase: the share of the phrase's content words the
         question has (by lemma), each word weighted by how few relations' phrases
         share it (``plays`` is in three labels, ``club`` in one), or one word's match
-        so weighted when it carries the phrase alone. Every matching position is kept."""
+        so weighted when it carries the phrase alone. A phrase the question does not
+        name (:func:`~ark.linking._words.names_phrase`: too few of its words, as one
+        word of ``began formal museum operations in``) gives no mention: that word
+        would carry it alone. Every matching position is kept."""
         out = []
         open_positions = [
             i for i in range(len(words)) if i not in masked and words[i] not in STOPWORDS
@@ -238,17 +249,20 @@ class RelationLinker:
             for phrase, own in phrases:
                 if not own:
                     continue
-                total, single, where = 0.0, 0.0, set()
+                total, single, where, explained = 0.0, 0.0, set(), 0
                 weights = {w: 1 / self._spread.get(lemma_key(w), 1) for w in own}
                 for w in own:
                     matches = [(word_match(words[i], w), i) for i in open_positions]
                     matches = [(m, i) for m, i in matches if m > 0]
                     if not matches:
                         continue
+                    explained += 1
                     score = max(m for m, _ in matches)
                     total += score * weights[w]
                     single = max(single, score * weights[w])
                     where.update(i for _, i in matches)
+                if not names_phrase(explained, len(own)):
+                    continue
                 score = max(total / len(own), single)
                 if where and (best is None or score > best.score):
                     best = Mention(rel, tuple(sorted(where)), score, phrase, "lexical")

@@ -6,6 +6,14 @@ stopwords from ``bm25s`` (its extended English list, NLTK's). A word also matche
 longer one that extends it by a derivational ending (``direct`` / ``director``,
 ``play`` / ``player``), and a compound matches by its head (``screenwriter`` /
 ``written``), both at a lower score.
+
+A phrase is *named* by a question only when the question has enough of its content
+words (:func:`names_phrase`): a knowledge graph's label says its relation in one or
+two words (``directed by``, ``starred actors``, ``place of death``), and one of them is
+what a question says (*acted*, the other implied by *who*); a phrase extracted from
+free text says several things (``began formal museum operations in``), and among
+thousands of them nearly every word of a question stands in some phrase alone, so one
+shared word is a coincidence, not a mention.
 """
 
 from __future__ import annotations
@@ -21,6 +29,13 @@ from bm25s.stopwords import STOPWORDS_EN_PLUS
 STOPWORDS = frozenset(STOPWORDS_EN_PLUS)
 #: Score of a derivational match (``director`` for ``directed``) against an exact one.
 DERIVED = 0.8
+#: Least share of a phrase's content words a question must have to name the phrase:
+#: half keeps one word of a two-word label (*acted* for ``starred actors``) and asks
+#: two of a three- or four-word phrase.
+COVERAGE = 0.5
+#: Shortest first part of a compound matched by its head (``screen|writer``): shorter
+#: ones are prefixes, not words (``con|forms``, ``per|forms``, ``re|formed``).
+MODIFIER = 4
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 
@@ -59,15 +74,36 @@ def word_match(asked: str, own: str) -> float:
     if a & b or _derived(a, b):
         return 1.0 if a & b else DERIVED
     # A compound by its head, the last part: ``screenwriter`` for ``written``. The
-    # head keeps its own stem (``elder`` is not read as ``old``).
+    # head keeps its own stem (``elder`` is not read as ``old``), and the part before
+    # it is a word (``screen``), not a prefix (``conforms`` is not ``form``).
     for word in (asked, own):
         other = b if word is asked else a
-        for i in range(3, len(word) - 4) if len(word) >= 8 else ():
+        for i in range(MODIFIER, len(word) - 4):  # a head of five letters or more
+            if not _is_word(word[:i]):
+                continue
             head = word[i:]
             tail = frozenset(w for w in lemmas(head) if w[:3] == head[:3])
             if tail & other or _derived(tail, other):
                 return DERIVED
     return 0.0
+
+
+@lru_cache(maxsize=65536)
+def _is_word(text: str) -> bool:
+    """Whether ``text`` is an English word (a lemma in lemminflect's lexicon); without
+    lemminflect, every text is."""
+    try:
+        from lemminflect import getAllLemmas
+    except ImportError:
+        return True
+    return bool(getAllLemmas(text))
+
+
+def names_phrase(explained: int, total: int) -> bool:
+    """Whether a question that has ``explained`` of a phrase's ``total`` content words
+    (each by lemma, derivation or compound head) names the phrase: at least
+    :data:`COVERAGE` of them."""
+    return total > 0 and explained >= COVERAGE * total
 
 
 def lemma_key(word: str) -> str:
