@@ -21,6 +21,7 @@ from ark.tools._phrases import (
     PACKAGED_ENCODER,
     RelationPhrases,
     dense_available,
+    recorded_phrase_encoder,
 )
 
 #: Synonyms of these share no lemma with the phrases the tests ask for.
@@ -137,14 +138,24 @@ def test_the_tools_configuration_records_the_choice(index, tmp_path):
     assert AgentConfig(tools=off).to_dict()["tools"]["phrase_encoder"] == "off"
     assert ToolConfig(**off.to_dict()) == off  # a recorded run reads back its choice
     assert ToolSession(index, config=off).tools.phrase_encoder is None
-    # "auto" records what it resolved to: the packaged model, or nothing (the
-    # behaviour of runs from before the stage existed) without the [dense] extra.
-    recorded = ToolConfig().to_dict()
+    # "auto" depends on the graph: the packaged model where the relations are too
+    # many to list (this graph: 60), none where the prompt lists them all (a
+    # curated graph reads as before the stage existed). The tools config, which knows
+    # no graph, records nothing for it; ark eval records what it resolved to.
+    assert "phrase_encoder" not in ToolConfig().to_dict()
+    assert recorded_phrase_encoder("auto", listed=True) is None
     if dense_available():
-        assert recorded["phrase_encoder"] == PACKAGED_ENCODER
         assert ToolSession(index).tools.phrase_encoder == PACKAGED_ENCODER
+        assert recorded_phrase_encoder("auto", listed=False) == PACKAGED_ENCODER
+        small = phrase_index(tmp_path / "small", 3, [*STORY, *SYNONYMS])
+        assert GraphTools(small, phrase_encoder="auto").phrase_encoder is None
+        assert GraphTools(small, phrase_encoder=PACKAGED_ENCODER).phrase_encoder
+        from ark.eval._evaluation import _phrase_encoder_record  # what ark eval records
+
+        assert _phrase_encoder_record(ToolConfig(), index) == {"phrase_encoder": PACKAGED_ENCODER}
+        assert _phrase_encoder_record(ToolConfig(), small) == {}
     else:
-        assert "phrase_encoder" not in recorded
+        assert recorded_phrase_encoder("auto", listed=False) is None
     # A local model directory is recorded by its path; anything else is an error.
     model = tmp_path / "my-encoder"
     model.mkdir()

@@ -243,6 +243,9 @@ class Evaluation:
                         # The question reading of ark-guided's hints: with the [dense]
                         # extra's encoder or labels and aliases only (dense="auto").
                         "linking_encoder": linking_encoder(),
+                        # The edge_type phrases' embedding stage on this graph (only
+                        # where it is on: runs from before it existed compare equal).
+                        **_phrase_encoder_record(student.tools, index),
                     }
                     if ark
                     else {"model": model_name}
@@ -346,6 +349,20 @@ class Evaluation:
             "answer_passages": ANSWER_PASSAGES,
         }
         return AnsweringMethod(method, chat, index, ANSWER_PASSAGES), config
+
+
+def _phrase_encoder_record(tools: ToolConfig, index: Index) -> dict[str, str]:
+    """``{"phrase_encoder": ...}`` when ``tools.phrase_encoder`` is ``"auto"`` and
+    resolves to an encoder on ``index``'s graph (an explicit choice is in the tools
+    config already); else nothing."""
+    from ark.graph import LISTING_LIMIT
+    from ark.tools import recorded_phrase_encoder
+
+    if tools.phrase_encoder != "auto":
+        return {}
+    listed = len(index.graph.relation_names) <= LISTING_LIMIT
+    encoder = recorded_phrase_encoder("auto", listed=listed)
+    return {"phrase_encoder": encoder} if encoder else {}
 
 
 def evaluate(

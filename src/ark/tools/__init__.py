@@ -1,7 +1,12 @@
 """ARK's two tools: global search and neighborhood exploration."""
 
 from ark.tools._errors import ERROR_CODES, ErrorCode
-from ark.tools._phrases import PhraseMatch, RelationPhrases
+from ark.tools._phrases import (
+    PhraseMatch,
+    RelationPhrases,
+    phrase_encoder_name,
+    recorded_phrase_encoder,
+)
 from ark.tools._results import (
     NAME_CHARS,
     MultiNeighborhoodResult,
@@ -46,5 +51,7 @@ __all__ = [
     "ToolResult",
     "allowed_arguments",
     "argument_defaults",
+    "phrase_encoder_name",
+    "recorded_phrase_encoder",
     "tool_specs",
 ]

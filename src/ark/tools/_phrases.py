@@ -137,16 +137,20 @@ def dense_available() -> bool:
     )
 
 
-def phrase_encoder_name(choice: str) -> str | None:
+def phrase_encoder_name(choice: str, *, listed: bool = False) -> str | None:
     """The encoder the embedding stage uses under ``choice``, or None (the stage is
     off): ``"off"``; ``"auto"``, the packaged all-MiniLM-L6-v2 when the ``[dense]``
-    extra is installed; its name, the same but an error without the extra; or the
-    path of a local sentence-transformers directory (never a download)."""
+    extra is installed and the graph's relations are too many for the prompt to list
+    (``listed`` False: more than ``ark.graph.LISTING_LIMIT``; where every relation is
+    listed, and named again in an unmatched phrase's error, the model picks from them
+    and a curated graph reads as before the stage existed); its name, the same but an
+    error without the extra; or the path of a local sentence-transformers directory
+    (never a download)."""
     if not isinstance(choice, str) or not choice.strip():
         raise ArkError(
             f"phrase_encoder must be one of {', '.join(PHRASE_ENCODER_CHOICES)}; got {choice!r}"
         )
-    if choice == "off" or (choice == "auto" and not dense_available()):
+    if choice == "off" or (choice == "auto" and (listed or not dense_available())):
         return None
     if choice in ("auto", PACKAGED_ENCODER):
         if not dense_available():
@@ -165,15 +169,21 @@ def phrase_encoder_name(choice: str) -> str | None:
     return str(path.resolve())
 
 
-def recorded_phrase_encoder(choice: str) -> str | None:
-    """What a run records of ``choice`` (``ToolConfig.to_dict``): the encoder it
-    resolves to, ``"off"`` when chosen so, or None (nothing recorded) when ``"auto"``
-    finds no encoder — the behaviour of runs from before the stage existed, which
-    then compare equal. Never raises: a recorded run is read on other machines."""
+def recorded_phrase_encoder(choice: str, *, listed: bool | None = None) -> str | None:
+    """What a run records of ``choice``: the encoder it resolves to, ``"off"`` when
+    chosen so, or None (nothing recorded) when ``"auto"`` resolves to no encoder — the
+    behaviour of runs from before the stage existed, which then compare equal. For
+    ``"auto"`` that depends on the graph (``listed``, see :func:`phrase_encoder_name`):
+    with ``listed=None`` (``ToolConfig.to_dict``, which knows no graph) ``"auto"`` is
+    not recorded there, and ``ark eval`` records what it resolved to on the run's
+    index as ``phrase_encoder`` beside ``linking_encoder``. Never raises: a recorded
+    run is read on other machines."""
     if choice == "off":
         return "off"
+    if choice == "auto" and listed is None:
+        return None
     try:
-        return phrase_encoder_name(choice)
+        return phrase_encoder_name(choice, listed=bool(listed))
     except ArkError:
         return choice
 

@@ -169,8 +169,9 @@ class ToolConfig:
         for option in ("multi_neighborhood", "grouped_observations"):
             if not out[option]:  # runs recorded before the option compare equal
                 del out[option]
-        # The encoder it resolved to; nothing when "auto" finds none (as runs recorded
-        # before the embedding stage existed, which behaved so).
+        # The encoder an explicit choice resolves to; nothing for "auto", which depends
+        # on the graph (ark eval records it resolved, beside linking_encoder), nor when
+        # a choice finds none (as runs recorded before the embedding stage existed).
         encoder = recorded_phrase_encoder(self.phrase_encoder)
         if encoder is None:
             del out["phrase_encoder"]

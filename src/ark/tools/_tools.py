@@ -84,7 +84,9 @@ class GraphTools:
         self.index = index
         #: The encoder of the phrase matcher's embedding stage, or None (``ToolConfig.
         #: phrase_encoder`` resolved: ``ark.tools._phrases.phrase_encoder_name``).
-        self.phrase_encoder = phrase_encoder_name(phrase_encoder)
+        self.phrase_encoder = phrase_encoder_name(
+            phrase_encoder, listed=len(index.graph.relation_names) <= LISTING_LIMIT
+        )
         self.graph: Graph = index.graph
         self.bm25: BM25Index = index.bm25
         self.snippet_chars = snippet_chars
