@@ -127,14 +127,16 @@ class ChainHints(SessionObserver):
         return _lines.after_repeat([h for h in self._last_hits if h[0] not in session.explored])
 
     def after_add(self, session: ToolSession, added: list[int]) -> str | None:
-        """A reminder when an added node was a step on the way, or when the question
-        names relations not followed yet."""
+        """A reminder when an added node was a step on the way, or, when the question
+        names relations not followed yet, the next hop from the added nodes."""
         g = self.index.graph
         return _lines.after_add(
             self.question,
             [(n, g.name(n), g.type_name(n)) for n in added],
             session.explored,
             remaining=[r for r in self._named if self.followed.count(r) < self._wanted[r]],
+            schema=self.index.schema,
+            multi=session.config.multi_neighborhood,
         )
 
     # -- the hint after a search ----------------------------------------------------------

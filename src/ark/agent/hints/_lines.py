@@ -97,18 +97,25 @@ def after_add(
     added: Sequence[tuple[int, str, str]],
     explored: Sequence[int],
     remaining: Sequence[str] = (),
+    *,
+    schema: Schema | None = None,
+    multi: bool = False,
 ) -> str:
     """A reminder when ``added`` ((index, name, type)) includes a node the search started
     from or already explored past (``explored``: the centers of neighborhood calls), or
-    when the question names relations not followed yet (``remaining``)."""
+    when the question names relations not followed yet (``remaining``, in chain order):
+    then, given the ``schema``, the next hop from the added nodes, ready to copy, along
+    the first of them their type has. A 1.5B model that adds a bridge (the films, on
+    the way to their genres) stops there unless the next move is written out for it."""
     passed = [(i, name, t) for i, name, t in added if i in explored]
     if not passed:
         if not remaining:
             return ""
-        return (
-            f"Note: the question also names {', '.join(remaining)}, not followed yet; "
-            "if these nodes are a step on the way, go on from them before finishing."
-        )
+        lead = f"Note: the question also names {', '.join(remaining)}, not followed yet"
+        hop = _next_hop(schema, added, remaining, multi) if schema is not None else ""
+        if hop:
+            return f"{lead}; if these nodes are a step on the way, go on from them: {hop}."
+        return f"{lead}; if these nodes are a step on the way, go on from them before finishing."
     names = ", ".join(f"[{i}] {name} ({t})" for i, name, t in passed[:3])
     text = (
         f"Note: you explored the neighbors of {names} to get further, so it is a step on the "
@@ -117,6 +124,24 @@ def after_add(
     if question:
         text += f' The question: "{question}"'
     return text
+
+
+def _next_hop(
+    schema: Schema, added: Sequence[tuple[int, str, str]], remaining: Sequence[str], multi: bool
+) -> str:
+    """The call along the first of ``remaining`` that the type of some ``added`` nodes
+    has, from those nodes (all of them when the tool takes a set), or ""."""
+    for relation in remaining:
+        for node_type in dict.fromkeys(t for _, _, t in added):
+            ends = _ends(schema, relation, node_type)
+            if ends:
+                ids = [i for i, _, t in added if t == node_type][:MAX_SUGGESTED]
+                target = ids if multi and len(ids) > 1 else ids[0]
+                return (
+                    f"search_in_neighborhood(node_index={target}, "
+                    f'edge_type="{relation}", node_type="{ends[0]}")'
+                )
+    return ""
 
 
 def after_repeat(unexplored: Sequence[tuple[int, str, str]], limit: int = 5) -> str:
