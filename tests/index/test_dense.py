@@ -100,3 +100,31 @@ def test_cli_embed_then_eval_dense(index, tmp_path):
     record = json.loads((run / "results.jsonl").read_text())
     assert record["status"] == "ok" and len(record["ranking"]) == index.graph.n_nodes
     assert json.loads((run / "config.json").read_text())["model"] == "all-MiniLM-L6-v2"
+
+
+def test_encoding_runs_on_the_encoders_threads_and_restores_torchs(encoder):
+    """One intra-op thread while encoding (beside a local model on the same cores,
+    torch's threads spin-wait); the process's own setting comes back after."""
+    import torch
+
+    seen = []
+    real = encoder._model.encode
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        encoder._model.encode = spy
+        assert encoder.threads == 1
+        encoder.encode(["a question"])
+        assert seen == [1] and torch.get_num_threads() == 2
+        encoder.threads = None  # torch's own setting
+        encoder.encode(["a question"])
+        assert seen == [1, 2]
+    finally:
+        encoder._model.encode = real
+        encoder.threads = 1
+        torch.set_num_threads(before)
