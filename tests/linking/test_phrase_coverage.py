@@ -98,3 +98,21 @@ def test_the_chain_does_not_take_a_long_phrase_for_one_shared_word(phrases):
     assert LONG not in chain.relations and PREFIXED not in chain.relations
     assert chain.relations[0] == "recorded by"
     assert "form" in chain.unexplained
+
+
+def test_a_word_matching_many_phrases_by_derived_forms_names_none():
+    """*form* is half of each two-word phrase below by a derived form, and the only
+    word of each that it matches: a word that matches three relations that way tells
+    none of them apart."""
+    derived = ("formal name of", "formally opened on", "format of release")
+    linker = _linker(*derived, "located in")
+    reading = linker.link("Where did the band form?")
+    assert reading.confident() == [] and "form" in reading.unaccounted
+    relations, scores, _, _ = word_scores(linker, reading.words, set())
+    form = reading.words.index("form")
+    assert all(scores[form, relations.index(r)] < 0.3 for r in derived)  # ChainCosts.names
+    # The word's own lemma in one phrase names it: derived forms do not compete with it.
+    linker = _linker("formed in", *derived)
+    assert [link.relation for link in linker.link("Where did the band form?").confident()] == [
+        "formed in"
+    ]

@@ -232,6 +232,7 @@ def word_scores(
     col = {r: j for j, r in enumerate(relations)}
     scores = np.zeros((len(words), len(relations)))
     said = [i for i, w in enumerate(words) if i not in masked and w not in STOPWORDS]
+    reach = linker.reach(words, said)
     for rel, pairs in linker._phrase_words.items():
         j = col[rel]
         for _, own in pairs:
@@ -242,13 +243,16 @@ def word_scores(
             # phrase) lends none of its words a score: the encoder may read them.
             if not names_phrase(sum(map(bool, found)), len(own)):
                 continue
+            # A word carrying the whole phrase alone counts fully; one of several
+            # words of a phrase counts by its share of it.
+            share = 1.0 if len(own) == 1 else max(1 / len(own), 0.5)
             for w, at in zip(own, found, strict=True):
+                # Weighted by how few relations' phrases share the word, and how few
+                # relations the question's word matches at all.
                 weight = 1 / linker._spread.get(lemma_key(w), 1)
-                # A word carrying the whole phrase alone counts fully; one of several
-                # words of a phrase counts by its share of it.
-                share = weight if len(own) == 1 else max(weight / len(own), weight * 0.5)
                 for i, m in at:
-                    scores[i, j] = max(scores[i, j], m * share)
+                    alone = 1 / linker.ambiguity(reach, i, m)
+                    scores[i, j] = max(scores[i, j], m * share * min(weight, alone))
     # A phrase of several words the question has together names its relation by all
     # of them at once ("place of death"), more surely than each word alone.
     for mention in linker.joint(words, masked):
