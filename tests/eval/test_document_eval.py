@@ -215,3 +215,15 @@ def test_bm25_linked_lists_the_passages_linked_to_its_best_one(doc_index, questi
         assert set(got) == set(before[r["query_id"]]) | set(links)
         changed += got != before[r["query_id"]]
     assert changed  # the bridge Mira Dunfield moves her other passage up
+
+
+def test_ark_eval_linked_passages_option(doc_index, questions, tmp_path):
+    out = tmp_path / "run"
+    args = ["eval", "--dataset", f"musique:{questions}", "--index", str(doc_index.path)]
+    result = CliRunner().invoke(
+        app, [*args, "--method", "bm25", "--linked-passages", "2", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "summary.json").read_text())["config"]["linked_passages"] == 2
+    bad = CliRunner().invoke(app, [*args, "--linked-passages", "-1", "--out", str(out)])
+    assert bad.exit_code != 0

@@ -129,6 +129,16 @@ def eval_cmd(
             "(a baseline answers from its top 5 passages: bm25 --answer is naive RAG).",
         ),
     ] = False,
+    linked_passages: Annotated[
+        int | None,
+        typer.Option(
+            "--linked-passages",
+            min=0,
+            help="Over documents: passages sharing a bridge entity with the lead passage "
+            "that a result lists after it (default: ark 3, a baseline 0; bm25 with 3 is "
+            "the model-free bm25-linked row).",
+        ),
+    ] = None,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR; over
     documents also passage recall@2/@5, and with --answer exact match and F1)."""
@@ -173,6 +183,7 @@ def eval_cmd(
             prices=prices(price_in, price_out, prices_file),
             ray=RaySettings(ray_address, ray_workers) if ray else None,
             answer=answer,
+            linked_passages=linked_passages,
         )
         run.check()  # refused before the progress bar shows
         with Progress(
