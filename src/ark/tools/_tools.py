@@ -82,11 +82,6 @@ class GraphTools:
         phrase_encoder: str = "auto",
     ):
         self.index = index
-        #: The encoder of the phrase matcher's embedding stage, or None (``ToolConfig.
-        #: phrase_encoder`` resolved: ``ark.tools._phrases.phrase_encoder_name``).
-        self.phrase_encoder = phrase_encoder_name(
-            phrase_encoder, listed=len(index.graph.relation_names) <= LISTING_LIMIT
-        )
         self.graph: Graph = index.graph
         self.bm25: BM25Index = index.bm25
         self.snippet_chars = snippet_chars
@@ -107,6 +102,9 @@ class GraphTools:
         #: (:meth:`_resolve`) and whose neighborhood query also reads the relation
         #: phrase (:meth:`_relation_share`). Curated graphs behave as they did.
         self.open_relations = len(self.graph.relation_names) > LISTING_LIMIT
+        #: The encoder of the phrase matcher's embedding stage, or None (``ToolConfig.
+        #: phrase_encoder`` resolved: ``ark.tools._phrases.phrase_encoder_name``).
+        self.phrase_encoder = phrase_encoder_name(phrase_encoder, listed=not self.open_relations)
         self._relation_words: dict[int, frozenset[str]] = {}
         #: A graph built from documents (``ark.graph._documents``): its passage nodes,
         #: which a global search returns beside the entities (:meth:`_document_top_k`).
