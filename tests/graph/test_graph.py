@@ -191,7 +191,7 @@ def test_codes_outside_their_names_are_refused():
     ],
 )
 def test_the_adjacency_order_is_exact_at_the_key_limits(n, n_codes):
-    from ark.graph._graph import adjacency_order
+    from ark.graph.columns import adjacency_order
 
     rng = np.random.default_rng(0)
     values = np.array([0, 1, n // 2, n - 2, n - 1], dtype=np.int64)
@@ -205,7 +205,7 @@ def test_the_adjacency_order_is_exact_at_the_key_limits(n, n_codes):
 
 @pytest.mark.parametrize("bases", [(5, 7, 3), (2**31, 2**31, 2**31), (2**40, 2**30)])
 def test_unique_rows_counts_exactly_whatever_the_bases(bases):
-    from ark.graph._graph import unique_rows
+    from ark.graph.columns import unique_rows
 
     rng = np.random.default_rng(1)
     cols = [rng.choice([0, 1, b - 1], 300) for b in bases]

@@ -5,7 +5,7 @@ grouping says."""
 import numpy as np
 import pytest
 
-from ark.graph._neighborhood_kernel import merged_neighborhood, neighborhood
+from ark.graph.kernels import merged_neighborhood, neighborhood
 
 N_NODES, N_TYPES, N_RELATIONS = 60, 4, 5
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ark.distill._questions import RelationStep
 from ark.graph import DIRECTION_NAMES
-from ark.graph._graph import unique_rows
+from ark.graph.columns import unique_rows
 from ark.index import Index
 
 MAX_ANSWERS = 50  # paths with more target nodes are skipped (the bound)

@@ -30,12 +30,14 @@ from ark.graph._labels import NameLabel, relation_label, split_words, type_label
 from ark.graph._loaders import (
     KNOWN_SCHEMAS,
     SOURCE_FORMATS,
+    SourceFormat,
     detect_format,
     load_graph,
     properties_to_text,
     read_source_meta,
     register_known_schema,
     register_source_meta,
+    text_lines,
 )
 from ark.graph._schema import (
     LISTED_RELATIONS,
@@ -68,6 +70,7 @@ __all__ = [
     "RelationDoc",
     "RelationSummary",
     "Schema",
+    "SourceFormat",
     "TypeDoc",
     "descriptor_text",
     "detect_format",
@@ -90,6 +93,7 @@ __all__ = [
     "relation_key",
     "relation_label",
     "split_words",
+    "text_lines",
     "text_problem",
     "type_label",
     "with_layer",

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from ark.errors import ArkError
 from ark.graph._schema import Schema, summarize
-from ark.graph._strings import StringColumn
+from ark.graph.columns import StringColumn, adjacency_order, code_dtype
 
 #: Direction of an adjacency entry relative to the row's node.
 OUT = 0  # the row's node is the edge's source
@@ -33,7 +33,6 @@ MAX_NODES = 2**31 - 1
 MAX_RELATIONS = 2**30 - 1
 #: Node type codes are (at most) int32.
 MAX_NODE_TYPES = 2**31 - 1
-INT64_LIMIT = 2**63
 
 
 def check_limits(n_nodes: int, n_types: int, n_relations: int) -> None:
@@ -48,50 +47,10 @@ def check_limits(n_nodes: int, n_types: int, n_relations: int) -> None:
             raise ArkError(f"the graph has {count:,} {what}; ARK indexes at most {limit:,} ({why})")
 
 
-def code_dtype(n_codes: int) -> type[np.signedinteger[Any]]:
-    """int16 while every code 0..n_codes-1 fits (half the bytes), int32 past it: a graph
-    with more than 32,768 node types or 16,384 relations is widened, not wrapped."""
-    return np.int16 if n_codes <= np.iinfo(np.int16).max + 1 else np.int32
-
-
 def _check_codes(what: str, codes: np.ndarray, n_names: int) -> None:
     if len(codes) and (int(codes.min()) < 0 or int(codes.max()) >= n_names):
         bad = int(codes.min()) if int(codes.min()) < 0 else int(codes.max())
         raise ValueError(f"{what} code {bad} out of range [0, {n_names})")
-
-
-def adjacency_order(
-    center: np.ndarray, other: np.ndarray, code: np.ndarray, n: int, n_codes: int
-) -> np.ndarray:
-    """The stable order by (center, neighbor, code). One packed int64 key (a single
-    argsort) while ``n * n * n_codes`` fits in int64, else a three-key lexsort: the key
-    would overflow past ~3 billion nodes, or fewer with many relations."""
-    if n * n * n_codes <= INT64_LIMIT:  # Python ints: the check itself cannot overflow
-        key = (center * n + other) * n_codes + code
-        return np.argsort(key, kind="stable")
-    return np.lexsort((code, other, center))
-
-
-def unique_rows(columns: Sequence[np.ndarray], bases: Sequence[int]) -> tuple[np.ndarray, ...]:
-    """The distinct rows of integer ``columns`` (column ``i`` in ``0..bases[i]-1``), sorted,
-    and how often each occurs: ``(*columns, counts)``. Packed into one int64 key when the
-    product of the bases fits, else ``np.unique(axis=0)`` (slower, never overflows)."""
-    total = 1
-    for b in bases:
-        total *= max(int(b), 1)
-    if total <= INT64_LIMIT:
-        key = np.zeros(len(columns[0]), dtype=np.int64)
-        for col, b in zip(columns, bases, strict=True):
-            key = key * max(int(b), 1) + np.asarray(col, dtype=np.int64)
-        keys, counts = np.unique(key, return_counts=True)
-        out = []
-        for b in reversed(bases):
-            keys, rest = np.divmod(keys, max(int(b), 1))
-            out.append(rest)
-        return (*reversed(out), counts)
-    stacked = np.stack([np.asarray(c, dtype=np.int64) for c in columns], axis=1)
-    rows, counts = np.unique(stacked, axis=0, return_counts=True)
-    return (*(rows[:, i] for i in range(len(columns))), counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,15 +202,15 @@ class Graph:
         """Neighbors of ``index`` in either direction, kept when their type code is in
         ``node_types`` and the edge's relation code in ``relations`` (``None``: no filter).
 
-        One compiled pass over the node's slice of the CSR (see ``_neighborhood_kernel.py``).
+        One compiled pass over the node's slice of the CSR (see :mod:`ark.graph.kernels`).
         """
         index = int(index)
         if not 0 <= index < self.n_nodes:  # the kernel does not check bounds
             raise IndexError(f"node {index} out of range [0, {self.n_nodes})")
         if self._frozen is None:
-            from ark.graph import _neighborhood_kernel  # numba, imported on first use
+            from ark.graph import kernels  # numba, imported on first use
 
-            self._kernel = _neighborhood_kernel.neighborhood
+            self._kernel = kernels.neighborhood
             # Read-only plain views, so that arrays built in memory and memory-mapped
             # ones share one compiled specialisation (and np.memmap's Python-level
             # slicing hooks stay out of the way).

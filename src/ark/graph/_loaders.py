@@ -332,7 +332,7 @@ def load_triples(
     rels: list[str] = []
     tails: list[str] = []
     sep: str | None = None
-    for lineno, raw in _text_lines(path):
+    for lineno, raw in text_lines(path):
         line = raw.rstrip("\r\n")
         if not line.strip() or line.startswith("#"):
             continue
@@ -386,7 +386,7 @@ def load_triples(
     )
 
 
-def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+def text_lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a UTF-8 text file, transparently gunzipping ``*.gz``.
 
     Every way a file can fail to be text is a :class:`GraphFormatError` with the file
@@ -437,7 +437,7 @@ def _relation_schema(
     if schema_file is not None:
         path = Path(schema_file)
         schema: dict[str, tuple[str, str]] = {}
-        for lineno, raw in _text_lines(path):
+        for lineno, raw in text_lines(path):
             if not raw.strip() or raw.startswith("#"):
                 continue
             parts = [p.strip() for p in raw.rstrip("\r\n").split("\t")]
@@ -482,7 +482,7 @@ def _types_from_schema(
 
 def _read_types_file(path: Path) -> dict[str, str]:
     type_of: dict[str, str] = {}
-    for lineno, raw in _text_lines(path):
+    for lineno, raw in text_lines(path):
         if not raw.strip():
             continue
         parts = raw.rstrip("\r\n").split("\t")

@@ -206,7 +206,7 @@ def summarize(
     )
     relations: list[RelationSummary] = []
     if len(rel):
-        from ark.graph._graph import unique_rows
+        from ark.graph.columns import unique_rows
 
         n_rel = len(relation_names)
         rels, sources, targets, counts = unique_rows(

@@ -43,7 +43,7 @@ from ark.graph._documents import (
     relation_key,
 )
 from ark.graph._graph import Graph
-from ark.graph._loaders import _text_lines
+from ark.graph._loaders import text_lines
 
 #: Keys of an OpenIE document that say "this is an extraction", for telling files apart.
 _EXTRACTION_KEYS = ("extracted_triples", "extracted_entities")
@@ -186,7 +186,7 @@ def load_passages(path: str | Path) -> Graph:
     seen_ids: dict[str, int] = {}
     per_doc: Counter[str] = Counter()
     stem = path.name.split(".")[0] or "passage"
-    for lineno, raw in _text_lines(path):
+    for lineno, raw in text_lines(path):
         if not raw.strip():
             continue
         try:

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ark.graph import Graph, Neighborhood, Schema
-from ark.graph._graph import IN, OUT, adjacency_order, code_dtype
+from ark.graph import IN, OUT, Graph, Neighborhood, Schema
+from ark.graph.columns import StringColumn, adjacency_order, code_dtype
 
 _NO_FILTER = np.zeros(0, dtype=bool)
 
@@ -67,8 +67,6 @@ class SegmentedGraph(Graph):
         )
         self.node_type.flags.writeable = False
         self.node_type_names = list(node_type_names)
-        from ark.graph._strings import StringColumn
-
         self.names = StringColumn(pa.chunked_array([*base.names.arrow.chunks, names]))
         self.texts = StringColumn(pa.chunked_array([*base.texts.arrow.chunks, texts]))
         self.relation_names = list(relation_names)
@@ -132,14 +130,14 @@ class SegmentedGraph(Graph):
             if index >= self.n_base:
                 return _empty()
             if self._kernel is None:
-                from ark.graph import _neighborhood_kernel as _kernels
+                from ark.graph import kernels
 
-                self._kernel = _kernels.neighborhood
+                self._kernel = kernels.neighborhood
             indptr, adj_node, adj_code = self._base()
             out = self._kernel(indptr, adj_node, adj_code, self.node_type, index, type_ok, rel_ok)
             return Neighborhood(*out)
         s, e, rs, re_, ds, de = self._row(index)
-        from ark.graph._neighborhood_kernel import merged_neighborhood
+        from ark.graph.kernels import merged_neighborhood
 
         _, adj_node, adj_code = self._base()
         out = merged_neighborhood(

@@ -45,6 +45,7 @@ from ark.graph import (
     DescribedSchema,
     Graph,
     Schema,
+    SourceFormat,
     descriptor_text,
     is_described_schema_file,
     load_graph,
@@ -52,7 +53,6 @@ from ark.graph import (
     read_schema_file,
     read_source_meta,
 )
-from ark.graph._loaders import SourceFormat
 from ark.index._bm25 import BM25Index, BM25Params, ProgressFn, build_bm25
 from ark.index._dirs import (  # noqa: F401 - re-exported: tests and _dense use them here
     FORMAT_NAME,

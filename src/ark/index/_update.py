@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.errors import ArkError, GraphFormatError
-from ark.graph import Graph, load_graph
-from ark.graph._loaders import SourceFormat, _text_lines
+from ark.graph import Graph, SourceFormat, load_graph, text_lines
 from ark.index._dirs import update_lock  # re-exported: every writer's lock
 from ark.index._plan import Plan, Removal, Where
 from ark.index._seg_stats import check_updatable
@@ -76,12 +75,12 @@ def remove_from_index(
     nodes: list[tuple[str, Where]] = []
     edges: list[tuple[tuple[str, str, str], Where]] = []
     if nodes_file is not None:
-        for lineno, raw in _text_lines(Path(nodes_file)):
+        for lineno, raw in text_lines(Path(nodes_file)):
             name = raw.rstrip("\r\n").strip()
             if name and not name.startswith("#"):
                 nodes.append((name, (str(nodes_file), lineno)))
     if edges_file is not None:
-        for lineno, raw in _text_lines(Path(edges_file)):
+        for lineno, raw in text_lines(Path(edges_file)):
             line = raw.rstrip("\r\n")
             if not line.strip() or line.startswith("#"):
                 continue

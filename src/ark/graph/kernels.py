@@ -1,4 +1,5 @@
-"""Compiled one-hop lookup (numba, cached on disk after the first compilation).
+"""Compiled one-hop lookup (numba, cached on disk after the first compilation): a
+building block of :class:`~ark.graph.Graph` and of :mod:`ark.index`'s segmented graph.
 
 A neighborhood of a few dozen edges costs a microsecond or two here, where the
 same filtering and grouping as numpy operations costs ~0.5 µs per operation, a
