@@ -2,7 +2,14 @@
 
 from ark.index._bm25 import BM25Index, BM25Params, build_bm25
 from ark.index._compact import compact_index, read_remap
-from ark.index._dense import DenseEncoder, DenseIndex, build_dense, open_dense
+from ark.index._dense import (
+    DEFAULT_DENSE_MODEL,
+    DenseEncoder,
+    DenseIndex,
+    build_dense,
+    open_dense,
+)
+from ark.index._dirs import is_ark_index_dir
 from ark.index._store import (
     FORMAT_VERSION,
     Index,
@@ -16,6 +23,7 @@ from ark.index._update import Removal, add_to_index, remove_from_index, update_i
 from ark.index._verify import repair_index, verify_index
 
 __all__ = [
+    "DEFAULT_DENSE_MODEL",
     "FORMAT_VERSION",
     "BM25Index",
     "BM25Params",
@@ -30,6 +38,7 @@ __all__ = [
     "build_dense",
     "build_index",
     "compact_index",
+    "is_ark_index_dir",
     "open_dense",
     "open_index",
     "read_remap",

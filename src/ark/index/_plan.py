@@ -22,7 +22,6 @@ from ark.index._segments import (
     MANIFEST_FORMAT,
     MANIFEST_VERSION,
     Segment,
-    meta_digest,
     read_manifest,
 )
 
@@ -278,7 +277,7 @@ class Plan:
         return {
             "format": MANIFEST_FORMAT,
             "version": MANIFEST_VERSION,
-            "base": snap.__dict__.get("_base_digest") or meta_digest(snap.path),
+            "base": snap.base_digest,
             "generation": (int(previous["generation"]) if previous else 0) + 1,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "segments": list(previous["segments"]) if previous else [],

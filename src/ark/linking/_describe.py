@@ -490,7 +490,6 @@ def describe_index(
     listed under ``rejected`` in the stored layer. If no reply fits, nothing is
     stored at all."""
     from ark.index import save_described
-    from ark.index._segments import meta_digest
 
     base = DescribedSchema.from_names(index.schema, index.graph)
     current = index.described
@@ -501,7 +500,7 @@ def describe_index(
         layers=current.layers,
         max_relations=max_relations,
     )
-    build = index.__dict__.get("_base_digest") or meta_digest(Path(index.path))
+    build = index.base_digest
     work = _WorkFile(
         Path(index.path) / WORK_FILE,
         {"model": llm.name, "seed": seed, "build": build, "max_words": MAX_WORDS},

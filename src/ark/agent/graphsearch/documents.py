@@ -71,14 +71,13 @@ def open_dense_search(index: Index) -> DenseSearch | None:
     """The index's dense retrieval with the default embedder, or None when the
     ``[dense]`` extra is missing or the index has no (current) embeddings. Loaded once
     per index: the encoder takes seconds to load and every question needs it."""
-    from ark.index import DenseEncoder, open_dense
-    from ark.index._dense import DEFAULT_MODEL
+    from ark.index import DEFAULT_DENSE_MODEL, DenseEncoder, open_dense
 
-    key = (str(index.path), DEFAULT_MODEL)
+    key = (str(index.path), DEFAULT_DENSE_MODEL)
     if key not in _DENSE_CACHE:
         found: DenseSearch | None = None
         try:
-            dense = open_dense(index, DEFAULT_MODEL)
+            dense = open_dense(index, DEFAULT_DENSE_MODEL)
             found = DenseSearch(dense, DenseEncoder())
         except Exception as exc:  # no extra, no embeddings, stale ones: BM25 alone
             log.debug("GraphSearch: no dense retrieval for %s (%s)", index.path, exc)
