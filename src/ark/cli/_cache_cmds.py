@@ -11,7 +11,7 @@ from rich.table import Table
 from ark.cli._app import app
 from ark.cli._output import console, esc, fail, print_json
 from ark.errors import ArkError
-from ark.llm._cache import DB_FILE, LLMCache
+from ark.llm import CACHE_FILE, LLMCache
 
 cache_app = typer.Typer(help="Inspect and clear an LLM response cache (--llm-cache DIR).")
 app.add_typer(cache_app, name="llm-cache", no_args_is_help=True)
@@ -21,8 +21,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 
 def _open(directory: Path, as_json: bool) -> LLMCache:
-    if not (directory / DB_FILE).exists():
-        fail(f"{directory} holds no LLM cache ({DB_FILE})", as_json=as_json, code="ArkError")
+    if not (directory / CACHE_FILE).exists():
+        fail(f"{directory} holds no LLM cache ({CACHE_FILE})", as_json=as_json, code="ArkError")
     return LLMCache(directory)
 
 

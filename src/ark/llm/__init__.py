@@ -18,7 +18,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ark.llm._cache import CachedChatModel, CacheWarning, LLMCache, with_llm_cache
+from ark.llm._cache import (
+    CACHE_FILE,
+    CachedChatModel,
+    CacheWarning,
+    LLMCache,
+    with_llm_cache,
+)
 from ark.llm._settings import ModelSettings
 from ark.llm._types import (
     CallProfile,
@@ -33,6 +39,7 @@ from ark.llm._types import (
 )
 
 __all__ = [
+    "CACHE_FILE",
     "CacheWarning",
     "CachedChatModel",
     "CallProfile",

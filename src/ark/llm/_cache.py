@@ -44,7 +44,8 @@ from typing import Any
 from ark.errors import ArkError
 from ark.llm._types import ChatModel, Completion, Message, Usage
 
-DB_FILE = "llm-cache.sqlite3"
+#: The cache's file in its directory (``--llm-cache DIR``): what ``ark llm-cache`` looks for.
+CACHE_FILE = "llm-cache.sqlite3"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -116,7 +117,7 @@ class LLMCache:
         self.dir = Path(directory)
         if self.dir.exists() and not self.dir.is_dir():
             raise ArkError(f"--llm-cache {self.dir} is a file, not a directory")
-        self.path = self.dir / DB_FILE
+        self.path = self.dir / CACHE_FILE
         self.timeout_s = timeout_s
         #: Why the cache is bypassed (None while it works).
         self.error: str | None = None
@@ -242,7 +243,7 @@ class LLMCache:
             }
             for m, n, h, p, c, s in rows
         ]
-        size = sum(f.stat().st_size for f in self.dir.glob(DB_FILE + "*") if f.is_file())
+        size = sum(f.stat().st_size for f in self.dir.glob(CACHE_FILE + "*") if f.is_file())
         return {
             "path": str(self.path),
             "entries": sum(m["entries"] for m in models),
