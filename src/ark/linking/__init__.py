@@ -27,7 +27,7 @@ from ark.linking._linker import (
     RelationLinker,
     entity_positions,
 )
-from ark.linking._words import STOPWORDS, lemmas, tokens, word_match
+from ark.linking._words import STOPWORDS, content, lemma_key, lemmas, tokens, word_match
 
 if TYPE_CHECKING:
     from ark.index import Index
@@ -48,9 +48,11 @@ __all__ = [
     "Reading",
     "RelationLinker",
     "ask_model",
+    "content_words",
     "dense_available",
     "describe_index",
     "entity_positions",
+    "lemma_key",
     "lemmas",
     "linker_for",
     "linking_encoder",
@@ -72,6 +74,14 @@ class Reading:
 
     linking: Linking
     entities: tuple[EntityMention, ...]
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that say something: its :func:`tokens` less the stopwords
+    (all of them when every one is a stopword, so that a phrase is never empty). The
+    tools compare a query with relation phrases by these words, the linker does the
+    same with questions: one normalisation, read the same way by both."""
+    return content(tokens(text))
 
 
 def dense_available() -> bool:

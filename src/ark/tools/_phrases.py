@@ -10,7 +10,7 @@ finds something winning:
    into words (``ark.graph.relation_label``: ``written_by``, ``writtenBy`` and
    "Written by" are one label; a relation's ``_inverse`` copy shares its label);
 2. **lemma** — every content word of the phrase shares a lemma with a word of the
-   relation (``ark.linking._words``: ``wrote`` / ``written by``, ``born`` / ``was born
+   relation (:func:`ark.linking.lemmas`: ``wrote`` / ``written by``, ``born`` / ``was born
    in``), or, failing that, one extends the other by a derivational ending
    (``director`` / ``directed by``);
 3. **embedding** — the relation labels nearest the phrase by cosine similarity of a
@@ -303,7 +303,7 @@ class RelationPhrases:
         store: Path | None = None,
         build: dict[str, Any] | None = None,
     ) -> None:
-        from ark.linking._words import content, tokens
+        from ark.linking import content_words
 
         self.names = list(names)
         self.counts = list(counts) if counts is not None else [0] * len(self.names)
@@ -324,7 +324,7 @@ class RelationPhrases:
             self._labels.setdefault(_label_key(name), []).append(i)
             label = relation_label(name)
             self._texts.setdefault(" ".join(label.words), []).append(i)
-            words = tuple(content(tokens(label.text)))
+            words = tuple(content_words(label.text))
             self._words.append(words)
             for w in words:
                 if w not in self._by_word:
@@ -367,12 +367,12 @@ class RelationPhrases:
 
     def _match(self, phrase: str) -> PhraseMatch | None:
         """The relations ``phrase`` stands for, or ``None`` when no stage finds one."""
-        from ark.linking._words import content, tokens
+        from ark.linking import content_words
 
         label = self._labels.get(_label_key(phrase))
         if label:
             return self._result(phrase, set(label), "label")
-        words = content(tokens(phrase))
+        words = content_words(phrase)
         if not words:
             return None
         found = set.intersection(*(self._exact(w) for w in words))
@@ -425,7 +425,7 @@ class RelationPhrases:
         one of its lemmas (inflections do: ``wrote``/``written``/``write``,
         ``won``/``win``), and with ``heads``, those containing one (a compound's head:
         ``screenwriter``). Suppletive forms (``was``/``is``) are left to the label stage."""
-        from ark.linking._words import lemmas
+        from ark.linking import lemmas
 
         forms = lemmas(word)
         out: dict[str, None] = {}
@@ -438,7 +438,7 @@ class RelationPhrases:
 
     def _exact(self, word: str) -> set[int]:
         """Relations with a word sharing a lemma with ``word``."""
-        from ark.linking._words import lemmas
+        from ark.linking import lemmas
 
         forms = lemmas(word)
         out: set[int] = set()
@@ -449,8 +449,8 @@ class RelationPhrases:
 
     def _derived(self, word: str) -> set[int]:
         """Relations with a word that ``word`` matches by a derivational ending or a
-        compound's head (``ark.linking._words.word_match``)."""
-        from ark.linking._words import word_match
+        compound's head (:func:`ark.linking.word_match`)."""
+        from ark.linking import word_match
 
         out: set[int] = set()
         for own in self._candidates(word, heads=True):
@@ -469,7 +469,7 @@ class RelationPhrases:
         """The relations nearest an unmatched phrase: those sharing most of its words
         by lemma (most frequent first), then the most similar spellings; with the
         embedding stage on, the most similar labels by embedding instead."""
-        from ark.linking._words import content, tokens
+        from ark.linking import content_words
 
         scored = self._similarity(phrase)
         if scored is not None:
@@ -478,7 +478,7 @@ class RelationPhrases:
             near = [i for r in order for i in self._texts[texts[int(r)]]]
             return [self.names[i] for i in near[:n]]
         shares: dict[int, int] = {}
-        for w in content(tokens(phrase)):
+        for w in content_words(phrase):
             for i in self._exact(w):
                 shares[i] = shares.get(i, 0) + 1
         by_words = sorted(shares, key=lambda i: (-shares[i], -self.counts[i], self.names[i]))

@@ -438,9 +438,9 @@ class GraphTools:
         query's words are ("founded" on the edge, not in the founder's name)."""
         if not self.open_relations or not query or not query.strip():
             return None
-        from ark.linking._words import content, lemma_key, tokens
+        from ark.linking import content_words, lemma_key
 
-        wanted = {lemma_key(w) for w in content(tokens(query))}
+        wanted = {lemma_key(w) for w in content_words(query)}
         if not wanted:
             return None
         rels = hood.entry_relations
@@ -452,7 +452,7 @@ class GraphTools:
             if words is None:
                 label = " ".join(relation_label(names[r]).words)
                 words = self._relation_words[r] = frozenset(
-                    lemma_key(w) for w in content(tokens(label))
+                    lemma_key(w) for w in content_words(label)
                 )
             per_relation[r] = len(wanted & words) / len(wanted)
         if not per_relation.any():
