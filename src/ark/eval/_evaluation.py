@@ -355,13 +355,12 @@ def _phrase_encoder_record(tools: ToolConfig, index: Index) -> dict[str, str]:
     """``{"phrase_encoder": ...}`` when ``tools.phrase_encoder`` is ``"auto"`` and
     resolves to an encoder on ``index``'s graph (an explicit choice is in the tools
     config already); else nothing."""
-    from ark.graph import LISTING_LIMIT
     from ark.tools import recorded_phrase_encoder
 
     if tools.phrase_encoder != "auto":
         return {}
-    listed = len(index.graph.relation_names) <= LISTING_LIMIT
-    encoder = recorded_phrase_encoder("auto", listed=listed)
+    # The tools' own test (GraphTools.open_relations), so the record says what they did.
+    encoder = recorded_phrase_encoder("auto", listed=index.schema.lists_relations)
     return {"phrase_encoder": encoder} if encoder else {}
 
 

@@ -141,7 +141,7 @@ def phrase_encoder_name(choice: str, *, listed: bool = False) -> str | None:
     """The encoder the embedding stage uses under ``choice``, or None (the stage is
     off): ``"off"``; ``"auto"``, the packaged all-MiniLM-L6-v2 when the ``[dense]``
     extra is installed and the graph's relations are too many for the prompt to list
-    (``listed`` False: more than ``ark.graph.LISTING_LIMIT``; where every relation is
+    (``listed`` False: not ``Schema.lists_relations``; where every relation is
     listed, and named again in an unmatched phrase's error, the model picks from them
     and a curated graph reads as before the stage existed); its name, the same but an
     error without the extra; or the path of a local sentence-transformers directory

@@ -97,11 +97,12 @@ class GraphTools:
         self._node_type = np.asarray(self.graph.node_type).view(np.ndarray)
         #: Relation phrases matched to relation names (built on the first phrase given).
         self._phrases: RelationPhrases | None = None
-        #: More relations than a prompt lists (``ark.graph.LISTING_LIMIT``): a
+        #: More relations than a prompt lists (not ``Schema.lists_relations``, the one
+        #: test the prompt, the tool schemas and ``ark eval``'s record read too): a
         #: graph of free-text relations, whose ``edge_type`` takes any phrase
         #: (:meth:`_resolve`) and whose neighborhood query also reads the relation
         #: phrase (:meth:`_relation_share`). Curated graphs behave as they did.
-        self.open_relations = len(self.graph.relation_names) > LISTING_LIMIT
+        self.open_relations = not self.graph.schema.lists_relations
         #: The encoder of the phrase matcher's embedding stage, or None (``ToolConfig.
         #: phrase_encoder`` resolved: ``ark.tools._phrases.phrase_encoder_name``).
         self.phrase_encoder = phrase_encoder_name(phrase_encoder, listed=not self.open_relations)
