@@ -36,19 +36,22 @@ What it writes under ``--out``:
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import io
-import json
 import random
-import subprocess
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import most_used, parse_args, read_source, relation_counts, sample, write_set
+
 DEFAULT_MIRROR = Path("/work/.mirror/kelvin-jiang+FreebaseQA/repo")
 DEFAULT_COMMIT = "d71dab0452f77c338e26c23fee0a6472c50bb77d"
+DEFAULT_OUT = Path("/work/devdata/fbqa")
 FILES = ("FreebaseQA-dev.tab", "FreebaseQA-eval.tab")
 
 
@@ -67,14 +70,10 @@ class Parse:
 
 def read_text(source: Path, commit: str, name: str) -> str:
     """``name`` from a folder, or from a git directory at ``commit``."""
-    if (source / name).exists():
-        return (source / name).read_text(encoding="utf-8")
-    out = subprocess.run(
-        ["git", f"--git-dir={source}", "show", f"{commit}:{name}"], capture_output=True
-    )
-    if out.returncode:
+    text = read_source(source, commit, name)
+    if text is None:
         raise SystemExit(f"{name}: neither in the folder {source} nor at {commit} in it")
-    return out.stdout.decode("utf-8")
+    return text
 
 
 def parse_tab(text: str, name: str) -> list[Parse]:
@@ -142,50 +141,32 @@ def questions(parses: list[Parse], names: dict[str, str], prefix: str) -> list[d
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--source", type=Path, default=DEFAULT_MIRROR)
-    ap.add_argument("--commit", default=DEFAULT_COMMIT)
-    ap.add_argument("--out", type=Path, default=Path("/work/devdata/fbqa"))
-    ap.add_argument("--n", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    args = parse_args(
+        __doc__, mirror=DEFAULT_MIRROR, commit=DEFAULT_COMMIT, out=DEFAULT_OUT, argv=argv
+    )
 
     dev = parse_tab(read_text(args.source, args.commit, FILES[0]), FILES[0])
     evaluation = parse_tab(read_text(args.source, args.commit, FILES[1]), FILES[1])
     names = node_names(dev + evaluation)
     triples = build(dev + evaluation, names)
     records = questions(dev, names, "fbqa-dev")
-    rng = random.Random(args.seed)
-    chosen = sorted(rng.sample(range(len(records)), min(args.n, len(records))))
-    sample = [records[i] for i in chosen]
+    chosen = sample(random.Random(args.seed), records, min(args.n, len(records)))
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "kb.tsv").open("w", encoding="utf-8") as f:
-        for h, r, t in triples:
-            f.write(f"{h}\t{r}\t{t}\n")
-    with (args.out / "dev.jsonl").open("w", encoding="utf-8") as f:
-        for rec in sample:
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    relations = Counter(r for _, r, _ in triples)
-    nodes = {h for h, _, _ in triples} | {t for _, _, t in triples}
-    qtypes = Counter(r["qtype"] for r in sample)
-    (args.out / "README.md").write_text(
-        README.format(
-            commit=args.commit,
-            triples=len(triples),
-            nodes=len(nodes),
-            cvts=sum(1 for n in nodes if n.startswith("cvt_")),
-            relations=len(relations),
-            top=", ".join(f"`{r}`" for r, _ in relations.most_common(8)),
-            all_dev=len(records),
-            n=len(sample),
-            seed=args.seed,
-            qtypes=", ".join(f"{k} {v}" for k, v in sorted(qtypes.items())),
-        ),
-        encoding="utf-8",
+    relations, nodes = relation_counts(triples)
+    qtypes = Counter(r["qtype"] for r in chosen)
+    readme = README.format(
+        commit=args.commit,
+        triples=len(triples),
+        nodes=len(nodes),
+        cvts=sum(1 for n in nodes if n.startswith("cvt_")),
+        relations=len(relations),
+        top=most_used(relations),
+        all_dev=len(records),
+        n=len(chosen),
+        seed=args.seed,
+        qtypes=", ".join(f"{k} {v}" for k, v in sorted(qtypes.items())),
     )
-    print(f"{args.out}: {len(triples)} triples, {len(relations)} relations, ", end="")
-    print(f"{len(sample)} questions")
+    write_set(args.out, triples, chosen, readme)
 
 
 README = """# fbqa — FreebaseQA over the Freebase facts it was matched to

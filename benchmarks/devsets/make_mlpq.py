@@ -39,37 +39,26 @@ What it writes under ``--out``:
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import re
-import subprocess
+import sys
 from collections import Counter, defaultdict
 from itertools import pairwise
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import most_used, parse_args, read_source, relation_counts, sample, write_set
+
 DEFAULT_MIRROR = Path("/work/.mirror/tan92hl+Dataset-for-QA-over-Multilingual-KG/repo")
 DEFAULT_COMMIT = "13abc3a8112789040706e9f1c91c87b09e20dcb7"
+DEFAULT_OUT = Path("/work/devdata/mlpq")
 FOLDER = "datasets/Questions 1.3/en_fr/en_question"
 SPLITS = ("train", "dev", "test")
 HOPS = ("2h", "3h")
 URI = re.compile(r"<([^>]*)>")
 
 Hop = tuple[str, str, str]  # (head URI, relation URI, tail URI)
-
-
-def read_text(source: Path, commit: str, name: str) -> str | None:
-    """A question file from a folder (by base name) or a git directory at ``commit``;
-    None when it is not there."""
-    base = name.rsplit("/", 1)[-1]
-    if source.is_dir() and (source / base).exists():
-        return (source / base).read_text(encoding="utf-8")
-    if not (source / "HEAD").exists():
-        return None
-    out = subprocess.run(
-        ["git", f"--git-dir={source}", "show", f"{commit}:{name}"], capture_output=True
-    )
-    return out.stdout.decode("utf-8") if out.returncode == 0 else None
 
 
 def parse_line(line: str, where: str) -> tuple[str, list[Hop]]:
@@ -126,20 +115,16 @@ class Nodes:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--source", type=Path, default=DEFAULT_MIRROR)
-    ap.add_argument("--commit", default=DEFAULT_COMMIT)
-    ap.add_argument("--out", type=Path, default=Path("/work/devdata/mlpq"))
-    ap.add_argument("--n", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    args = parse_args(
+        __doc__, mirror=DEFAULT_MIRROR, commit=DEFAULT_COMMIT, out=DEFAULT_OUT, argv=argv
+    )
 
     paths: list[tuple[str, str, str, list[Hop]]] = []  # (split, hops, question, path)
     used, missing = [], []
     for split in SPLITS:
         for h in HOPS:
             name = f"{FOLDER}/{split}_en_fr_{h}_en.txt"
-            text = read_text(args.source, args.commit, name)
+            text = read_source(args.source, args.commit, name)
             if text is None:
                 missing.append(name.rsplit("/", 1)[-1])
                 continue
@@ -196,43 +181,32 @@ def main(argv: list[str] | None = None) -> None:
             }
         )
     rng = random.Random(args.seed)
-    sample = []
+    chosen = []
     for i, h in enumerate(HOPS):
         k = min(len(records[h]), args.n // len(HOPS) + (i < args.n % len(HOPS)))
-        sample += [records[h][j] for j in sorted(rng.sample(range(len(records[h])), k))]
+        chosen += sample(rng, records[h], k)
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "kb.tsv").open("w", encoding="utf-8") as f:
-        for h, r, t in triples:
-            f.write(f"{h}\t{r}\t{t}\n")
-    with (args.out / "dev.jsonl").open("w", encoding="utf-8") as f:
-        for rec in sample:
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    relations = Counter(r for _, r, _ in triples)
-    node_set = {h for h, _, _ in triples} | {t for _, _, t in triples}
+    kb = list(triples)
+    relations, node_set = relation_counts(kb)
     english = sum(1 for u, n in name.items() if is_english(u) and local(u) == n)
-    sizes = Counter(min(len(r["answer_names"]), 5) for r in sample)
-    (args.out / "README.md").write_text(
-        README.format(
-            commit=args.commit,
-            used=", ".join(f"`{u}`" for u in used),
-            missing=", ".join(f"`{m}`" for m in missing) or "none",
-            paths=len(paths),
-            triples=len(triples),
-            nodes=len(node_set),
-            english=english,
-            relations=len(relations),
-            top=", ".join(f"`{r}`" for r, _ in relations.most_common(8)),
-            dev2=len(records["2h"]),
-            dev3=len(records["3h"]),
-            n=len(sample),
-            seed=args.seed,
-            sizes=", ".join(f"{'5+' if k == 5 else k}: {v}" for k, v in sorted(sizes.items())),
-        ),
-        encoding="utf-8",
+    sizes = Counter(min(len(r["answer_names"]), 5) for r in chosen)
+    readme = README.format(
+        commit=args.commit,
+        used=", ".join(f"`{u}`" for u in used),
+        missing=", ".join(f"`{m}`" for m in missing) or "none",
+        paths=len(paths),
+        triples=len(kb),
+        nodes=len(node_set),
+        english=english,
+        relations=len(relations),
+        top=most_used(relations),
+        dev2=len(records["2h"]),
+        dev3=len(records["3h"]),
+        n=len(chosen),
+        seed=args.seed,
+        sizes=", ".join(f"{'5+' if k == 5 else k}: {v}" for k, v in sorted(sizes.items())),
     )
-    print(f"{args.out}: {len(triples)} triples, {len(relations)} relations, ", end="")
-    print(f"{len(sample)} questions")
+    write_set(args.out, kb, chosen, readme)
 
 
 README = """# mlpq — MLPQ's English path questions over English–French DBpedia
