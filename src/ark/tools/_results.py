@@ -300,7 +300,10 @@ class MultiNeighborhoodResult:
 
     def render(self, grouped: bool = False) -> str:
         """One line per neighbor, or (``grouped``) per relations and type, each member
-        with its centers."""
+        with its centers; a neighbor with text shows its snippet, as a single node's
+        neighborhood does (on a graph built from documents a passage reached by the
+        hop is read by its text: without it the model saw titles only). Nodes without
+        text (the curated graphs') show no snippet, so their lines are unchanged."""
         n = len(self.centers)
         head = (
             f"Neighbors of {n} node{'s' if n != 1 else ''} "
@@ -343,6 +346,8 @@ class MultiNeighborhoodResult:
             if h.relations:
                 line += " via " + relations_text(h.relations)
             line += f" from {_from(m.centers, n)}"
+            if h.snippet:  # as the single-node tool shows it: a passage's text is its facts
+                line += f" | {h.snippet}"
             lines.append(line)
         return "\n".join(lines)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ark.agent._observer import SessionObserver
-from ark.agent.hints import _lines
+from ark.agent.hints import _documents, _lines
 from ark.index import Index
 from ark.linking import STOPWORDS, Chain, Reading, linker_for, read_chain, read_question
 
@@ -102,6 +102,9 @@ class ChainHints(SessionObserver):
             list(self.reading.entities) if self.reading and len(self.reading.entities) > 1 else []
         )
         self._canonical = linker_for(index).canonical if self.reading else {}
+        #: On a graph built from documents, the passage type and ``mentions``: the
+        #: hints then send the search to the passages (:mod:`._documents`).
+        self.layout = _documents.document_layout(index)
 
     # -- the hooks ----------------------------------------------------------------------
 
@@ -114,7 +117,12 @@ class ChainHints(SessionObserver):
         centers: list[int],
     ) -> str | None:
         """The first hop after a global search, the chain's next move after a
-        neighborhood (nothing after a search without results)."""
+        neighborhood (nothing after a search without results); on a graph built from
+        documents, the passages instead (:meth:`_document_hint`)."""
+        if self.layout is not None:
+            if result.hits:
+                self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
+            return self._document_hint(session, arguments, result, centers, self.layout)
         if not result.hits:
             return None
         self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
@@ -128,8 +136,11 @@ class ChainHints(SessionObserver):
 
     def after_add(self, session: ToolSession, added: list[int]) -> str | None:
         """A reminder when an added node was a step on the way, or, when the question
-        names relations not followed yet, the next hop from the added nodes."""
+        names relations not followed yet, the next hop from the added nodes; on a
+        graph built from documents, the passages to add or how to go on."""
         g = self.index.graph
+        if self.layout is not None:
+            return self._document_add(session, added, self.layout)
         return _lines.after_add(
             self.question,
             [(n, g.name(n), g.type_name(n)) for n in added],
@@ -138,6 +149,86 @@ class ChainHints(SessionObserver):
             schema=self.index.schema,
             multi=session.config.multi_neighborhood,
         )
+
+    # -- a graph built from documents ----------------------------------------------------
+
+    def _document_hint(
+        self,
+        session: ToolSession,
+        arguments: Mapping[str, Any],
+        result: Any,
+        centers: list[int],
+        layout: _documents.DocumentLayout,
+    ) -> str | None:
+        """The passages to read or add after a call on a graph built from documents."""
+        g = self.index.graph
+        question = self.question or ""
+        multi = session.config.multi_neighborhood
+        passage = layout.passage_type
+        if not centers:  # a global search
+            if not result.hits:
+                return None
+            titled = [
+                (h.index, h.name)
+                for h in result.hits
+                if h.type == passage and _documents.named_in(question, _documents.title_of(h.name))
+            ]
+            found = [(h.index, h.name, h.type) for h in result.hits if h.type != passage]
+            found += self._question_nodes()  # the nodes the question names, found or not
+            anchors = _named_nodes(question, found, passage)
+            # The hint shows these nodes by index and name: the model has seen them.
+            session.seen.update(i for i, _, _ in anchors)
+            query = _documents.query_words(question, [n for _, n, _ in anchors])
+            return _documents.after_global(layout, titled, anchors, query, multi=multi)
+        fresh = [h for h in result.hits if h.index not in centers]
+        passages = [h.index for h in fresh if h.type == passage]
+        if passages:
+            merged = getattr(result, "merged", ())
+            ranked = bool(arguments.get("query")) or (bool(merged) and len(merged[0].centers) > 1)
+            return _documents.after_passages(layout, passages, ranked=ranked, n_shown=len(passages))
+        if _only(arguments.get("edge_type"), layout.mentions) and _only(
+            arguments.get("node_type"), passage
+        ):
+            return None  # the passages were asked for and there are none
+        anchors = {i for i, _, _ in _named_nodes(question, self._question_nodes(), passage)}
+        from_passages = all(g.type_name(c) == passage for c in centers)
+        entities = [(h.index, h.name, h.type) for h in fresh if h.type != passage]
+        if from_passages:  # the nodes the passages name: the next link is among them
+            nodes = [n for n in entities if n[0] not in anchors and n[0] not in session.explored]
+        else:  # a hop along relations: the passages mentioning both ends state it
+            own = [(c, g.name(c), g.type_name(c)) for c in centers if g.type_name(c) != passage]
+            nodes = own[:1] + entities[:2] if entities else own
+        query = _documents.query_words(question, [n for _, n, _ in nodes])
+        return _documents.to_passages(
+            layout, nodes, query, multi=multi, named_by_passages=from_passages
+        )
+
+    def _question_nodes(self) -> list[tuple[int, str, str]]:
+        g = self.index.graph
+        if self.reading is None:
+            return []
+        return [(e.index, g.name(e.index), g.type_name(e.index)) for e in self.reading.entities]
+
+    def _document_add(
+        self, session: ToolSession, added: list[int], layout: _documents.DocumentLayout
+    ) -> str:
+        """After an add on a graph built from documents: with entities only, the
+        passages already shown that mention them."""
+        g = self.index.graph
+        nodes = [(n, g.name(n), g.type_name(n)) for n in added]
+        passage_id, mentions_id = g.type_id(layout.passage_type), g.relation_id(layout.mentions)
+        mentioning: list[tuple[int, str, int]] = []
+        if passage_id is not None and mentions_id is not None:
+            for n, _, t in nodes:
+                if t == layout.passage_type:
+                    continue
+                hood = g.neighborhood(n, [passage_id], [mentions_id])
+                mentioning += [
+                    (int(p), g.name(int(p)), n)
+                    for p in hood.neighbors.tolist()
+                    if int(p) in session.seen and int(p) not in session.answer
+                ]
+        return _documents.after_add(layout, nodes, mentioning)
 
     # -- the hint after a search ----------------------------------------------------------
 
@@ -292,3 +383,38 @@ class ChainHints(SessionObserver):
             self._uses.add(use)
             self.followed.append(relation)
         return [relation]
+
+
+def _named_nodes(
+    question: str, found: Sequence[tuple[int, str, str]], passage_type: str
+) -> list[tuple[int, str, str]]:
+    """The nodes of ``found`` ((index, name, type), best first) that the question
+    names as written (:func:`._documents.named_in`), not passages, one per index,
+    less a name inside a longer one also named (*Dodge City* in *Dodge City Regional
+    Airport*), at most :data:`._documents.MAX_ANCHORS`."""
+    named: dict[int, tuple[int, str, str]] = {}
+    for i, name, t in found:
+        if t != passage_type and i not in named and _documents.named_in(question, name):
+            named[i] = (i, name, t)
+    nodes = list(named.values())
+    words = {i: " ".join(_documents.name_words(n)) for i, n, _ in nodes}
+    kept = [
+        (i, n, t)
+        for i, n, t in nodes
+        if not any(
+            j != i and len(words[j]) > len(words[i]) and f" {words[i]} " in f" {words[j]} "
+            for j in words
+        )
+    ]
+    return kept[: _documents.MAX_ANCHORS]
+
+
+def _only(value: object, name: str) -> bool:
+    """Whether a filter argument (a name or a list of names) is ``name`` alone."""
+    names = [value] if isinstance(value, str) else value
+    return (
+        isinstance(names, list)
+        and len(names) == 1
+        and isinstance(names[0], str)
+        and names[0].strip().casefold() == name.casefold()
+    )

@@ -1,0 +1,237 @@
+"""The hints of ``ark-guided`` on a graph built from documents.
+
+A graph built from documents (:mod:`ark.graph._documents`: ``passage`` nodes whose
+text states the facts, ``entity`` nodes, ``passage -[mentions]-> entity`` and
+thousands of free-text relation phrases from an extractor) is not a curated graph:
+its entity-to-entity relations are sparse and noisy, and the facts a question needs
+are in the passages. Measured on HippoRAG's MuSiQue store (20 dev questions, the
+local 1.5B, ``ark-guided``): following the question's chain along relation phrases,
+51 of 99 such neighborhood calls returned nothing, the agent never added a passage in
+any of the 20 runs although 19 of them had a supporting passage on screen, and 15
+ended at the step limit with an empty answer.
+
+So on such a graph the hints send the agent to the passages: after a global search,
+the passage titled with a name the question uses (to add, if its text states a fact
+the question needs) and the passages mentioning the entities the question names
+(``edge_type="mentions"``, ``node_type="passage"``, ``query=`` the question's other
+words), ready to copy; after a hop that returned passages, the add of the first
+ones; after a hop along a relation phrase, the passages that mention its nodes
+instead. A line never says a passage answers the question (the hints have not read
+it): it says what the passage is (titled with the question's name, ranked first by
+the query, mentioning a node) and asks the model to add it only if its text states
+a fact the question needs.
+
+Text only, like :mod:`ark.agent.hints._lines`: :class:`ark.agent.hints.ChainHints`
+decides when a graph has this layout (:func:`document_layout`) and calls these.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ark.graph import MENTIONS, PASSAGE_TYPE, is_document_graph
+from ark.linking import STOPWORDS, tokens
+
+if TYPE_CHECKING:
+    from ark.index import Index
+
+#: Most entities a hint sends to their passages at once, and most passages it adds.
+MAX_ANCHORS = 3
+MAX_ADD = 3
+#: Most question words put in a suggested ``query``.
+MAX_QUERY_WORDS = 8
+
+_PARENTHESIS = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+@dataclass(frozen=True)
+class DocumentLayout:
+    """Where a graph built from documents keeps its passages: the node type and the
+    relation from a passage to the entities it names (read from the graph itself)."""
+
+    passage_type: str
+    mentions: str
+
+
+def document_layout(index: Index) -> DocumentLayout | None:
+    """The layout when ``index``'s graph has passage nodes that mention other nodes
+    (``passage -[mentions]-> …`` in its schema), else None: a curated graph has no
+    passage type, so none of these hints ever shows on it."""
+    if not is_document_graph(index.graph):
+        return None
+    for r in index.schema.relations:
+        if r.name == MENTIONS and r.source_type == PASSAGE_TYPE and r.count:
+            return DocumentLayout(PASSAGE_TYPE, MENTIONS)
+    return None
+
+
+def name_words(text: str) -> list[str]:
+    """:func:`ark.linking.tokens` with a possessive ``'s`` dropped (*Love's* is *Love*)."""
+    return [w[:-2] if w.endswith("'s") else w for w in tokens(text)]
+
+
+def named_in(question: str, name: str) -> bool:
+    """Whether ``name`` is written in ``question`` as a name: its words in a row, and
+    written with a capital or a digit (*the area*, *song*, *state* are nodes of such a
+    graph too, but a question's common nouns do not name them)."""
+    if not any(c.isupper() or c.isdigit() for c in name):
+        return False
+    own = name_words(name)
+    if not own or all(w in STOPWORDS for w in own):
+        return False
+    words = name_words(question)
+    n = len(own)
+    return any(words[i : i + n] == own for i in range(len(words) - n + 1))
+
+
+def title_of(name: str) -> str:
+    """A passage's name without a closing parenthesis (*Norris Mountain (Montana)*)."""
+    return _PARENTHESIS.sub("", name) or name
+
+
+def query_words(question: str, names: Iterable[str]) -> str:
+    """The question's content words that none of ``names`` has, in order, at most
+    :data:`MAX_QUERY_WORDS`: what a neighborhood ``query`` ranks the passages by once
+    the named node has chosen them."""
+    taken = {w for n in names for w in name_words(n)}
+    out: list[str] = []
+    for w in name_words(question):
+        if w not in STOPWORDS and w not in taken and w not in out and len(w) > 1:
+            out.append(w)
+    return " ".join(out[:MAX_QUERY_WORDS])
+
+
+def _node(i: int, name: str, node_type: str) -> str:
+    return f"[{i}] {name} ({node_type})"
+
+
+def _target(ids: Sequence[int], multi: bool) -> str:
+    return f"{list(ids)}" if multi and len(ids) > 1 else f"{ids[0]}"
+
+
+def passages_call(layout: DocumentLayout, ids: Sequence[int], query: str, multi: bool) -> str:
+    """The ready-made call for the passages that mention ``ids``."""
+    q = f', query="{query}"' if query else ""
+    return (
+        f"search_in_neighborhood(node_index={_target(ids, multi)}, "
+        f'edge_type="{layout.mentions}", node_type="{layout.passage_type}"{q})'
+    )
+
+
+def after_global(
+    layout: DocumentLayout,
+    titled: Sequence[tuple[int, str]],
+    anchors: Sequence[tuple[int, str, str]],
+    query: str,
+    *,
+    multi: bool,
+) -> str:
+    """After a global search: the passages titled with a name the question uses
+    (``titled``: (index, name)), to add if their text states a needed fact, and the
+    passages that mention the question's named nodes (``anchors``: (index, name,
+    type)), ready to copy."""
+    text = "Hint: on this graph the facts are stated in the text of passage nodes."
+    if titled:
+        ids = [i for i, _ in titled[:MAX_ADD]]
+        shown = ", ".join(_node(i, n, layout.passage_type) for i, n in titled[:MAX_ADD])
+        one = len(ids) == 1
+        text += (
+            f" {shown} {'is' if one else 'are'} titled with a name the question uses: if "
+            f"{'its' if one else 'their'} text states a fact the question needs, add "
+            f"{'it' if one else 'them'}: add_to_answer(node_indices={ids})."
+        )
+    if anchors:
+        chosen = list(anchors[:MAX_ANCHORS]) if multi else list(anchors[:1])
+        ids = [i for i, _, _ in chosen]
+        shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
+        first = " (the passages that mention all of them come first)" if len(ids) > 1 else ""
+        text += (
+            f" The passages that mention {shown}{first}: "
+            f"{passages_call(layout, ids, query, multi)}."
+        )
+    elif not titled:
+        text += " Add the passages above whose text states a fact the question needs."
+    return text
+
+
+def after_passages(
+    layout: DocumentLayout, passages: Sequence[int], *, ranked: bool, n_shown: int
+) -> str:
+    """After a neighborhood that returned ``passages`` (their indices in the order
+    shown; ``ranked``: by a query or by how many nodes mention them): add the ones
+    whose text states a needed fact, the first ones ready to copy; and how to go on."""
+    first = list(passages[:MAX_ADD])
+    order = "listed first" if ranked else "listed"
+    n = len(passages)
+    text = (
+        f"Hint: {n_shown} {layout.passage_type} node{'s' if n_shown != 1 else ''}; their "
+        f"text is above. Add those that state a fact the question needs, best first (the "
+        f"{order}: add_to_answer(node_indices={first}), if they do)."
+        if n > 1
+        else f"Hint: its text is above. If it states a fact the question needs, add it: "
+        f"add_to_answer(node_indices={first})."
+    )
+    return text + (
+        " If the question needs a further fact about something a passage names (a "
+        "person, place or work), search for that name with search_in_graph and read "
+        "its passages the same way."
+    )
+
+
+def to_passages(
+    layout: DocumentLayout,
+    nodes: Sequence[tuple[int, str, str]],
+    query: str,
+    *,
+    multi: bool,
+    named_by_passages: bool,
+) -> str:
+    """After a hop that returned no passage: the passages that mention ``nodes``
+    ((index, name, type): this call's entity centers, or the entities the passages
+    it explored name, when ``named_by_passages``), ready to copy."""
+    if not nodes:
+        return ""
+    chosen = list(nodes[:MAX_ANCHORS]) if multi else list(nodes[:1])
+    ids = [i for i, _, _ in chosen]
+    if named_by_passages:
+        lead = "Hint: these are the nodes the passages name. To read the passages about"
+    else:
+        lead = (
+            "Hint: on this graph the relations between entities are few and the facts "
+            "are in the passages. To read the passages that mention"
+        )
+    shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
+    return f"{lead} {shown}: {passages_call(layout, ids, query, multi)}."
+
+
+def after_add(
+    layout: DocumentLayout,
+    added: Sequence[tuple[int, str, str]],
+    mentioning: Sequence[tuple[int, str, int]],
+) -> str:
+    """After an add: with passages among ``added``, how to reach a further fact; with
+    entities only, the passages already shown that mention them (``mentioning``:
+    (passage, its name, the added node it mentions)), to add instead of or beside."""
+    if any(t == layout.passage_type for _, _, t in added):
+        return (
+            "Note: if the question needs a further fact that these passages do not state "
+            "(a question that chains facts does), search for the next thing they name with "
+            "search_in_graph and add its passage; else finish."
+        )
+    if not mentioning:
+        return (
+            "Note: on this graph the evidence for a node is the passages that mention it; "
+            f'find them with edge_type="{layout.mentions}", '
+            f'node_type="{layout.passage_type}" and add those that state the facts.'
+        )
+    ids = list(dict.fromkeys(p for p, _, _ in mentioning))[:MAX_ADD]
+    shown = ", ".join(
+        f"{_node(p, n, layout.passage_type)} mentions [{e}]" for p, n, e in mentioning[:MAX_ADD]
+    )
+    return (
+        f"Note: on this graph the evidence is in passages; shown above, {shown}. Add the "
+        f"passages whose text states the facts: add_to_answer(node_indices={ids}), if they do."
+    )

@@ -1,0 +1,136 @@
+"""The hints of ``ark-guided`` on a graph built from documents: they send the search
+to the passages (the facts are in their text) instead of along entity-to-entity
+relation phrases, and never say a passage answers the question — run with the real
+tools and the question's real reading on a small hand-made document graph."""
+
+from __future__ import annotations
+
+import pytest
+
+from _passages_fixture import build_document_index
+from ark.agent import ToolConfig, ToolSession
+from ark.agent.hints import ChainHints
+from ark.index import Index
+
+# The hand-made graph's node indices: passages 0..4, then entities.
+P_LENA, P_PORT, P_TOMAS, P_HARBOUR, P_SEALS = range(5)
+LENA, PORT, HARBOUR, NORLAND, TOMAS = 5, 6, 7, 8, 9
+QUESTION = "Who is the mayor of the town where Lena Marsh was born?"
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    return build_document_index(tmp_path_factory.mktemp("docs") / "idx")
+
+
+def session(index: Index, question: str = QUESTION, multi: bool = True) -> ToolSession:
+    return ToolSession(
+        index,
+        config=ToolConfig(multi_neighborhood=multi),
+        question=question,
+        observers=[ChainHints(index, question)],
+    )
+
+
+def hint(observation: str) -> str:
+    return observation[observation.index("Hint:") :]
+
+
+def test_after_a_global_search_the_hint_sends_to_the_named_nodes_passages(docs):
+    s = session(docs)
+    text = s.call("search_in_graph", {"query": "Lena Marsh"}).observation
+    h = hint(text)
+    # The passage titled with the question's name, to add if its text says so ...
+    assert f"[{P_LENA}] Lena Marsh (passage) is titled with a name the question uses" in h
+    assert f"add_to_answer(node_indices=[{P_LENA}])" in h
+    # ... and the passages mentioning the entity, ranked by the question's other words.
+    assert (
+        f'search_in_neighborhood(node_index={LENA}, edge_type="mentions", '
+        'node_type="passage", query="mayor town born")'
+    ) in h
+    # Not the chain along a relation phrase, and never "answers the question".
+    assert 'edge_type="born in"' not in h and "answer" not in h.replace("add_to_answer", "")
+
+
+def test_passages_reached_by_a_hop_are_offered_to_add_first_ranked_first(docs):
+    s = session(docs)
+    s.call("search_in_graph", {"query": "Lena Marsh"})
+    out = s.call(
+        "search_in_neighborhood",
+        {"node_index": LENA, "edge_type": "mentions", "node_type": "passage", "query": "born"},
+    ).observation
+    h = hint(out)
+    assert "2 passage nodes; their text is above" in h
+    assert f"(the listed first: add_to_answer(node_indices=[{P_LENA}, {P_HARBOUR}]), if" in h
+    assert "search_in_graph" in h  # how to reach the next fact
+
+
+def test_a_hop_along_a_relation_phrase_is_answered_with_the_passages_of_both_ends(docs):
+    s = session(docs)
+    s.call("search_in_graph", {"query": "Lena Marsh"})
+    out = s.call(
+        "search_in_neighborhood",
+        {"node_index": LENA, "edge_type": "born in", "node_type": "entity"},
+    ).observation
+    h = hint(out)
+    # The passage that states "born in" mentions both ends: the hop over both finds it.
+    assert (
+        f'search_in_neighborhood(node_index=[{LENA}, {PORT}], edge_type="mentions", '
+        'node_type="passage"'
+    ) in h
+    # With the single-node tool, one node at a time.
+    s1 = session(docs, multi=False)
+    s1.call("search_in_graph", {"query": "Lena Marsh"})
+    out1 = s1.call("search_in_neighborhood", {"node_index": LENA, "edge_type": "born in"})
+    assert f'search_in_neighborhood(node_index={LENA}, edge_type="mentions"' in hint(
+        out1.observation
+    )
+
+
+def test_an_empty_hop_along_a_phrase_also_points_to_the_passages(docs):
+    s = session(docs)
+    s.call("search_in_graph", {"query": "Lena Marsh"})
+    out = s.call(
+        "search_in_neighborhood",
+        {"node_index": LENA, "edge_type": "hangs in", "node_type": "entity"},
+    ).observation
+    assert "no neighbors found" in out
+    assert f'search_in_neighborhood(node_index={LENA}, edge_type="mentions"' in hint(out)
+
+
+def test_the_hop_over_a_set_shows_the_passages_text(docs):
+    s = session(docs)
+    s.call("search_in_graph", {"query": "Lena Marsh Port Avel"})
+    out = s.call(
+        "search_in_neighborhood",
+        {"node_index": [LENA, PORT], "edge_type": "mentions", "node_type": "passage"},
+    ).observation
+    # Before, a passage reached by the hop over a set showed its title only.
+    line = next(x for x in out.splitlines() if x.startswith(f"[{P_LENA}] "))
+    assert "| Lena Marsh Lena Marsh is a painter born in Port Avel" in line
+    # Mentioned by both centers: ranked first, so the hint offers it first.
+    assert f"add_to_answer(node_indices=[{P_LENA}," in hint(out)
+
+
+def test_adding_an_entity_points_to_the_passages_shown_that_mention_it(docs):
+    s = session(docs)
+    s.call("search_in_graph", {"query": "Lena Marsh"})
+    out = s.call("add_to_answer", {"node_indices": [LENA]}).observation
+    assert f"[{P_LENA}] Lena Marsh (passage) mentions [{LENA}]" in out
+    assert f"add_to_answer(node_indices=[{P_LENA}, {P_HARBOUR}]), if they do" in out
+    after = s.call("add_to_answer", {"node_indices": [P_LENA]}).observation
+    assert "a further fact that these passages do not state" in after
+
+
+def test_a_curated_graph_keeps_its_chain_hints(movie_index):
+    question = "Which genres do the films directed by Robert Zemeckis belong to?"
+    hints = ChainHints(movie_index, question)
+    assert hints.layout is None
+    s = ToolSession(
+        movie_index,
+        config=ToolConfig(multi_neighborhood=True),
+        question=question,
+        observers=[hints],
+    )
+    out = s.call("search_in_graph", {"query": "Robert Zemeckis"}).observation
+    assert "passage" not in out and 'edge_type="directed_by"' in out
