@@ -30,7 +30,9 @@ class ErrorCode(StrEnum):
     #: A blank global query, or one with no searchable word.
     EMPTY_QUERY = "empty_query"
     NO_TERMS = "no_terms"
-    #: ``add_to_answer`` with a node no tool has returned in this session.
+    #: ``add_to_answer`` with a node no tool has returned in this session; with the
+    #: hints of ``ark-guided``, also ``search_in_neighborhood`` from such a node (not
+    #: run: an index never shown is a count or a guess, ``ark.agent.unseen_centers``).
     UNSEEN_NODE = "unseen_node"
     #: The same search as an earlier one (arguments compared after normalisation).
     REPEATED_CALL = "repeated_call"
@@ -54,7 +56,9 @@ ERROR_CODES: dict[str, str] = {
     ),
     ErrorCode.EMPTY_QUERY: "blank query",
     ErrorCode.NO_TERMS: "query has no searchable word",
-    ErrorCode.UNSEEN_NODE: "add_to_answer with a node no tool has returned",
+    ErrorCode.UNSEEN_NODE: (
+        "add_to_answer (or, with ark-guided's hints, exploring) from a node no tool has returned"
+    ),
     ErrorCode.REPEATED_CALL: "the same search as an earlier one (after normalisation)",
     ErrorCode.EMPTY_ANSWER: "finish with an empty answer list (questioned once)",
     ErrorCode.AFTER_FINISH: "a call after finish in the same reply; not run",

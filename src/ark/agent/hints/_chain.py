@@ -105,6 +105,14 @@ class ChainHints(SessionObserver):
         #: On a graph built from documents, the passage type and ``mentions``: the
         #: hints then send the search to the passages (:mod:`._documents`).
         self.layout = _documents.document_layout(index)
+        #: Nodes a hint wrote by index and name that no result has shown (the nodes the
+        #: question names): the model has seen them, so it may explore from them.
+        self.shown: set[int] = set()
+
+    @property
+    def last_hit(self) -> tuple[int, str, str] | None:
+        """(index, name, type) of the first node of the latest search with results."""
+        return self._last_hits[0] if self._last_hits else None
 
     # -- the hooks ----------------------------------------------------------------------
 
@@ -176,8 +184,7 @@ class ChainHints(SessionObserver):
             found = [(h.index, h.name, h.type) for h in result.hits if h.type != passage]
             found += self._question_nodes()  # the nodes the question names, found or not
             anchors = _named_nodes(question, found, passage)
-            # The hint shows these nodes by index and name: the model has seen them.
-            session.seen.update(i for i, _, _ in anchors)
+            self.shown.update(i for i, _, _ in anchors)  # the hint shows them
             query = _documents.query_words(question, [n for _, n, _ in anchors])
             return _documents.after_global(layout, titled, anchors, query, multi=multi)
         fresh = [h for h in result.hits if h.index not in centers]
@@ -246,6 +253,7 @@ class ChainHints(SessionObserver):
         anchors = [e.index for e in self._anchors]
         if not centers:
             if name == "search_in_graph" and anchors and not explored:
+                self.shown.update(anchors)
                 return _lines.intersection_call(
                     self._anchors, self._anchor_relations(session.tools), multi=multi
                 )
