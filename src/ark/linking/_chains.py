@@ -9,8 +9,11 @@ node instead, each scored by how well its relations account for the question's w
 
 - **candidates**: relation paths of one to :data:`MAX_HOPS` hops from the anchor; the
   first step among the anchor's own relations, each later one among the relations
-  that the nodes reached by the step before have (a step-to-step table computed once
-  per graph);
+  that the nodes this path reached from the anchor have (while they have at most
+  :data:`REACH_EDGES` edges; past that, among what the step-to-step table computed
+  once per graph allows): a graph whose nodes of one kind have different relations
+  (an English and a French ``predecessor``, a schema without node types) offers a
+  path only where it leads somewhere from this node;
 - **coverage**: every word the question uses (its node names aside) is explained by
   the path relation that matches it best, lexically (labels and aliases by lemma) or
   densely (all-MiniLM-L6-v2 over the single words no label or alias shares, function
@@ -54,6 +57,9 @@ from ark.linking._words import (
 
 #: Longest chain considered.
 MAX_HOPS = 3
+#: Most edges the nodes a partial path reached may have for the search to follow them
+#: node by node (cheap below this; a hub's neighbourhood is read by the step table).
+REACH_EDGES = 50_000
 #: Partial paths kept at each depth of the search (a beam): the chain of a question
 #: is among the few best-read prefixes, so the search costs the same at 10 relations
 #: or 5,000 instead of growing with the cube of their number.
@@ -191,6 +197,29 @@ class StepTable:
                 self.follows[a] = has[np.unique(reached)].any(axis=0)
                 top = int(np.bincount(types[reached]).argmax())
             self.end_type.append(graph.node_type_names[top])
+
+    def expand(self, nodes: np.ndarray, limit: int = REACH_EDGES) -> dict[int, np.ndarray] | None:
+        """Per step, the nodes reached from ``nodes`` along it (None when they have
+        more than ``limit`` edges between them)."""
+        g = self.graph
+        indptr = np.asarray(g.indptr)
+        starts, ends = indptr[nodes], indptr[nodes + 1]
+        lengths = ends - starts
+        total = int(lengths.sum())
+        if total > limit:
+            return None
+        if not total:
+            return {}
+        at = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+        steps = self.code_index[np.asarray(g.adj_code, dtype=np.int64)[at]]
+        others = np.asarray(g.adj_node, dtype=np.int64)[at]
+        order = np.argsort(steps, kind="stable")
+        steps, others = steps[order], others[order]
+        cuts = np.flatnonzero(np.diff(steps)) + 1
+        return {
+            int(part[0]): np.unique(reached)
+            for part, reached in zip(np.split(steps, cuts), np.split(others, cuts), strict=True)
+        }
 
     def first_steps(self, node: int) -> list[int]:
         g = self.graph
@@ -540,6 +569,9 @@ def read_chains(
 
     found: list[tuple[float, tuple[int, ...], dict[str, list[int]], list[int]]] = []
     frontier: list[tuple[int, ...]] = [(s,) for s in table.first_steps(anchor)]
+    # The nodes each partial path reached from the anchor (absent: too many to follow).
+    first = table.expand(np.array([anchor], dtype=np.int64)) or {}
+    reached: dict[tuple[int, ...], np.ndarray] = {(s,): nodes for s, nodes in first.items()}
     for depth in range(1, max_hops + 1):
         ranked = []
         for path in frontier:
@@ -553,6 +585,13 @@ def read_chains(
         frontier = []
         for _, _, path in ranked[:beam]:
             after = table.follows[path[-1]]
+            nodes = reached.get(path)
+            onward = None if nodes is None else table.expand(nodes)
+            if onward is not None:
+                there = np.zeros(len(after), dtype=bool)
+                there[list(onward)] = True
+                after = after & there
+                reached.update({(*path, b): ns for b, ns in onward.items()})
             named = np.flatnonzero(after & wanted)
             if len(named) > EXTEND:
                 named = np.sort(named[np.argsort(-strength[named], kind="stable")[:EXTEND]])

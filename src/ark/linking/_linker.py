@@ -19,6 +19,7 @@ nothing accounts for: a hint must not declare the chain complete while any remai
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -27,6 +28,7 @@ import numpy as np
 
 from ark.graph import DescribedSchema
 from ark.linking._words import (
+    SPELLED,
     STOPWORDS,
     content,
     lemma_key,
@@ -139,6 +141,17 @@ class Linking:
         }
 
 
+def name_words(name: str) -> str | None:
+    """A relation name's own words when it has letters outside ASCII (``prédécesseur``,
+    ``hiérarchie``), read by :func:`tokens`, which keeps them: a label read
+    letter-blind (``pr d cesseur``) names nothing; None for an ASCII name, which its
+    label already reads. A path's last segment only (``a.b.c``, ``a/b``)."""
+    if name.isascii():
+        return None
+    last = re.split(r"__|[./]", name.strip("_"))[-1]
+    return " ".join(tokens(last)) or None
+
+
 def entity_positions(words: Sequence[str], names: Sequence[str]) -> set[int]:
     """Word positions covered by any of ``names`` (node names found in the question)."""
     covered: set[int] = set()
@@ -169,7 +182,8 @@ class RelationLinker:
         phrases: dict[str, list[str]] = {}
         for r in described.relations:
             own = phrases.setdefault(self.canonical[r.name], [])
-            own += [p for p in (r.label, *r.aliases) if p and p not in own]
+            spelled = name_words(r.inverse_of or r.name)
+            own += [p for p in (r.label, *r.aliases, spelled) if p and p not in own]
         self.phrases = phrases
         self._phrase_words = {
             rel: [(p, content(tokens(p))) for p in ps] for rel, ps in phrases.items()
@@ -266,8 +280,15 @@ class RelationLinker:
         return out
 
     def ambiguity(self, reach: dict[int, dict[float, int]], i: int, match: float) -> int:
-        """How many relations the word at ``i`` matches at least as well as ``match``."""
-        return max(1, reach.get(i, {}).get(match, 1))
+        """How many relations the word at ``i`` matches at least as well as ``match``.
+        A match by spelling alone (:data:`~ark.linking._words.SPELLED`: a cognate,
+        ``parti`` for *party*) is the word itself written otherwise: it is as ambiguous
+        as the word's best match, not counted among every relation spelled alike
+        (``party``, ``partof``, ``parti`` are one word in three spellings)."""
+        levels = reach.get(i, {})
+        if match == SPELLED and levels:
+            match = max(levels)
+        return max(1, levels.get(match, 1))
 
     # -- the two signals --------------------------------------------------------------
 

@@ -19,7 +19,9 @@ shared word is a coincidence, not a mention.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection, Sequence
+from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
 
@@ -37,13 +39,43 @@ COVERAGE = 0.5
 #: ones are prefixes, not words (``con|forms``, ``per|forms``, ``re|formed``).
 MODIFIER = 4
 
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+#: Score of a match by spelling alone (``fonction`` / ``function``, ``auteur`` /
+#: ``author``, a misspelt ``foootball``): below a derivation, so a word's own lemma
+#: or a derived form always wins.
+SPELLED = 0.7
+#: Least similarity (difflib's ratio, accents folded) of a spelling match.
+SPELLING = 0.65
+
+# Letters of any script (a name's ``é``, ``ß``), not only ASCII: ``prédécesseur`` is
+# one word, not ``pr d cesseur``.
+_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W\d_]+)?")
+# A camelCase boundary, by lookaround so that every one splits (``lieuDeNaissance``).
+_CAMEL = re.compile(r"(?<=[^\W\d_])(?=[^\W\d_][^\W\d_])")
 
 
 def tokens(text: str) -> list[str]:
-    """Words of ``text``, case folded; underscores, dashes and camelCase split."""
-    spaced = re.sub(r"([a-z])([A-Z][a-z])", r"\1 \2", text)
-    return [t.casefold().replace("’", "'") for t in _TOKEN.findall(spaced.replace("_", " "))]
+    """Words of ``text`` (letters of any script), case folded; underscores, dashes and
+    camelCase split."""
+    out = []
+    for t in _TOKEN.findall(text.replace("_", " ")):
+        if not t.islower() and not t.isupper():
+            t = _split_camel(t)
+        out += t.split(" ")
+    return [t.casefold().replace("’", "'") for t in out if t]
+
+
+def _split_camel(word: str) -> str:
+    """``word`` with a space before each capital that follows a small letter and
+    starts a small-letter run (``nordOuest`` -> ``nord Ouest``; ``McDonald`` splits
+    as well, as it always did; ``NASA`` and ``iPhone``'s tail stay whole)."""
+    return _CAMEL.sub(
+        lambda m: " " if _camel_at(word, m.start()) else "",
+        word,
+    )
+
+
+def _camel_at(word: str, i: int) -> bool:
+    return word[i - 1].islower() and word[i].isupper() and word[i + 1].islower()
 
 
 @lru_cache(maxsize=65536)
@@ -85,7 +117,27 @@ def word_match(asked: str, own: str) -> float:
             tail = frozenset(w for w in lemmas(head) if w[:3] == head[:3])
             if tail & other or _derived(tail, other):
                 return DERIVED
-    return 0.0
+    return SPELLED if _spelled_alike(asked, own) else 0.0
+
+
+def _spelled_alike(asked: str, own: str) -> bool:
+    """Whether two words are one word in other spellings: a cognate of another
+    language (``prédécesseur`` / ``predecessor``, ``parti`` / ``party``) or a
+    misspelling (``honorifc``). Tried only when one of them is no English word: two
+    English words spelt alike are two words (``county`` / ``country``)."""
+    if _is_word(asked) and _is_word(own):
+        return False
+    a, b = _folded(asked), _folded(own)
+    if min(len(a), len(b)) < 4 or a[0] != b[0]:
+        return False
+    return a == b or SequenceMatcher(None, a, b, autojunk=False).ratio() >= SPELLING
+
+
+@lru_cache(maxsize=65536)
+def _folded(word: str) -> str:
+    """``word`` without accents, letters only (``légende`` -> ``legende``)."""
+    decomposed = unicodedata.normalize("NFKD", word.split("'")[0])
+    return "".join(c for c in decomposed if c.isalpha() and not unicodedata.combining(c))
 
 
 @lru_cache(maxsize=65536)
