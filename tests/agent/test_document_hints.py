@@ -134,3 +134,15 @@ def test_a_curated_graph_keeps_its_chain_hints(movie_index):
     )
     out = s.call("search_in_graph", {"query": "Robert Zemeckis"}).observation
     assert "passage" not in out and 'edge_type="directed_by"' in out
+
+
+def test_a_passage_title_is_the_question_s_name_once_told_from_its_namesakes():
+    from ark.agent.hints._documents import named_in, titled_in
+
+    q = "What county shares a border with the county where Black Hawk Township is located?"
+    assert titled_in(q, "Black Hawk Township, Jefferson County, Iowa")
+    assert titled_in("Which range is Norris Mountain in?", "Norris Mountain (Montana)")
+    assert not titled_in(q, "Poyner Township, Black Hawk County, Iowa")
+    # A name as written, not a common noun of the question; a possessive is the name.
+    assert not named_in("Who was president when the area became a state?", "the area")
+    assert named_in("the state where Hello Love's performer lived", "Hello Love")

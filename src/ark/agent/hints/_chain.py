@@ -179,7 +179,7 @@ class ChainHints(SessionObserver):
             titled = [
                 (h.index, h.name)
                 for h in result.hits
-                if h.type == passage and _documents.named_in(question, _documents.title_of(h.name))
+                if h.type == passage and _documents.titled_in(question, h.name)
             ]
             found = [(h.index, h.name, h.type) for h in result.hits if h.type != passage]
             found += self._question_nodes()  # the nodes the question names, found or not

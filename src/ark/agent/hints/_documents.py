@@ -87,9 +87,13 @@ def named_in(question: str, name: str) -> bool:
     return any(words[i : i + n] == own for i in range(len(words) - n + 1))
 
 
-def title_of(name: str) -> str:
-    """A passage's name without a closing parenthesis (*Norris Mountain (Montana)*)."""
-    return _PARENTHESIS.sub("", name) or name
+def titled_in(question: str, title: str) -> bool:
+    """Whether a passage's ``title`` is a name ``question`` uses (:func:`named_in`),
+    once told from its namesakes: without a closing parenthesis (*Norris Mountain
+    (Montana)*) or what follows its first comma (*Black Hawk Township, Jefferson
+    County, Iowa*)."""
+    bare = _PARENTHESIS.sub("", title) or title
+    return named_in(question, bare) or named_in(question, bare.split(",")[0])
 
 
 def query_words(question: str, names: Iterable[str]) -> str:
