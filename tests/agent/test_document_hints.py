@@ -5,6 +5,8 @@ tools and the question's real reading on a small hand-made document graph."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from _passages_fixture import build_document_index
@@ -119,7 +121,27 @@ def test_adding_an_entity_points_to_the_passages_shown_that_mention_it(docs):
     assert f"[{P_LENA}] Lena Marsh (passage) mentions [{LENA}]" in out
     assert f"add_to_answer(node_indices=[{P_LENA}, {P_HARBOUR}]), if they do" in out
     after = s.call("add_to_answer", {"node_indices": [P_LENA]}).observation
-    assert "a further fact that these passages do not state" in after
+    # The passage added names Port Avel and The Harbour at Dawn, which other passages
+    # mention too (bridges); the question names neither: their passages, ready to copy.
+    call = (
+        f'search_in_neighborhood(node_index=[{HARBOUR}, {PORT}], edge_type="mentions", '
+        'node_type="passage", query="mayor town born")'
+    )
+    assert f"[{PORT}] Port Avel (entity)" in after and call in after
+    hop = s.call(
+        "search_in_neighborhood",
+        {
+            "node_index": [HARBOUR, PORT],
+            "edge_type": "mentions",
+            "node_type": "passage",
+            "query": "mayor town born",
+        },
+    ).observation
+    # The next fact's passages, ranked by the query; the one already added not offered.
+    offered = re.search(r"add_to_answer\(node_indices=\[([\d, ]+)\]\)", hint(hop))
+    assert offered is not None
+    ids = [int(x) for x in offered.group(1).split(",")]
+    assert P_LENA not in ids and ids[0] in (P_PORT, P_TOMAS)
 
 
 def test_a_curated_graph_keeps_its_chain_hints(movie_index):

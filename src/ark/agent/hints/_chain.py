@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ark.agent._observer import SessionObserver
+from ark.agent._passages import LINK_MAX_MENTIONS
 from ark.agent.hints import _documents, _lines
 from ark.index import Index
 from ark.linking import STOPWORDS, Chain, Reading, linker_for, read_chain, read_question
@@ -192,7 +193,12 @@ class ChainHints(SessionObserver):
         if passages:
             merged = getattr(result, "merged", ())
             ranked = bool(arguments.get("query")) or (bool(merged) and len(merged[0].centers) > 1)
-            return _documents.after_passages(layout, passages, ranked=ranked, n_shown=len(passages))
+            return _documents.after_passages(
+                layout,
+                [p for p in passages if p not in session.answer],
+                ranked=ranked,
+                n_shown=len(passages),
+            )
         if _only(arguments.get("edge_type"), layout.mentions) and _only(
             arguments.get("node_type"), passage
         ):
@@ -225,17 +231,52 @@ class ChainHints(SessionObserver):
         nodes = [(n, g.name(n), g.type_name(n)) for n in added]
         passage_id, mentions_id = g.type_id(layout.passage_type), g.relation_id(layout.mentions)
         mentioning: list[tuple[int, str, int]] = []
-        if passage_id is not None and mentions_id is not None:
-            for n, _, t in nodes:
-                if t == layout.passage_type:
-                    continue
-                hood = g.neighborhood(n, [passage_id], [mentions_id])
-                mentioning += [
-                    (int(p), g.name(int(p)), n)
-                    for p in hood.neighbors.tolist()
-                    if int(p) in session.seen and int(p) not in session.answer
-                ]
-        return _documents.after_add(layout, nodes, mentioning)
+        bridges: list[tuple[int, str, str]] = []
+        if passage_id is None or mentions_id is None:
+            return _documents.after_add(layout, nodes, mentioning)
+        for n, _, t in nodes:
+            if t == layout.passage_type:
+                bridges += self._bridges(n, passage_id, mentions_id)
+                continue
+            hood = g.neighborhood(n, [passage_id], [mentions_id])
+            mentioning += [
+                (int(p), g.name(int(p)), n)
+                for p in hood.neighbors.tolist()
+                if int(p) in session.seen and int(p) not in session.answer
+            ]
+        bridges = list(dict.fromkeys(bridges))
+        question = self.question or ""
+        named = [n for _, n, _ in _named_nodes(question, self._question_nodes(), "")]
+        query = _documents.query_words(question, named + [n for _, n, _ in bridges[:3]])
+        return _documents.after_add(
+            layout,
+            nodes,
+            mentioning,
+            bridges,
+            query,
+            multi=session.config.multi_neighborhood,
+        )
+
+    def _bridges(
+        self, passage: int, passage_id: int, mentions_id: int
+    ) -> list[tuple[int, str, str]]:
+        """The nodes ``passage`` mentions that the question does not name and that
+        2 to :data:`ark.agent._passages.LINK_MAX_MENTIONS` passages mention (a bridge
+        to the next fact; one that most passages name links everything and nothing),
+        fewest first, the passage's own order among equals."""
+        g = self.index.graph
+        question = self.question or ""
+        found: list[tuple[int, int, str, str]] = []
+        for e in g.neighborhood(passage, None, [mentions_id]).neighbors.tolist():
+            e = int(e)
+            name = g.name(e)
+            if g.node_type[e] == passage_id or _documents.named_in(question, name):
+                continue
+            others = len(g.neighborhood(e, [passage_id], [mentions_id]).neighbors)
+            if 2 <= others <= LINK_MAX_MENTIONS:
+                found.append((others, e, name, g.type_name(e)))
+        found.sort(key=lambda f: f[0])  # stable
+        return [(e, name, t) for _, e, name, t in found]
 
     # -- the hint after a search ----------------------------------------------------------
 

@@ -164,6 +164,22 @@ def after_global(
 def after_passages(
     layout: DocumentLayout, passages: Sequence[int], *, ranked: bool, n_shown: int
 ) -> str:
+    """After a neighborhood that returned ``passages`` not in the answer yet (their
+    indices in the order shown; ``ranked``: by a query or by how many nodes mention
+    them; ``n_shown``: how many it returned): add the ones whose text states a needed
+    fact, the first ones ready to copy; and how to go on."""
+    if not passages:
+        return (
+            "Hint: these passages are in your answer already. If the question needs a "
+            "further fact, search for the next thing they name with search_in_graph; "
+            "else finish."
+        )
+    return _after_passages(layout, passages, ranked=ranked, n_shown=n_shown)
+
+
+def _after_passages(
+    layout: DocumentLayout, passages: Sequence[int], *, ranked: bool, n_shown: int
+) -> str:
     """After a neighborhood that returned ``passages`` (their indices in the order
     shown; ``ranked``: by a query or by how many nodes mention them): add the ones
     whose text states a needed fact, the first ones ready to copy; and how to go on."""
@@ -215,11 +231,27 @@ def after_add(
     layout: DocumentLayout,
     added: Sequence[tuple[int, str, str]],
     mentioning: Sequence[tuple[int, str, int]],
+    bridges: Sequence[tuple[int, str, str]] = (),
+    query: str = "",
+    *,
+    multi: bool = True,
 ) -> str:
-    """After an add: with passages among ``added``, how to reach a further fact; with
-    entities only, the passages already shown that mention them (``mentioning``:
+    """After an add: with passages among ``added``, how to reach a further fact — the
+    passages about ``bridges`` ((index, name, type): nodes the added passages name
+    that a few other passages mention too, the question does not name), ready to copy;
+    with entities only, the passages already shown that mention them (``mentioning``:
     (passage, its name, the added node it mentions)), to add instead of or beside."""
     if any(t == layout.passage_type for _, _, t in added):
+        if bridges:
+            chosen = list(bridges[:MAX_ANCHORS]) if multi else list(bridges[:1])
+            shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
+            return (
+                f"Note: these passages name {shown}, which a few other passages mention "
+                "too. If the question needs a further fact (a question that chains facts "
+                "does), read those passages: "
+                f"{passages_call(layout, [i for i, _, _ in chosen], query, multi)}. "
+                "Else finish."
+            )
         return (
             "Note: if the question needs a further fact that these passages do not state "
             "(a question that chains facts does), search for the next thing they name with "
