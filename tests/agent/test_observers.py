@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from _doubles import ScriptedChatModel, tool_call
+from _doubles import ScriptedChatModel, calls, tool_call
 from _helpers import node
 from ark.agent import (
     Agent,
@@ -122,14 +122,18 @@ def test_three_guided_agents_read_the_question_once(movie_index, counted_reads):
     zemeckis = node(movie_index, "Robert Zemeckis")
     llm = ScriptedChatModel(
         [
-            tool_call("search_in_neighborhood", node_index=zemeckis, edge_type="directed_by"),
+            # Found first: ark-guided explores only from a node a result has shown.
+            calls(
+                tool_call("search_in_graph", query="Robert Zemeckis"),
+                tool_call("search_in_neighborhood", node_index=zemeckis, edge_type="directed_by"),
+            ),
             tool_call("finish"),
         ]
     )
     retriever = Retriever(movie_index, llm, strategy="ark-guided", n_agents=3)
     result = asyncio.run(retriever.aretrieve(question))
     assert len(result.trajectories) == 3
-    assert all("Hint" in t.messages[3]["content"] for t in result.trajectories)
+    assert all("Hint" in t.messages[4]["content"] for t in result.trajectories)
     assert counted_reads == {"read_question": 1, "read_chain": 1}
     # Another question is read; the first is still kept.
     asyncio.run(retriever.aretrieve(question + " again"))
