@@ -199,9 +199,10 @@ class StepTable:
             self.end_type.append(graph.node_type_names[top])
 
     def expand(self, nodes: np.ndarray, limit: int = REACH_EDGES) -> dict[int, np.ndarray] | None:
-        """Per step, the nodes reached from ``nodes`` along it (None when they have
-        more than ``limit`` edges between them)."""
+        """Per step, the nodes reached from ``nodes`` along it, repeats kept (None when
+        they have more than ``limit`` edges between them)."""
         g = self.graph
+        nodes = np.unique(nodes)
         indptr = np.asarray(g.indptr)
         starts, ends = indptr[nodes], indptr[nodes + 1]
         lengths = ends - starts
@@ -211,13 +212,13 @@ class StepTable:
         if not total:
             return {}
         at = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
-        steps = self.code_index[np.asarray(g.adj_code, dtype=np.int64)[at]]
-        others = np.asarray(g.adj_node, dtype=np.int64)[at]
+        steps = self.code_index[np.asarray(g.adj_code[at], dtype=np.int64)]
+        others = np.asarray(g.adj_node[at], dtype=np.int64)
         order = np.argsort(steps, kind="stable")
         steps, others = steps[order], others[order]
         cuts = np.flatnonzero(np.diff(steps)) + 1
         return {
-            int(part[0]): np.unique(reached)
+            int(part[0]): reached
             for part, reached in zip(np.split(steps, cuts), np.split(others, cuts), strict=True)
         }
 

@@ -49,33 +49,59 @@ SPELLING = 0.65
 # Letters of any script (a name's ``é``, ``ß``), not only ASCII: ``prédécesseur`` is
 # one word, not ``pr d cesseur``.
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W\d_]+)?")
-# A camelCase boundary, by lookaround so that every one splits (``lieuDeNaissance``).
-_CAMEL = re.compile(r"(?<=[^\W\d_])(?=[^\W\d_][^\W\d_])")
+# What may stand between a sentence's end and its first word.
+_OPENING = frozenset(" \t\n\"'`‘“«(")
 
 
 def tokens(text: str) -> list[str]:
     """Words of ``text`` (letters of any script), case folded; underscores, dashes and
     camelCase split."""
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=65536)
+def _tokens(text: str) -> tuple[str, ...]:
+    """:func:`tokens`, cached: a reading splits the same node names and labels again
+    and again."""
+    return tuple(w.casefold().replace("’", "'") for w in _words_of(text))
+
+
+def _words_of(text: str) -> list[str]:
     out = []
     for t in _TOKEN.findall(text.replace("_", " ")):
-        if not t.islower() and not t.isupper():
-            t = _split_camel(t)
-        out += t.split(" ")
-    return [t.casefold().replace("’", "'") for t in out if t]
+        out += _split_camel(t) if not t.islower() and not t.isupper() else [t]
+    return out
 
 
-def _split_camel(word: str) -> str:
-    """``word`` with a space before each capital that follows a small letter and
-    starts a small-letter run (``nordOuest`` -> ``nord Ouest``; ``McDonald`` splits
-    as well, as it always did; ``NASA`` and ``iPhone``'s tail stay whole)."""
-    return _CAMEL.sub(
-        lambda m: " " if _camel_at(word, m.start()) else "",
-        word,
-    )
+def written(text: str) -> list[tuple[str, bool]]:
+    """The words of :func:`tokens` as ``text`` writes them (case kept), each with
+    whether it opens a sentence (first in ``text``, or after ``.``, ``!``, ``?``, ``:``
+    and any quotes): there a capital says nothing about a name."""
+    out = []
+    spaced = text.replace("_", " ")
+    for m in _TOKEN.finditer(spaced):
+        t = m.group()
+        j = m.start() - 1
+        while j >= 0 and spaced[j] in _OPENING:
+            j -= 1
+        opens = j < 0 or spaced[j] in ".!?:"
+        parts = _split_camel(t) if not t.islower() and not t.isupper() else [t]
+        out += [(p, opens and k == 0) for k, p in enumerate(parts)]
+    return out
 
 
-def _camel_at(word: str, i: int) -> bool:
-    return word[i - 1].islower() and word[i].isupper() and word[i + 1].islower()
+def _split_camel(word: str) -> list[str]:
+    """``word`` split before each capital that follows a small letter and starts a
+    small-letter run (``nordOuest`` -> ``nord Ouest``; ``McDonald`` splits as well, as
+    it always did; ``NASA`` and ``iPhone``'s tail stay whole)."""
+    cuts = [
+        i
+        for i in range(1, len(word) - 1)
+        if word[i].isupper() and word[i - 1].islower() and word[i + 1].islower()
+    ]
+    if not cuts:
+        return [word]
+    return [word[a:b] for a, b in zip([0, *cuts], [*cuts, len(word)], strict=True)]
 
 
 @lru_cache(maxsize=65536)
