@@ -90,6 +90,37 @@ class TopKStats:
 
 
 @dataclass(frozen=True)
+class QueryView:
+    """What the query kernels see beside a base's postings (``_kernels.search``): an
+    index as built has no delta and empty term tables (its stored weights are exact);
+    after updates (``_seg_bm25.py``) the added documents' postings, the per-term idf,
+    rescale and delta id, the removed base documents and the whole graph's length
+    statistics."""
+
+    delta: tuple[np.ndarray, ...]  #: (indptr, indices, data, term_max) of the delta
+    tables: tuple[int, np.ndarray, np.ndarray, np.ndarray]  #: (v0, idf, rescale, delta_of)
+    dead: np.ndarray  #: removed base documents (bool per base document; empty: none)
+    consts: np.ndarray  #: avg length, k1, 1 - b, b (float32)
+    hi: float  #: bound on how much a rescaled base weight can underestimate
+    n_delta: int  #: documents in the delta
+    budgets: np.ndarray  #: postings read before a first k-th score: base, delta
+
+
+def _static_tables() -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    return (0, np.zeros(0, np.float32), np.zeros(0, np.float64), np.zeros(0, np.int64))
+
+
+_EMPTY_TF = _frozen(np.zeros(0, np.int32), np.int32)
+_EMPTY_LEN = _frozen(np.zeros(0, np.int64), np.int64)
+_NO_DELTA = (
+    _frozen(np.zeros(1, np.int64), np.int64),
+    _frozen(np.zeros(0, np.int32), np.int32),
+    _frozen(np.zeros(0, np.float32), np.float32),
+    _frozen(np.zeros(0, np.float32), np.float32),
+)
+
+
+@dataclass(frozen=True)
 class BM25Params:
     method: str = "lucene"
     k1: float = 1.5
@@ -126,7 +157,8 @@ class BM25Index:
         self.tf = None if tf is None else tf.view(np.ndarray)
         self.doc_len = None if doc_len is None else doc_len.view(np.ndarray)
         self._term_max: np.ndarray | None = None
-        self._scratch: list[tuple[np.ndarray, np.ndarray]] = []  # a pool, one per thread
+        #: Pools of scratch accumulators (one set per concurrent caller), per delta size.
+        self._scratch: dict[int, list[tuple[np.ndarray, ...]]] = {}
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -170,78 +202,19 @@ class BM25Index:
         """The ``k`` best documents with a positive score, by score descending, equal
         scores by ascending document index (exact: the same as scoring every document).
 
-        See :func:`ark.index._kernels.top_k` for how most postings of common words are
-        never read.
+        See :func:`ark.index._kernels.search` (the one top-k routine of an index as
+        built and of one with updates) for how most postings of common words are never
+        read.
         """
         docs, scores, _ = self.top_k_stats(terms, k)
         return docs, scores
 
-    def top_k_weighted(
-        self, terms: np.ndarray, weights: np.ndarray, k: int, theta: float = 0.0
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`top_k` of ``sum(weights[i] * weight(terms[i], doc))`` over distinct
-        ``terms`` (each weight positive): how a segmented index rescales this base's
-        weights to the whole graph's idf (``_seg_bm25.py``). With ``theta``, documents
-        scoring below it are pruned (all those above come back when ``k`` is large)."""
-        kernels = _kernels()
-        stats = np.zeros(kernels.N_STATS, dtype=np.int64)
-        if len(terms) == 0 or k <= 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        acc, touched = self._take_scratch()
-        try:
-            return kernels.top_k_weighted(  # type: ignore[no-any-return]
-                self.indptr,
-                self.indices,
-                self.data,
-                self.term_max(),
-                np.ascontiguousarray(terms, dtype=np.int64),
-                np.ascontiguousarray(weights, dtype=np.float32),
-                int(k),
-                acc,
-                touched,
-                stats,
-                max(SEED_BUDGET_MIN, self.n_docs // SEED_BUDGET_SHARE),
-                N_SEED,
-                float(theta),
-            )
-        finally:
-            self._scratch.append((acc, touched))
-
     def top_k_stats(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, TopKStats]:
         """:meth:`top_k`, and what it read (which shows whether pruning happened)."""
         kernels = _kernels()
-        raw = np.asarray(terms, dtype=np.int64)
         stats = np.zeros(kernels.N_STATS, dtype=np.int64)
-        if len(raw) == 0 or k <= 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32), TopKStats.of(stats)
-        acc, touched = self._take_scratch()
-        try:
-            docs, scores = kernels.top_k(
-                self.indptr,
-                self.indices,
-                self.data,
-                self.term_max(),
-                raw,
-                int(k),
-                acc,
-                touched,
-                stats,
-                max(SEED_BUDGET_MIN, self.n_docs // SEED_BUDGET_SHARE),
-                N_SEED,
-            )
-        finally:
-            self._scratch.append((acc, touched))  # list.append is atomic
+        docs, scores = self.search(self.query_view(), terms, k, stats)
         return docs, scores, TopKStats.of(stats)
-
-    def _take_scratch(self) -> tuple[np.ndarray, np.ndarray]:
-        """A zeroed accumulator (the kernel leaves it zeroed) and its scratch list,
-        one pair per concurrent caller."""
-        try:
-            return self._scratch.pop()
-        except IndexError:
-            # touched: one slot more, as the branch-free accumulation writes one past
-            # the last new document when every document is touched.
-            return np.zeros(self.n_docs, np.float32), np.zeros(self.n_docs + 1, np.int32)
 
     def score_docs(self, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
         """BM25 of the query for each of ``docs`` (sorted ascending, unique).
@@ -250,13 +223,103 @@ class BM25Index:
         galloping, so a hub's 100k neighbors against a rare term, or a rare neighbor
         set against a common term, both cost little.
         """
-        return _kernels().score_docs(
-            self.indptr,
-            self.indices,
-            self.data,
+        return self.score(self.query_view(), terms, docs)
+
+    # -- the one query routine, shared with an index after updates ----------------------
+
+    def query_view(self) -> QueryView:
+        """This index as built, seen by the query kernels: no delta, stored weights."""
+        view = self.__dict__.get("_view")
+        if view is None:
+            view = self.__dict__["_view"] = self.view(
+                _NO_DELTA, _static_tables(), np.zeros(0, np.bool_), np.zeros(4, np.float32), 1.0, 0
+            )
+        return view
+
+    def view(
+        self,
+        delta: tuple[np.ndarray, ...],
+        tables: tuple[int, np.ndarray, np.ndarray, np.ndarray],
+        dead: np.ndarray,
+        consts: np.ndarray,
+        hi: float,
+        n_delta: int,
+    ) -> QueryView:
+        """A :class:`QueryView` of this base with a delta of ``n_delta`` documents."""
+        budgets = np.array(
+            [max(SEED_BUDGET_MIN, n // SEED_BUDGET_SHARE) for n in (self.n_docs, n_delta)],
+            np.int64,
+        )
+        return QueryView(delta, tables, dead, consts, hi, n_delta, budgets)
+
+    def postings_view(self) -> tuple[np.ndarray, ...]:
+        """(indptr, indices, data, term_max, tf, doc_len) in the kernels' dtypes (empty
+        counts for an index built before updates existed)."""
+        got = self.__dict__.get("_postings_view")
+        if got is None:
+            tf = _EMPTY_TF if self.tf is None else _frozen(self.tf, np.int32)
+            doc_len = _EMPTY_LEN if self.doc_len is None else _frozen(self.doc_len, np.int64)
+            got = (self.indptr, self.indices, self.data, self.term_max(), tf, doc_len)
+            self.__dict__["_postings_view"] = got
+        return got
+
+    def search(
+        self, view: QueryView, terms: np.ndarray, k: int, stats: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`ark.index._kernels.search` over this base and ``view``'s delta."""
+        kernels = _kernels()
+        raw = np.asarray(terms, dtype=np.int64)
+        if stats is None:
+            stats = np.zeros(kernels.N_STATS, dtype=np.int64)
+        if len(raw) == 0 or k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        pool = self._scratch.setdefault(view.n_delta, [])
+        scratch = self._take_scratch(pool, view.n_delta)
+        try:
+            return kernels.search(  # type: ignore[no-any-return]
+                self.postings_view(),
+                view.delta,
+                raw,
+                view.tables,
+                view.dead,
+                view.consts,
+                view.hi,
+                int(k),
+                view.budgets,
+                N_SEED,
+                scratch,
+                stats,
+            )
+        finally:
+            pool.append(scratch)  # list.append is atomic
+
+    def score(self, view: QueryView, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
+        """:func:`ark.index._kernels.score` over this base and ``view``'s delta."""
+        return _kernels().score(  # type: ignore[no-any-return]
+            self.postings_view(),
+            view.delta,
             np.asarray(terms, dtype=np.int64),
+            view.tables,
+            view.consts,
             np.ascontiguousarray(docs, dtype=np.int64),
         )
+
+    def _take_scratch(
+        self, pool: list[tuple[np.ndarray, ...]], n_delta: int
+    ) -> tuple[np.ndarray, ...]:
+        """Zeroed accumulators (the kernel leaves them zeroed) and their scratch lists,
+        for the base and a delta of ``n_delta`` documents."""
+        try:
+            return pool.pop()
+        except IndexError:
+            # touched: one slot more, as the branch-free accumulation writes one past
+            # the last new document when every document is touched.
+            return (
+                np.zeros(self.n_docs, np.float32),
+                np.zeros(self.n_docs + 1, np.int32),
+                np.zeros(n_delta, np.float32),
+                np.zeros(n_delta + 1, np.int32),
+            )
 
     # -- persistence --------------------------------------------------------------------
 

@@ -1,13 +1,15 @@
 """Compiled BM25 query kernels (numba, cached on disk after the first compilation).
 
-Two kernels over the term-major postings (``indptr``/``indices``/``data``, each
-term's documents ascending):
+One top-k routine and one scoring routine serve every index, as built or updated:
 
-* :func:`top_k` — the exact top ``k`` of a query: MaxScore with a first estimate of
-  the k-th best score, a dense accumulator for the lists that must be read, and
-  galloping probes into the others for the few documents that can still make it;
-* :func:`score_docs` — the query's score of given (sorted) documents, for
-  neighborhoods.
+* :func:`search` — the exact top ``k`` of a query. Over an index as built it is one
+  MaxScore pass (:func:`top_k_weighted`: a first estimate of the k-th best score, a
+  dense accumulator for the lists that must be read, galloping probes into the others
+  for the few documents that can still make it); after updates the same pass runs on
+  the base with rescaled weights, its candidates are rescored exactly
+  (:func:`exact_scores`), the added documents get their own pass, and both are merged
+  — all in one call, so that an updated index pays no Python per step;
+* :func:`score` — the query's score of given (sorted) documents, for neighborhoods.
 
 Both take the query's raw term ids (repeats kept), as ``bm25s`` does, and add each
 distinct term's weight times its count.
@@ -22,7 +24,7 @@ from numba import njit
 #: few dozen weights, so that pruning never drops a document that ties the k-th.
 EPS = 1e-5
 
-#: ``stats`` slots filled by :func:`top_k`.
+#: ``stats`` slots filled by :func:`top_k_weighted`.
 STAT_TERMS = 0  # distinct query terms with postings
 STAT_ACCUMULATED = 1  # terms whose postings were read in full
 STAT_POSTINGS = 2  # postings of all terms
@@ -168,10 +170,15 @@ def _count_above(acc, touched, n_touched, need, stride):  # type: ignore[no-unty
 
 
 @njit(cache=True, nogil=True)
-def top_k(  # type: ignore[no-untyped-def]
-    indptr, indices, data, term_max, raw, k, acc, touched, stats, budget, n_seed
+def top_k_weighted(  # type: ignore[no-untyped-def]
+    indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, theta0
 ):
-    """The ``k`` best documents with a positive score, by score then index (exact).
+    """The ``k`` best documents with a positive score of ``sum(mult[i] *
+    weight(terms[i], doc))`` over distinct ``terms`` (each ``mult`` positive float32:
+    a term's count in the query, times a rescale after updates), by score then index
+    (exact). ``theta0 > 0`` is a known lower bound of the k-th best score: with a large
+    ``k`` it returns every document scoring at least ``theta0`` (and perhaps a few just
+    below), pruning the rest.
 
     ``acc`` (float32, one per document) must be all zero and is left all zero;
     ``touched`` (int32, one per document) is scratch. ``stats`` receives the
@@ -192,20 +199,6 @@ def top_k(  # type: ignore[no-untyped-def]
        lists not read, each dropped as soon as its partial score plus the bounds
        left falls below ``theta``; ``theta`` rises with each completed score.
     """
-    terms, mult = _distinct_terms(indptr, raw)
-    return top_k_weighted(
-        indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, 0.0
-    )
-
-
-@njit(cache=True, nogil=True)
-def top_k_weighted(  # type: ignore[no-untyped-def]
-    indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, theta0
-):
-    """:func:`top_k` over distinct ``terms`` each weighted by ``mult`` (float32,
-    positive) instead of its count in a query. ``theta0 > 0`` is a known lower bound
-    of the k-th best score: with a large ``k`` it returns every document scoring at
-    least ``theta0`` (and perhaps a few just below), pruning the rest."""
     for i in range(len(stats)):
         stats[i] = 0
     m = len(terms)
@@ -418,4 +411,230 @@ def exact_scores(indptr, indices, tf, doc_len, terms, weights, docs, consts):  #
                 if indices[pos] == docs[c]:
                     x = _tfc(np.float32(tf[pos]), doc_len[docs[c]], avg, k1, one_b, b)
                     out[c] += (w * x) * m
+    return out
+
+
+# -- the one query routine: a base (one segment) and, after updates, a delta ------------
+
+#: Relative slack on the bounds of a base with moved statistics (``_seg_bm25.py``), far
+#: above float32 rounding of a few dozen terms.
+SLACK = 1e-4
+#: Candidates asked of a moved base beyond k in the first step: one shows whether the
+#: k-th is clear of the rest; more cost pruning (measured: 8 made long queries 1.5x
+#: slower), and a near tie is settled by the second step anyway.
+EXTRA = 1
+#: Queries of at most FEW_TERMS words (names, mostly) ask EXTRA_FEW: their lists are
+#: short, a larger k costs little, and ties at the cut are common among names.
+FEW_TERMS = 4
+EXTRA_FEW = 8
+
+
+@njit(cache=True, nogil=True)
+def _split_terms(b_indptr, raw, v0, term_idf, term_scale, delta_of):  # type: ignore[no-untyped-def]
+    """The query's distinct unified terms (ascending) with a live document, split into
+    what each side needs: the base's terms with their rescale times count (the bound
+    search), their idf and count (exact rescoring), and the delta's terms and counts.
+    A unified id below ``v0`` is a base term (``delta_of``: its delta id or -1); from
+    ``v0`` on, a term only the delta has."""
+    srt = np.sort(raw)
+    n = len(srt)
+    ch_ids = np.empty(n, np.int64)
+    ch_w = np.empty(n, np.float32)
+    ex_ids = np.empty(n, np.int64)
+    ex_w = np.empty((2, n), np.float32)
+    d_ids = np.empty(n, np.int64)
+    d_w = np.empty(n, np.float32)
+    n_ch = n_ex = n_d = 0
+    i = 0
+    while i < n:
+        u = srt[i]
+        c = 1
+        while i + c < n and srt[i + c] == u:
+            c += 1
+        i += c
+        if u < 0 or u >= len(term_idf) or term_idf[u] <= 0:
+            continue  # no live document has it
+        d = -1
+        if u < v0:
+            d = delta_of[u]
+            if b_indptr[u + 1] > b_indptr[u]:
+                ex_ids[n_ex] = u
+                ex_w[0, n_ex] = term_idf[u]
+                ex_w[1, n_ex] = c
+                n_ex += 1
+                if term_scale[u] > 0:
+                    ch_ids[n_ch] = u
+                    ch_w[n_ch] = term_scale[u] * c  # float64 product, then float32
+                    n_ch += 1
+        else:
+            d = u - v0
+        if d >= 0:
+            d_ids[n_d] = d
+            d_w[n_d] = c
+            n_d += 1
+    return ch_ids[:n_ch], ch_w[:n_ch], ex_ids[:n_ex], ex_w[:, :n_ex], d_ids[:n_d], d_w[:n_d]
+
+
+@njit(cache=True, nogil=True)
+def _live(docs, dead):  # type: ignore[no-untyped-def]
+    if len(dead) == 0:
+        return docs
+    out = np.empty(len(docs), np.int64)
+    m = 0
+    for i in range(len(docs)):
+        out[m] = docs[i]
+        m += not dead[docs[i]]
+    return out[:m]
+
+
+@njit(cache=True, nogil=True)
+def search(  # type: ignore[no-untyped-def]
+    base,
+    delta,
+    raw,
+    tables,
+    dead,
+    consts,
+    hi,
+    k,
+    budgets,
+    n_seed,
+    scratch,
+    stats,
+):
+    """The ``k`` best live documents of a query, by score descending, equal scores by
+    ascending document (exact): the one top-k routine of every index.
+
+    ``base``: (indptr, indices, data, term_max, tf, doc_len) of the base's postings;
+    ``raw``: the query's term ids, repeats kept. An index as built (``tables`` empty)
+    is one MaxScore pass over the stored weights (:func:`top_k_weighted`). After
+    updates (``_seg_bm25.py``), ``tables`` = (v0, idf, rescale, delta_of) per unified
+    term, ``delta`` = (indptr, indices, data, term_max) of the added documents with
+    exact weights (numbered from ``n_base``), ``dead`` the removed base documents,
+    ``consts`` (avg, k1, 1 - b, b) the whole graph's length statistics and ``hi`` the
+    bound on a rescaled weight's error; then, in this one call:
+
+    1. the base's best ``k + extra`` by rescaled weights (MaxScore), live ones only,
+       exactly rescored from the stored term frequencies and lengths;
+    2. the delta's best, pruned below the base's k-th exact score;
+    3. if a base document left out could still reach the k-th best (``hi`` times the
+       last candidate's rescaled score), every base document whose bound reaches it,
+       rescored too;
+    4. the top ``k`` of both.
+    """
+    b_indptr, b_indices, b_data, b_max, b_tf, b_len = base
+    acc_b, touched_b, acc_d, touched_d = scratch
+    if k <= 0 or len(raw) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    v0, term_idf, term_scale, delta_of = tables
+    if len(term_idf) == 0:  # an index as built: its stored weights are exact
+        terms, mult = _distinct_terms(b_indptr, raw)
+        return top_k_weighted(
+            b_indptr, b_indices, b_data, b_max, terms, mult, k,
+            acc_b, touched_b, stats, budgets[0], n_seed, 0.0,
+        )  # fmt: skip
+    d_indptr, d_indices, d_data, d_max = delta
+    n_base = len(acc_b)
+    ch_ids, ch_w, ex_ids, ex_w, d_ids, d_w = _split_terms(
+        b_indptr, raw, v0, term_idf, term_scale, delta_of
+    )
+    # 1. The base: candidates by the rescaled weights, rescored exactly.
+    docs_b = np.zeros(0, np.int64)
+    exact_b = np.zeros(0, np.float32)
+    exhausted = True
+    last = 0.0
+    if len(ch_ids):
+        ask = k + (EXTRA_FEW if len(ch_ids) <= FEW_TERMS else EXTRA)
+        while True:
+            cand, approx = top_k_weighted(
+                b_indptr, b_indices, b_data, b_max, ch_ids, ch_w, ask,
+                acc_b, touched_b, stats, budgets[0], n_seed, 0.0,
+            )  # fmt: skip
+            exhausted = len(cand) < ask
+            docs_b = _live(cand, dead)
+            if exhausted or len(docs_b) >= k:
+                break
+            ask = 4 * ask  # removed documents took the places: ask for more
+        if len(approx):
+            last = float(approx[-1])
+        docs_b = np.sort(docs_b)
+        exact_b = exact_scores(b_indptr, b_indices, b_tf, b_len, ex_ids, ex_w, docs_b, consts)
+    floor = _kth_largest(exact_b.astype(np.float64), len(exact_b), k)
+    # 2. The delta, pruned below the base's k-th exact score (lowered by the slack: it
+    # was summed in another order).
+    docs_d = np.zeros(0, np.int64)
+    scores_d = np.zeros(0, np.float32)
+    if len(d_ids) and len(acc_d):
+        bound = 0.0
+        for j in range(len(d_ids)):
+            bound += float(d_max[d_ids[j]]) * float(d_w[j])
+        if bound * (1 + SLACK) >= floor:
+            docs_d, scores_d = top_k_weighted(
+                d_indptr, d_indices, d_data, d_max, d_ids, d_w, k,
+                acc_d, touched_d, stats, budgets[1], n_seed, floor * (1 - SLACK),
+            )  # fmt: skip
+            docs_d = docs_d + n_base
+    # 3. Near ties at the cut: base documents the first step left out.
+    if not exhausted:
+        n_pool = len(exact_b) + len(scores_d)
+        pool = np.empty(n_pool, np.float64)
+        pool[: len(exact_b)] = exact_b
+        pool[len(exact_b) :] = scores_d
+        kth = _kth_largest(pool, n_pool, k)
+        if hi * last >= kth:
+            more, _ = top_k_weighted(
+                b_indptr, b_indices, b_data, b_max, ch_ids, ch_w, n_base,
+                acc_b, touched_b, stats, budgets[0], n_seed, kth / hi,
+            )  # fmt: skip
+            more = np.unique(_live(more, dead))
+            keep = np.empty(len(more), np.bool_)
+            for i in range(len(more)):
+                p = np.searchsorted(docs_b, more[i])
+                keep[i] = p >= len(docs_b) or docs_b[p] != more[i]
+            more = more[keep]
+            if len(more):
+                extra_s = exact_scores(b_indptr, b_indices, b_tf, b_len, ex_ids, ex_w, more, consts)
+                docs_b = np.concatenate((docs_b, more))
+                exact_b = np.concatenate((exact_b, extra_s))
+    # 4. The top k of both sides, equal scores by ascending document.
+    docs = np.concatenate((docs_b, docs_d))
+    scores = np.concatenate((exact_b, scores_d))
+    by_doc = np.argsort(docs)
+    docs, scores = docs[by_doc], scores[by_doc]
+    order = np.argsort(-scores, kind="mergesort")[:k]
+    return docs[order], scores[order]
+
+
+@njit(cache=True, nogil=True)
+def score(base, delta, raw, tables, consts, docs):  # type: ignore[no-untyped-def]
+    """The query's score of each of ``docs`` (ascending, unique): the one scoring
+    routine of every index. As built (``tables`` empty): the stored weights; after
+    updates: base documents rescored exactly from their term frequencies and lengths,
+    added ones from the delta's exact weights (see :func:`search`)."""
+    b_indptr, b_indices, b_data, _, b_tf, b_len = base
+    v0, term_idf, term_scale, delta_of = tables
+    if len(term_idf) == 0:
+        return score_docs(b_indptr, b_indices, b_data, raw, docs)
+    out = np.zeros(len(docs), np.float32)
+    if len(docs) == 0:
+        return out
+    _, _, ex_ids, ex_w, d_ids, d_w = _split_terms(b_indptr, raw, v0, term_idf, term_scale, delta_of)
+    n_base = len(b_len)
+    split = np.searchsorted(docs, n_base)
+    if split and len(ex_ids):
+        out[:split] = exact_scores(
+            b_indptr, b_indices, b_tf, b_len, ex_ids, ex_w, docs[:split], consts
+        )
+    if split < len(docs) and len(d_ids):
+        d_indptr, d_indices, d_data, _ = delta
+        n = 0
+        for j in range(len(d_w)):
+            n += int(d_w[j])
+        d_raw = np.empty(n, np.int64)
+        n = 0
+        for j in range(len(d_ids)):
+            for _ in range(int(d_w[j])):
+                d_raw[n] = d_ids[j]
+                n += 1
+        out[split:] = score_docs(d_indptr, d_indices, d_data, d_raw, docs[split:] - n_base)
     return out

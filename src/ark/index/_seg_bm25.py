@@ -11,12 +11,18 @@ what a rebuild costs; instead, a query is answered exactly in two steps:
    ``tf/(tf + K')`` lies between ``tfc * min(1, avg'/avg)`` and ``tfc * max(1,
    avg'/avg)`` (proof in ``docs/updates.md``), so the rescaled score ``A`` of a base
    document bounds its true score ``S``: ``S <= hi * A``.
-2. **Exact rescoring.** The base's compiled MaxScore kernel returns the top
-   candidates by ``A``; their ``S`` is recomputed from the stored term frequencies and
-   lengths with bm25s's own formulas (bit-identical weights). If a document left out
-   could still reach the k-th best ``S`` (``hi * A_last >= S_k``), one more kernel
-   call returns every document with ``A >= S_k / hi`` — those near ties — and they are
-   rescored too. The answer is the top k of a rebuild, up to float32 summation order.
+2. **Exact rescoring.** The base's MaxScore pass returns the top candidates by
+   ``A``; their ``S`` is recomputed from the stored term frequencies and lengths with
+   bm25s's own formulas (bit-identical weights). If a document left out could still
+   reach the k-th best ``S`` (``hi * A_last >= S_k``), one more pass returns every
+   document with ``A >= S_k / hi`` — those near ties — and they are rescored too. The
+   answer is the top k of a rebuild, up to float32 summation order.
+
+Both steps, the delta's own pass and the merge run in one compiled call, the same
+routine that answers an index as built (``_kernels.search``; an index as built is
+its one-segment case: no delta, rescale 1, stored weights exact). This class only
+resolves the query's words to per-term tables the routine reads: the whole graph's
+idf, the rescale of the base's weights, the delta's term id.
 
 The delta segments are small: their weights are computed exactly once per snapshot
 and they are an ordinary :class:`BM25Index` (local document ids). Removed documents
@@ -31,21 +37,13 @@ from typing import Any
 
 import numpy as np
 
-from ark.index._bm25 import BM25Index, _kernels
+from ark.index._bm25 import BM25Index
 from ark.index._seg_stats import Stats, idf_of
 from ark.index._tokenize import Tokenizer
 
-#: Relative slack on the bound, far above float32 rounding of a few dozen terms.
+#: Relative slack on the bound, far above float32 rounding of a few dozen terms (the
+#: kernels' ``SLACK``, which prunes with it).
 SLACK = 1e-4
-#: Extra candidates asked of the base beyond k in the first step: one shows whether
-#: the k-th is clear of the rest; more cost pruning (measured: 8 made long queries
-#: 1.5x slower), and a near tie is settled by the second step anyway.
-EXTRA = 1
-#: Queries of at most FEW_TERMS words (names, mostly) ask EXTRA_FEW: their lists are
-#: short, a larger k costs little, and ties at the cut (which a second step would
-#: settle) are common among names.
-FEW_TERMS = 4
-EXTRA_FEW = 8
 
 
 class SegmentedBM25:
@@ -120,9 +118,6 @@ class SegmentedBM25:
         self.stats = stats
         self.params = base.params
         self.tokenizer: Tokenizer = base.tokenizer
-        self._dead = np.zeros(n_base, dtype=bool)
-        self._dead[dead_base] = True
-        self._any_dead = bool(len(dead_base))
         self._removed_df = removed_df
         self._v0 = len(base.vocab)
         self._delta_only: dict[str, int] = {
@@ -130,45 +125,64 @@ class SegmentedBM25:
         }
         self._delta_terms = list(delta.vocab)
         self._delta_df = np.diff(delta.indptr)
-        self._delta_max = delta.term_max().tolist()  # per-term bounds, as Python floats
-        self._idf_cache: dict[int, tuple[float, float, int, int]] = {}
         self.vocab = _VocabView(self)
         p = base.params
-        self._consts = np.array(
+        consts = np.array(
             [np.float32(stats.avg_len), np.float32(p.k1), np.float32(1 - p.b), np.float32(p.b)],
             np.float32,
         )
+        self._consts = consts
         self._avg_base = float(base.doc_len.sum(dtype=np.int64)) / n_base if n_base else 0.0
         ratio = stats.avg_len / self._avg_base if self._avg_base else 1.0
         self._hi = max(1.0, ratio) * (1 + SLACK)
+        # Per unified term, filled on first use (-1: not yet): the whole graph's idf,
+        # the base weights' rescale, and (base terms) the delta's id of the same word.
+        n_terms = self._v0 + len(delta.vocab)  # a delta-only word: v0 + its delta id
+        self._idf = np.full(n_terms, -1.0, np.float32)
+        self._scale = np.zeros(n_terms, np.float64)
+        delta_of = np.full(self._v0, -1, np.int64)
+        base_vocab = base.vocab
+        for word, d in delta.vocab.items():
+            b = base_vocab.get(word)
+            if b is not None:
+                delta_of[b] = d
+        dead = np.zeros(n_base, dtype=bool)
+        dead[dead_base] = True
+        self._view = base.view(
+            (delta.indptr, delta.indices, delta.data, delta.term_max()),
+            (self._v0, self._idf, self._scale, delta_of),
+            dead if len(dead_base) else np.zeros(0, np.bool_),
+            consts,
+            self._hi,
+            delta.n_docs,
+        )
 
     # -- terms ------------------------------------------------------------------------
 
-    def _term(self, u: int) -> tuple[float, float, int, int]:
-        """(idf', base rescale factor, base id or -1, delta id or -1) of unified id ``u``."""
-        got = self._idf_cache.get(u)
-        if got is not None:
+    def _term(self, u: int) -> float:
+        """The whole graph's idf of unified id ``u`` (0: no live document has it),
+        computed once with the build's formulas; its rescale is stored beside it."""
+        got = float(self._idf[u])
+        if got >= 0:
             return got
         if u < self._v0:
-            base_id = u
             word = self.base_word(u)
             delta_id = self.delta.vocab.get(word, -1)
             base_df = int(self.base.indptr[u + 1] - self.base.indptr[u])
         else:
-            base_id, delta_id, base_df = -1, u - self._v0, 0
+            delta_id, base_df = u - self._v0, 0
             word = self._delta_terms[delta_id]
         df = base_df - self._removed_df.get(word, 0)
         if delta_id >= 0:
             df += int(self._delta_df[delta_id])
         idf = float(idf_of(df, self.stats.n_docs, self.params.method)[0]) if df > 0 else 0.0
         scale = 0.0
-        if base_id >= 0 and base_df:
+        if base_df:
             idf_base = float(idf_of(base_df, self.n_base, self.params.method)[0])
             scale = idf / idf_base if idf_base > 0 else 0.0
-        got = (idf, scale, base_id, delta_id)
-        if len(self._idf_cache) < 100_000:
-            self._idf_cache[u] = got
-        return got
+        self._scale[u] = scale
+        self._idf[u] = idf  # last: a concurrent reader sees the rescale set
+        return idf
 
     def base_word(self, u: int) -> str:
         words = self.__dict__.get("_base_words")
@@ -188,166 +202,28 @@ class SegmentedBM25:
                 if d is None:
                     continue
                 u = self._v0 + d
-            if self._term(u)[0] > 0:
+            if self._term(u) > 0:
                 out.append(u)
         return np.asarray(out, dtype=np.int64)
 
-    def _distinct(self, terms: np.ndarray) -> list[tuple[float, float, int, int, int]]:
-        """(idf', base rescale, base id, delta id, count) of each distinct term, in
-        ascending id order (a plain dict: queries have a handful of terms)."""
-        counts: dict[int, int] = {}
-        for u in sorted(np.asarray(terms).tolist()):
-            counts[u] = counts.get(u, 0) + 1
-        out = []
-        for u, c in counts.items():
-            idf, scale, b, d = self._term(u)
-            if idf > 0:
-                out.append((idf, scale, b, d, c))
-        return out
+    def _known(self, terms: np.ndarray) -> np.ndarray:
+        """``terms`` as int64, each one's tables filled (:meth:`query_terms` fills
+        them; ids from elsewhere are resolved here)."""
+        terms = np.asarray(terms, dtype=np.int64)
+        if len(terms) and (self._idf[terms] < 0).any():
+            for u in np.unique(terms).tolist():
+                self._term(u)
+        return terms
 
-    # -- scoring ----------------------------------------------------------------------
-
-    def _base_exact(
-        self, docs: np.ndarray, terms: list[tuple[float, float, int, int, int]]
-    ) -> np.ndarray:
-        """Exact scores of base documents ``docs`` (ascending, unique): one compiled
-        pass over the query's postings and the stored counts."""
-        ids = [b for _, _, b, _, _ in terms if b >= 0]
-        if len(docs) == 0 or not ids:
-            return np.zeros(len(docs), np.float32)
-        weights = np.array(
-            [[t[0] for t in terms if t[2] >= 0], [t[4] for t in terms if t[2] >= 0]], np.float32
-        )
-        return _kernels().exact_scores(  # type: ignore[no-any-return]
-            self.base.indptr,
-            self.base.indices,
-            self.base.tf,
-            self.base.doc_len,
-            np.array(ids, np.int64),
-            weights,
-            docs,
-            self._consts,
-        )
+    # -- scoring: the one routine of every index --------------------------------------
 
     def score_docs(self, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
         """Exact BM25 of each of ``docs`` (ascending, unique node indices)."""
-        docs = np.asarray(docs, dtype=np.int64)
-        distinct = self._distinct(terms)
-        if not distinct or len(docs) == 0:
-            return np.zeros(len(docs), np.float32)
-        if docs[-1] < self.n_base:  # the usual case: no added node among them
-            return self._base_exact(docs, distinct)
-        out = np.zeros(len(docs), np.float32)
-        split = int(np.searchsorted(docs, self.n_base))
-        if split:
-            out[:split] = self._base_exact(docs[:split], distinct)
-        if split < len(docs):
-            out[split:] = self._delta_scores(distinct, docs[split:] - self.n_base)
-        return out
-
-    def _delta_scores(
-        self, distinct: list[tuple[float, float, int, int, int]], local: np.ndarray
-    ) -> np.ndarray:
-        ids = [(d, c) for _, _, _, d, c in distinct if d >= 0]
-        if not ids:
-            return np.zeros(len(local), np.float32)
-        raw = np.repeat(np.asarray([d for d, _ in ids], np.int64), [c for _, c in ids])
-        return self.delta.score_docs(raw, local)
+        return self.base.score(self._view, self._known(terms), docs)
 
     def top_k(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` best live documents by exact score, ties by ascending index.
-
-        The merging is done on Python lists: a few dozen numbers, where each numpy
-        call would cost more than the work."""
-        distinct = self._distinct(terms)
-        if not distinct or k <= 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        # The base first: its k-th best exact score is a lower bound of the answer's,
-        # which lets the delta's kernel prune everything below it.
-        docs_b, scores_b, rest = self._base_top(distinct, k)
-        sb = scores_b.tolist()
-        floor = sorted(sb, reverse=True)[k - 1] if len(sb) >= k else 0.0
-        docs_d, scores_d = self._delta_top(distinct, k, floor)
-        sd = scores_d.tolist()
-        if rest is not None:
-            pool = sorted(sb + sd, reverse=True)
-            kth = pool[k - 1] if len(pool) >= k else 0.0
-            if self._hi * rest[2] >= kth:  # near ties at the cut: the second step
-                docs_b, scores_b = self._near_ties(distinct, docs_b, scores_b, rest, kth)
-                sb = scores_b.tolist()
-        best = sorted(
-            zip(sb + sd, docs_b.tolist() + docs_d.tolist(), strict=True),
-            key=lambda x: (-x[0], x[1]),
-        )[:k]
-        return (
-            np.fromiter((d for _, d in best), np.int64, len(best)),
-            np.fromiter((v for v, _ in best), np.float32, len(best)),
-        )
-
-    def _delta_top(
-        self, distinct: list[tuple[float, float, int, int, int]], k: int, floor: float
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The delta's best (exact weights), pruned below ``floor`` (lowered by the
-        slack: it was summed in another order)."""
-        ids = [(d, c) for _, _, _, d, c in distinct if d >= 0]
-        if not ids or self.delta.n_docs == 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        bound = self._delta_max
-        if sum(float(bound[d]) * c for d, c in ids) * (1 + SLACK) < floor:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)  # cannot reach the base's
-        docs, scores = self.delta.top_k_weighted(
-            np.asarray([d for d, _ in ids], np.int64),
-            np.asarray([c for _, c in ids], np.float32),
-            k,
-            floor * (1 - SLACK),
-        )
-        return docs + self.n_base, scores
-
-    def _base_top(
-        self, distinct: list[tuple[float, float, int, int, int]], k: int
-    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, float] | None]:
-        """Live base candidates by the rescaled weights, exactly rescored (ascending
-        documents), and what :meth:`_near_ties` needs (None: the base had no more)."""
-        chosen = [(b, s * c) for _, s, b, _, c in distinct if b >= 0 and s > 0]
-        if not chosen:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32), None
-        ids = np.asarray([b for b, _ in chosen], np.int64)
-        weights = np.asarray([w for _, w in chosen], np.float32)
-        ask = k + (EXTRA_FEW if len(chosen) <= FEW_TERMS else EXTRA)
-        while True:
-            cand, approx = self.base.top_k_weighted(ids, weights, ask)
-            exhausted = len(cand) < ask
-            docs = self._live(cand)
-            if exhausted or len(docs) >= k:
-                break
-            ask = 4 * ask  # removed documents took the places: ask for more
-        docs = np.sort(docs).astype(np.int64, copy=False)
-        exact = self._base_exact(docs, distinct)
-        return docs, exact, None if exhausted else (ids, weights, float(approx[-1]))
-
-    def _near_ties(
-        self,
-        distinct: list[tuple[float, float, int, int, int]],
-        docs: np.ndarray,
-        exact: np.ndarray,
-        rest: tuple[np.ndarray, np.ndarray, float],
-        kth: float,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Add every base document the first step left out whose bound (``hi`` times
-        its rescaled score) still reaches ``kth``, the k-th best exact score of both
-        sides so far."""
-        ids, weights, _ = rest
-        more, _ = self.base.top_k_weighted(ids, weights, self.n_base, kth / self._hi)
-        more = np.setdiff1d(self._live(more), docs).astype(np.int64, copy=False)
-        if len(more):
-            docs = np.concatenate([docs, more])
-            exact = np.concatenate([exact, self._base_exact(more, distinct)])
-        return docs, exact
-
-    def _live(self, docs: np.ndarray) -> np.ndarray:
-        if not self._any_dead:
-            return docs
-        return docs[~self._dead[docs]]
+        """The ``k`` best live documents by exact score, ties by ascending index."""
+        return self.base.search(self._view, self._known(terms), k)
 
 
 class _VocabView:

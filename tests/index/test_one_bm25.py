@@ -1,0 +1,122 @@
+"""One BM25 routine for every index: an index as built and one after updates answer
+through the same compiled ``search``/``score``, and the updated one answers exactly
+as a rebuild of the same documents (scores to float32 summation order, same ranking).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ark.index import BM25Params, Tokenizer, build_bm25
+from ark.index._seg_bm25 import SegmentedBM25
+from ark.index._seg_stats import Stats, delta_index
+
+
+def _texts(rng: np.random.Generator, n: int, words: int, long: bool = False) -> list[str]:
+    vocab = [f"w{i}" for i in range(words)]
+    p = 1 / np.arange(1, words + 1) ** 1.1
+    p /= p.sum()
+    size = (20, 90) if long else (0, 25)
+    return [" ".join(rng.choice(vocab, size=rng.integers(*size), p=p)) for _ in range(n)]
+
+
+def _updated(base_texts, new_texts, dead):
+    """A base index plus the added documents, with ``dead`` base documents removed,
+    as ``open_snapshot`` assembles it."""
+    tok, params = Tokenizer(), BM25Params()
+    base = build_bm25(base_texts, len(base_texts), tok, params)
+    mini = build_bm25(new_texts, len(new_texts), tok, params)
+    removed_df: dict[str, int] = {}
+    for i in dead.tolist():
+        for w in set(tok.tokens(base_texts[i])):
+            removed_df[w] = removed_df.get(w, 0) + 1
+    base_len = np.asarray(base.doc_len)
+    stats = Stats(
+        n_docs=len(base_texts) - len(dead) + len(new_texts),
+        total_len=int(base_len.sum() - base_len[dead].sum() + np.asarray(mini.doc_len).sum()),
+    )
+    delta = delta_index(
+        dict(mini.vocab), mini.indptr, mini.indices, mini.tf, mini.doc_len, base, removed_df, stats
+    )
+    return SegmentedBM25(base, delta, len(base_texts), dead, removed_df, stats)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_an_updated_index_answers_as_a_rebuild(seed):
+    """Random base, added documents (sometimes much longer: every base weight moves)
+    and removed ones; every query's top k and the scores of every document equal those
+    of an index built from scratch on the live documents."""
+    rng = np.random.default_rng(seed)
+    base_texts = _texts(rng, int(rng.integers(50, 400)), 120)
+    new_texts = _texts(rng, int(rng.integers(1, 200)), 160, long=seed % 3 == 0)
+    dead = np.unique(rng.integers(0, len(base_texts), size=int(rng.integers(0, 30))))
+    seg = _updated(base_texts, new_texts, dead)
+    live = [i for i in range(len(base_texts)) if i not in set(dead.tolist())]
+    live += list(range(len(base_texts), len(base_texts) + len(new_texts)))
+    rebuilt = build_bm25(
+        [(base_texts + new_texts)[i] for i in live], len(live), Tokenizer(), BM25Params()
+    )
+    every = np.arange(len(live))
+    for _ in range(15):
+        n_words = int(rng.integers(1, 12))
+        query = " ".join(f"w{int(x)}" for x in rng.integers(0, 170, size=n_words))
+        want_scores = rebuilt.score_docs(rebuilt.query_terms(query), every)
+        got_scores = seg.score_docs(seg.query_terms(query), np.asarray(live))
+        np.testing.assert_allclose(got_scores, want_scores, rtol=1e-5, atol=1e-7)
+        by_node = dict(zip(live, want_scores.tolist(), strict=True))
+        for k in (1, 5, 20):
+            docs, scores = seg.top_k(seg.query_terms(query), k)
+            want_docs, want = rebuilt.top_k(rebuilt.query_terms(query), k + 1)
+            assert len(docs) == min(k, len(want))
+            np.testing.assert_allclose(scores, want[:k], rtol=1e-5)
+            # each document returned has that score in the rebuild ...
+            np.testing.assert_allclose([by_node[d] for d in docs.tolist()], scores, rtol=1e-5)
+            # ... and where no two scores are within float32 rounding, the same order
+            if not np.any(np.diff(want) > -1e-5 * float(want[0]) if len(want) else 0):
+                assert docs.tolist() == [live[d] for d in want_docs[:k].tolist()]
+
+
+def test_an_update_with_nothing_added_is_the_index_as_built():
+    """The one routine's one-segment case: a snapshot whose delta adds nothing and whose
+    statistics have not moved scores every document to the bit (rescored from term
+    frequencies: a rebuild's weights), and ranks alike."""
+    rng = np.random.default_rng(5)
+    texts = _texts(rng, 300, 150)
+    base = build_bm25(texts, len(texts), Tokenizer(), BM25Params())
+    seg = _updated(texts, [], np.zeros(0, np.int64))
+    every = np.arange(len(texts))
+    for _ in range(30):
+        query = " ".join(f"w{int(x)}" for x in rng.integers(0, 160, size=int(rng.integers(1, 9))))
+        terms = base.query_terms(query)
+        assert np.array_equal(seg.query_terms(query), terms)
+        assert np.array_equal(seg.score_docs(terms, every), base.score_docs(terms, every))
+        for k in (1, 5, 50):
+            (docs, scores), (want_docs, want) = seg.top_k(terms, k), base.top_k(terms, k)
+            # top-k sums a document's terms in another order than score_docs: float32
+            np.testing.assert_allclose(scores, want, rtol=1e-6)
+            if not np.any(np.isclose(np.diff(want), 0, atol=1e-5)):
+                assert np.array_equal(docs, want_docs)
+
+
+def test_both_answer_through_the_one_kernel(monkeypatch):
+    """An index as built and an updated one call the same compiled ``search``: replacing
+    it changes what both answer."""
+    from ark.index import _bm25
+
+    rng = np.random.default_rng(9)
+    texts = _texts(rng, 100, 60)
+    base = build_bm25(texts, len(texts), Tokenizer(), BM25Params())
+    seg = _updated(texts[:80], texts[80:], np.array([3], np.int64))
+    kernels = _bm25._kernels()
+    calls = []
+    real = kernels.search
+
+    def spy(*args):
+        calls.append(len(args[3][1]))  # the term tables: empty for an index as built
+        return real(*args)
+
+    monkeypatch.setattr(kernels, "search", spy)
+    base.top_k(base.query_terms("w1 w2"), 5)
+    seg.top_k(seg.query_terms("w1 w2"), 5)
+    assert len(calls) == 2 and calls[0] == 0 and calls[1] > 0
