@@ -168,3 +168,57 @@ def test_a_passage_title_is_the_question_s_name_once_told_from_its_namesakes():
     # A name as written, not a common noun of the question; a possessive is the name.
     assert not named_in("Who was president when the area became a state?", "the area")
     assert named_in("the state where Hello Love's performer lived", "Hello Love")
+
+
+def _bridge_graph(path):  # type: ignore[no-untyped-def]
+    """Passage 0, *Maiden Ray*, names the band *Iron Band* (its own passage, 1, and
+    five more name it: 7 in all) and *British band* (one more passage names it, none
+    is about it)."""
+    import numpy as np
+
+    from ark.graph import DescribedSchema, Graph, passage_text
+    from ark.index import BM25Params, TokenizerConfig
+    from ark.index._store import write_index
+
+    passages = [
+        ("Maiden Ray", "Maiden Ray is a live album by the British band Iron Band."),
+        ("Iron Band", "Iron Band are a British band formed in Leyton in 1975."),
+        ("Classic", "A film about a British band."),
+        *[(f"Song {i}", f"Song {i} is a single by Iron Band.") for i in range(5)],
+    ]
+    entities = ["Maiden Ray", "Iron Band", "British band"]
+    mentions = {0: [0, 1, 2], 1: [1], 2: [2], **{3 + i: [1] for i in range(5)}}
+    n = len(passages)
+    edges = [(p, n + e) for p, es in mentions.items() for e in es]
+    src, dst = (np.array(c, dtype=np.int64) for c in zip(*edges, strict=True))
+    graph = Graph.from_edges(
+        names=[t for t, _ in passages] + entities,
+        node_type=np.array([0] * n + [1] * len(entities)),
+        node_type_names=["passage", "entity"],
+        texts=[passage_text(t, x) for t, x in passages] + entities,
+        src=src,
+        dst=dst,
+        rel=np.zeros(len(edges), dtype=np.int64),
+        relation_names=["mentions"],
+    )
+    return write_index(
+        graph,
+        DescribedSchema.from_names(graph.schema, graph),
+        path,
+        source_info={"path": "hand-made", "format": "test"},
+        tokenizer=TokenizerConfig(),
+        params=BM25Params(),
+    )
+
+
+def test_the_next_fact_is_read_first_from_a_named_node_with_a_passage_of_its_own(tmp_path):
+    index = _bridge_graph(tmp_path / "idx")
+    question = "Where did the band form that made the live album Maiden Ray?"
+    s = session(index, question)
+    s.call("search_in_graph", {"query": "Maiden Ray"})
+    after = s.call("add_to_answer", {"node_indices": [0]}).observation
+    iron, british = 9, 10
+    # Iron Band has its own passage (7 passages name it, past the 2-5 of a plain
+    # bridge); British band only 2, none about it: Iron Band first.
+    assert f"[{iron}] Iron Band (entity), [{british}] British band (entity)" in after
+    assert f"node_index=[{iron}, {british}]" in after

@@ -260,23 +260,30 @@ class ChainHints(SessionObserver):
     def _bridges(
         self, passage: int, passage_id: int, mentions_id: int
     ) -> list[tuple[int, str, str]]:
-        """The nodes ``passage`` mentions that the question does not name and that
-        2 to :data:`ark.agent._passages.LINK_MAX_MENTIONS` passages mention (a bridge
-        to the next fact; one that most passages name links everything and nothing),
-        fewest first, the passage's own order among equals."""
+        """The nodes ``passage`` mentions that the question does not name and that lead
+        to other passages: first those with a passage of their own (titled with their
+        name: where the facts about a node are), then those 2 to
+        :data:`ark.agent._passages.LINK_MAX_MENTIONS` passages mention (a node most
+        passages name links everything and nothing); fewer passages first within each.
+        On HippoRAG's MuSiQue store, *Maiden Japan*'s passage names *Iron Maiden*
+        (7 passages, one of them its own: "… formed in Leyton") and *British heavy metal
+        band* (2): the band comes first."""
         g = self.index.graph
         question = self.question or ""
-        found: list[tuple[int, int, str, str]] = []
+        found: list[tuple[int, int, int, str, str]] = []
         for e in g.neighborhood(passage, None, [mentions_id]).neighbors.tolist():
             e = int(e)
             name = g.name(e)
             if g.node_type[e] == passage_id or _documents.named_in(question, name):
                 continue
-            others = len(g.neighborhood(e, [passage_id], [mentions_id]).neighbors)
-            if 2 <= others <= LINK_MAX_MENTIONS:
-                found.append((others, e, name, g.type_name(e)))
-        found.sort(key=lambda f: f[0])  # stable
-        return [(e, name, t) for _, e, name, t in found]
+            others = [
+                int(p) for p in g.neighborhood(e, [passage_id], [mentions_id]).neighbors.tolist()
+            ]
+            own = any(_documents.same_name(g.name(p), name) for p in others if p != passage)
+            if own or 2 <= len(others) <= LINK_MAX_MENTIONS:
+                found.append((0 if own else 1, len(others), e, name, g.type_name(e)))
+        found.sort(key=lambda f: (f[0], f[1]))  # stable
+        return [(e, name, t) for _, _, e, name, t in found]
 
     # -- the hint after a search ----------------------------------------------------------
 

@@ -96,6 +96,14 @@ def titled_in(question: str, title: str) -> bool:
     return named_in(question, bare) or named_in(question, bare.split(",")[0])
 
 
+def same_name(title: str, name: str) -> bool:
+    """Whether a passage's ``title`` is ``name`` (case aside), once told from its
+    namesakes as :func:`titled_in` tells them: the passage about that node."""
+    bare = (_PARENTHESIS.sub("", title) or title).casefold().strip()
+    key = name.casefold().strip()
+    return bool(key) and key in (bare, bare.split(",")[0].strip())
+
+
 def query_words(question: str, names: Iterable[str]) -> str:
     """The question's content words that none of ``names`` has, in order, at most
     :data:`MAX_QUERY_WORDS`: what a neighborhood ``query`` ranks the passages by once
@@ -246,11 +254,10 @@ def after_add(
             chosen = list(bridges[:MAX_ANCHORS]) if multi else list(bridges[:1])
             shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
             return (
-                f"Note: these passages name {shown}, which a few other passages mention "
-                "too. If the question needs a further fact (a question that chains facts "
-                "does), read those passages: "
-                f"{passages_call(layout, [i for i, _, _ in chosen], query, multi)}. "
-                "Else finish."
+                "Note: a question that chains facts needs a passage for each of them. "
+                f"These passages name {shown}, which other passages are about or mention "
+                "too; to read them for the next fact: "
+                f"{passages_call(layout, [i for i, _, _ in chosen], query, multi)}."
             )
         return (
             "Note: if the question needs a further fact that these passages do not state "
