@@ -227,3 +227,32 @@ def test_ark_eval_linked_passages_option(doc_index, questions, tmp_path):
     assert json.loads((out / "summary.json").read_text())["config"]["linked_passages"] == 2
     bad = CliRunner().invoke(app, [*args, "--linked-passages", "-1", "--out", str(out)])
     assert bad.exit_code != 0
+
+
+def test_hit_at_1_over_documents_reads_the_evidence_passages(doc_index, tmp_path):
+    """An agent answering with an entity (no passage in its ranking) still hands the reader
+    a supporting passage first: Hit@1 scores the passage list recall reads."""
+    answer_mod = pytest.importorskip("ark.answer")
+    from _documents_fixture import ENTITIES
+
+    entity = N_PASSAGES + ENTITIES.index("Mira Dunfield")
+
+    def agent(messages: list[Message]) -> Message:
+        if messages[0].content == answer_mod._write.SYSTEM:
+            return json_reply({"answerable": True, "answer": "Tarsk", "citations": []})
+        turn = sum(1 for m in messages if m.role == "assistant")
+        if turn == 0:
+            return tool_call("search_in_graph", query="Bellhaven painter Mira Dunfield", k=13)
+        if turn == 1:
+            return tool_call("add_to_answer", node_indices=[entity])
+        return tool_call("finish")
+
+    one = write_json(tmp_path / "one.json", MUSIQUE[:1])
+    evaluate(
+        f"musique:{one}", doc_index, tmp_path / "run", agents=1, max_steps=4,
+        answer=True, llm=ScriptedChatModel(agent),
+    )  # fmt: skip
+    record = read_records(tmp_path / "run")[0]
+    assert record["status"] == "ok" and record["ranking"][0] == entity
+    assert record["passages"][0] in record["gold"]
+    assert record["metrics"]["hit@1"] == 1.0

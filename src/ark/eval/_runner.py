@@ -208,8 +208,14 @@ def make_record(
             if q.answers and out.answer is not None:
                 metrics.update({m: 0.0 for m in ANSWER_MEASURES})
         else:
+            # Over documents the gold nodes are the supporting passages, and the list
+            # a reader gets is the passage list recall reads: Hit@k and MRR score that
+            # list too, so that "a supporting passage first" means the same for BM25
+            # (whose ranking is its passages) and for an agent (whose ranking leads
+            # with the entity it answers).
+            ranked = passages if q.supporting else out.ranking
             metrics = evaluate_query(
-                out.ranking, q.gold, candidates=candidates, mode=mode, n_nodes=n_nodes
+                ranked, q.gold, candidates=candidates, mode=mode, n_nodes=n_nodes
             )
             if q.supporting:
                 metrics.update(score_passages(passages, q.supporting))
