@@ -38,6 +38,14 @@ TRIPLES = [
 ]
 
 
+#: Node indices of :func:`document_graph` (passages in :data:`PASSAGES` order, then the
+#: entities in order of first mention), for the tests that name nodes by index.
+P_LENA, P_PORT, P_TOMAS, P_HARBOUR, P_SEALS = range(5)
+LENA, PORT, HARBOUR, NORLAND, TOMAS = 5, 6, 7, 8, 9
+#: A two-hop question over the graph (Lena Marsh -> Port Avel -> its mayor).
+QUESTION = "Who is the mayor of the town where Lena Marsh was born?"
+
+
 def document_graph() -> Graph:
     """Passages first (indices 0..4, in :data:`PASSAGES` order), then entities."""
     entities: list[str] = []

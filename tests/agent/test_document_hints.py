@@ -9,15 +9,20 @@ import re
 
 import pytest
 
-from _passages_fixture import build_document_index
+from _passages_fixture import (
+    HARBOUR,
+    LENA,
+    P_HARBOUR,
+    P_LENA,
+    P_PORT,
+    P_TOMAS,
+    PORT,
+    QUESTION,
+    build_document_index,
+)
 from ark.agent import ToolConfig, ToolSession
 from ark.agent.hints import ChainHints
 from ark.index import Index
-
-# The hand-made graph's node indices: passages 0..4, then entities.
-P_LENA, P_PORT, P_TOMAS, P_HARBOUR, P_SEALS = range(5)
-LENA, PORT, HARBOUR, NORLAND, TOMAS = 5, 6, 7, 8, 9
-QUESTION = "Who is the mayor of the town where Lena Marsh was born?"
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,22 @@ from __future__ import annotations
 import pytest
 
 from _doubles import ScriptedChatModel, tool_call
-from _passages_fixture import build_document_index
+from _passages_fixture import (
+    HARBOUR,
+    LENA,
+    P_HARBOUR,
+    P_LENA,
+    P_PORT,
+    P_SEALS,
+    P_TOMAS,
+    PORT,
+    TOMAS,
+    build_document_index,
+)
 from ark import Retriever
 from ark.agent import EvidencePassage, EvidencePath, Hop, NodeEvidence, evidence_passages
 from ark.agent._passages import linked_passages, question_relevance
 from ark.index import Index
-
-# The hand-made graph's node indices: passages 0..4, then entities.
-P_LENA, P_PORT, P_TOMAS, P_HARBOUR, P_SEALS = range(5)
-LENA, PORT, HARBOUR, NORLAND, TOMAS = 5, 6, 7, 8, 9
 
 
 @pytest.fixture(scope="module")

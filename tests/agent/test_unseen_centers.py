@@ -10,13 +10,16 @@ import asyncio
 import pytest
 
 from _doubles import ScriptedChatModel, calls, tool_call
-from _passages_fixture import build_document_index
+from _passages_fixture import (
+    LENA,
+    NORLAND,
+    P_TOMAS,
+    QUESTION,
+    TOMAS,
+    build_document_index,
+)
 from ark.agent import Agent, AgentConfig, AgentOptions, ToolConfig
 from ark.index import Index, build_index
-
-P_LENA, P_PORT, P_TOMAS, P_HARBOUR, P_SEALS = range(5)
-LENA, PORT, HARBOUR, NORLAND, TOMAS = 5, 6, 7, 8, 9
-QUESTION = "Who is the mayor of the town where Lena Marsh was born?"
 
 
 @pytest.fixture(scope="module")
