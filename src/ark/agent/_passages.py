@@ -105,7 +105,7 @@ class _Found:
     paths: list[EvidencePath] = field(default_factory=list)
 
 
-class _Mentions:
+class Mentions:
     """Who mentions whom, read from the graph on demand and kept for one call."""
 
     def __init__(self, graph: Graph, passage_type: int, mentions: int | None) -> None:
@@ -143,7 +143,7 @@ def _path_nodes(path: EvidencePath) -> set[int]:
     return {n for n in nodes if n is not None}
 
 
-def _hop_passages(m: _Mentions, u: int, v: int, on_path: set[int], max_per_hop: int) -> list[int]:
+def _hop_passages(m: Mentions, u: int, v: int, on_path: set[int], max_per_hop: int) -> list[int]:
     """The passages mentioning both ``u`` and ``v``: those naming more of the path's
     nodes first, then by index; at most ``max_per_hop``."""
     both = np.intersect1d(m.passages_naming(u), m.passages_naming(v), assume_unique=True)
@@ -153,7 +153,7 @@ def _hop_passages(m: _Mentions, u: int, v: int, on_path: set[int], max_per_hop: 
     return ranked[:max_per_hop]
 
 
-def _along(m: _Mentions, path: EvidencePath, max_per_hop: int) -> list[tuple[int, Via]]:
+def _along(m: Mentions, path: EvidencePath, max_per_hop: int) -> list[tuple[int, Via]]:
     """The passages of one path, from its anchor to its end."""
     out: list[tuple[int, Via]] = []
     if m.is_passage(path.anchor):
@@ -203,7 +203,7 @@ def linked_passages(
     mentions = graph.relation_id(MENTIONS)
     if passage_type is None or mentions is None or limit < 1:
         return []
-    m = _Mentions(graph, passage_type, mentions)
+    m = Mentions(graph, passage_type, mentions)
     found: set[int] = set()
     for entity in sorted(m.named_by(lead)):
         naming = m.passages_naming(entity)
@@ -237,7 +237,7 @@ def evidence_passages(
     passage_type = graph.type_id(PASSAGE_TYPE)
     if passage_type is None:
         return []
-    m = _Mentions(graph, passage_type, graph.relation_id(MENTIONS))
+    m = Mentions(graph, passage_type, graph.relation_id(MENTIONS))
     found: dict[int, _Found] = {}
 
     def note(passage: int, via: Via, answer: int, path: EvidencePath | None) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ark.agent._observer import SessionObserver
-from ark.agent._passages import LINK_MAX_MENTIONS
+from ark.agent._passages import LINK_MAX_MENTIONS, Mentions
 from ark.agent.hints import _documents, _lines
 from ark.index import Index
 from ark.linking import STOPWORDS, Chain, Reading, linker_for, read_chain, read_question
@@ -128,13 +128,12 @@ class ChainHints(SessionObserver):
         """The first hop after a global search, the chain's next move after a
         neighborhood (nothing after a search without results); on a graph built from
         documents, the passages instead (:meth:`_document_hint`)."""
+        if result.hits:
+            self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
         if self.layout is not None:
-            if result.hits:
-                self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
             return self._document_hint(session, arguments, result, centers, self.layout)
         if not result.hits:
             return None
-        self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
         return self._hint(session, name, arguments, result, centers)
 
     def after_repeat(
@@ -270,15 +269,14 @@ class ChainHints(SessionObserver):
         band* (2): the band comes first."""
         g = self.index.graph
         question = self.question or ""
+        naming = Mentions(g, passage_id, mentions_id)
         found: list[tuple[int, int, int, str, str]] = []
         for e in g.neighborhood(passage, None, [mentions_id]).neighbors.tolist():
             e = int(e)
             name = g.name(e)
             if g.node_type[e] == passage_id or _documents.named_in(question, name):
                 continue
-            others = [
-                int(p) for p in g.neighborhood(e, [passage_id], [mentions_id]).neighbors.tolist()
-            ]
+            others = naming.passages_naming(e).tolist()
             own = any(_documents.same_name(g.name(p), name) for p in others if p != passage)
             if own or 2 <= len(others) <= LINK_MAX_MENTIONS:
                 found.append((0 if own else 1, len(others), e, name, g.type_name(e)))
