@@ -69,7 +69,7 @@ def _tokens(text: str) -> tuple[str, ...]:
 def _words_of(text: str) -> list[str]:
     out = []
     for t in _TOKEN.findall(text.replace("_", " ")):
-        out += _split_camel(t) if not t.islower() and not t.isupper() else [t]
+        out += _split_camel(t)
     return out
 
 
@@ -85,7 +85,7 @@ def written(text: str) -> list[tuple[str, bool]]:
         while j >= 0 and spaced[j] in _OPENING:
             j -= 1
         opens = j < 0 or spaced[j] in ".!?:"
-        parts = _split_camel(t) if not t.islower() and not t.isupper() else [t]
+        parts = _split_camel(t)
         out += [(p, opens and k == 0) for k, p in enumerate(parts)]
     return out
 
