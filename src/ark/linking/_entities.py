@@ -36,14 +36,12 @@ is left out by the caller's choice of ``exclude`` positions.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Any
 
-from ark.linking._words import STOPWORDS, tokens, written
+from ark.linking._words import STOPWORDS, spelt_alike, tokens, without_accents, written
 
 #: Candidates fetched from BM25 for one question.
 CANDIDATES = 200
@@ -149,23 +147,10 @@ def _common_score(index: Any, word: str, lower_case_graph: bool) -> float:
     return COMMON_WORD + (UNKNOWN_WORD - COMMON_WORD) / shared
 
 
-def _plain(word: str) -> str:
-    """``word`` without accents (``rené`` -> ``rene``, ``pellonpää`` -> ``pellonpaa``):
-    questions often drop them."""
-    if word.isascii():
-        return word
-    decomposed = unicodedata.normalize("NFKD", word)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def _alike(a: str, b: str) -> bool:
-    """Whether two words (case folded, accents folded) are one word spelt otherwise: five
-    letters or more, the same first letter, :data:`FUZZY_RATIO` alike."""
-    return (
-        min(len(a), len(b)) >= 5
-        and a[0] == b[0]
-        and SequenceMatcher(None, a, b, autojunk=False).ratio() >= FUZZY_RATIO
-    )
+def _plain_words(text: str) -> list[str]:
+    """The words of ``text`` as names are compared: a possessive is the name's own word
+    (*Viseu's parent*), accents folded."""
+    return [without_accents(w.split("'")[0] or w) for w in tokens(text)]
 
 
 def _fuzzy(
@@ -185,7 +170,9 @@ def _fuzzy(
         odd = [k for k in range(n) if words[i + k] != own[k]]
         if len(odd) == 1:
             k = odd[0]
-            if own[k] not in STOPWORDS and _alike(words[i + k], own[k]):
+            if own[k] in STOPWORDS:
+                continue
+            if spelt_alike(words[i + k], own[k], least=FUZZY_RATIO, shortest=5):
                 return i, i + n
     return None
 
@@ -242,9 +229,8 @@ def spot_entities(
     at least :data:`ACCEPT`, in question order; a span touching an ``exclude`` position
     is skipped. For several nodes with one name, the one BM25 ranks first (the most
     specific) stands for them."""
-    # A possessive is the name's own word (*Viseu's parent*); accents folded.
     writing = written(question)
-    words = [_plain(w.split("'")[0] or w) for w in tokens(question)]
+    words = _plain_words(question)
     terms = index.bm25.query_terms(question)
     if not len(terms) or not words:
         return []
@@ -271,7 +257,7 @@ def spot_entities(
     banned = set(exclude)
     for doc in docs.tolist():
         name = index.graph.name(int(doc))
-        own = [_plain(w.split("'")[0] or w) for w in tokens(name)]
+        own = _plain_words(name)
         key = tuple(own)
         if not own or key in seen_names or all(w in STOPWORDS for w in own):
             continue
@@ -282,7 +268,7 @@ def spot_entities(
             n = len(own)
             best = (at, at + n, 1.0 if n > 1 else one_word(name, own[0], at, doc))
         core = _QUALIFIER.sub("", name)
-        core_words = [_plain(w.split("'")[0] or w) for w in tokens(core)] if core != name else []
+        core_words = _plain_words(core) if core != name else []
         if core_words and not all(w in STOPWORDS for w in core_words):
             at = _find(words, core_words)
             if at is not None:

@@ -153,17 +153,33 @@ def _spelled_alike(asked: str, own: str) -> bool:
     English words spelt alike are two words (``county`` / ``country``)."""
     if _is_word(asked) and _is_word(own):
         return False
-    a, b = _folded(asked), _folded(own)
-    if min(len(a), len(b)) < 4 or a[0] != b[0]:
-        return False
-    return a == b or SequenceMatcher(None, a, b, autojunk=False).ratio() >= SPELLING
+    return spelt_alike(_folded(asked), _folded(own), least=SPELLING, shortest=4)
+
+
+def spelt_alike(a: str, b: str, *, least: float, shortest: int) -> bool:
+    """Whether two folded words are one word spelt otherwise: ``shortest`` letters or
+    more, the same first letter, and at least ``least`` alike by difflib's ratio (the
+    relation words' cognates and the node names' misspellings, each at its own bar)."""
+    return (
+        min(len(a), len(b)) >= shortest
+        and a[0] == b[0]
+        and SequenceMatcher(None, a, b, autojunk=False).ratio() >= least
+    )
+
+
+def without_accents(word: str) -> str:
+    """``word`` with its accents dropped (``rené`` -> ``rene``, ``pellonpää`` ->
+    ``pellonpaa``): questions often drop them."""
+    if word.isascii():
+        return word
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 @lru_cache(maxsize=65536)
 def _folded(word: str) -> str:
     """``word`` without accents, letters only (``légende`` -> ``legende``)."""
-    decomposed = unicodedata.normalize("NFKD", word.split("'")[0])
-    return "".join(c for c in decomposed if c.isalpha() and not unicodedata.combining(c))
+    return "".join(c for c in without_accents(word.split("'")[0]) if c.isalpha())
 
 
 @lru_cache(maxsize=65536)
