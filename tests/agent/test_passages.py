@@ -158,6 +158,16 @@ def test_the_most_relevant_reached_passage_leads_and_its_linked_passages_follow(
     assert got[0].via == "seen" and got[2].via == "seen"
 
 
+def test_an_added_passage_less_relevant_than_the_lead_follows_it(docs):
+    g, rel = docs.graph, question_relevance(docs, MUSEUM_Q)
+    # An agent added the seals' passage; Lena Marsh's, only reached, is the one the
+    # question scores highest: it leads, the add follows, then the linked passage.
+    added = [NodeEvidence(P_SEALS, 1, (), ())]
+    got = evidence_passages(g, added, seen=[P_LENA], relevance=rel, max_linked=1)
+    assert [p.node for p in got] == [P_LENA, P_SEALS, P_HARBOUR]
+    assert got[1].via == "answer" and got[0].via == "seen"
+
+
 def test_an_entity_many_passages_name_links_nothing(docs):
     g, rel = docs.graph, question_relevance(docs, "the mayor and the fishing town")
     # Tomas Reed's passage names Tomas Reed (two passages name him) and Port Avel

@@ -28,9 +28,9 @@ curated graph (no ``passage`` type) has none, and nothing else changes.
 a passage that shares a *specific* entity with one the agents found — ``Maiden Japan
 … a live EP by Iron Maiden`` and ``Iron Maiden … formed in Leyton`` share the bridge
 ``Iron Maiden`` — and a small model often stops before the hop that would reach it.
-So after the passages an agent added to its answer (its own choice comes first), the
-reached passage (above) most relevant to the question *leads*, then
-up to ``max_linked`` passages that share with it an entity named by at most
+So the passages an agent added to its answer and the reached passage (above) most
+relevant to the question (the *lead*) come first, best relevance first, then
+up to ``max_linked`` passages that share with the lead an entity named by at most
 ``link_max_mentions`` passages (a bridge; an entity most passages name, a country or a
 year, links everything and nothing), ranked by the question's relevance
 (``via="linked"``, supporting nothing: no agent followed that link), then the other
@@ -264,8 +264,12 @@ def evidence_passages(
         links = linked_passages(
             graph, lead, relevance, max_mentions=link_max_mentions, limit=max_linked
         )
+        # The agents' own adds and the lead, best first: an add is a judgement of
+        # what was read, not of which passage answers the question's first words.
+        score_of = dict(zip(reached.tolist(), scores.tolist(), strict=True))
         chosen = [p for p, f in found.items() if f.via == "answer"]  # added by an agent
-        order = [*chosen, lead, *links, *found]
+        heads = sorted(dict.fromkeys([*chosen, lead]), key=lambda p: -score_of[p])
+        order = [*heads, *links, *found]
         found = {p: found.get(p) or _Found("linked") for p in dict.fromkeys(order)}
     return [
         EvidencePassage(p, graph.name(p), tuple(f.supports), f.via, tuple(f.paths))
