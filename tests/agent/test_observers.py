@@ -2,6 +2,7 @@
 the chain hints are one, composed by ``ark-guided``, and read a question once."""
 
 import asyncio
+from collections import OrderedDict
 
 import pytest
 
@@ -143,11 +144,12 @@ def test_three_guided_agents_read_the_question_once(movie_index, counted_reads):
 
 def test_readings_are_kept_per_index_and_bounded(movie_index, counted_reads, monkeypatch):
     monkeypatch.setattr(_chain, "READINGS_KEPT", 2)
-    movie_index.__dict__.pop("_question_readings", None)
+    readings = movie_index.memo("question_readings", OrderedDict)
+    readings.clear()
     for q in ("films by Tom Hanks", "films by Penny Marshall", "films by Tom Hanks"):
         question_reading(movie_index, q)
     assert counted_reads["read_question"] == 2
     question_reading(movie_index, "genre of Big")  # the oldest is dropped
     question_reading(movie_index, "films by Penny Marshall")
     assert counted_reads["read_question"] == 4
-    assert len(movie_index.__dict__["_question_readings"]) == 2
+    assert len(readings) == 2

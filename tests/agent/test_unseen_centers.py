@@ -18,7 +18,7 @@ from _passages_fixture import (
     TOMAS,
     build_document_index,
 )
-from ark.agent import Agent, AgentConfig, AgentOptions, ToolConfig
+from ark.agent import Agent, AgentConfig, AgentOptions, SessionObserver, ToolConfig, ToolSession
 from ark.index import Index, build_index
 
 
@@ -105,3 +105,35 @@ def test_a_node_a_hint_named_may_be_explored(tmp_path):
     first, hop = records(traj)[:2]
     assert forward not in first.nodes and f"[{forward}] Forward" in first.observation
     assert hop.ok, hop.observation
+
+
+# -- the session option itself: any caller (not only the agent) can ask for it --------
+
+
+class _Names(SessionObserver):
+    """An aid whose lines wrote ``shown`` by index."""
+
+    def __init__(self, shown: set[int]) -> None:
+        self.shown = shown
+
+
+def test_the_session_refuses_unseen_centers_only_when_asked(docs):
+    explore = {"node_index": TOMAS, "node_type": "passage"}
+    plain = ToolSession(docs)
+    assert plain.call("search_in_neighborhood", explore).ok  # the paper's session
+    strict = ToolSession(docs, refuse_unseen=True)
+    refused = strict.call("search_in_neighborhood", explore)
+    assert not refused.ok and refused.code == "unseen_node" and strict.seen == set()
+    # Once a result shows the node, the same call runs, and the refusal's example is
+    # the latest result's first node.
+    found = strict.call("search_in_graph", {"query": "Lena Marsh"})
+    first = found.nodes[0]
+    again = strict.call("search_in_neighborhood", {"node_index": 9999999})
+    assert f"as in [{first}]" in again.observation
+    assert strict.call("search_in_neighborhood", {"node_index": LENA}).ok
+
+
+def test_a_node_an_observer_showed_may_be_explored(docs):
+    session = ToolSession(docs, refuse_unseen=True, observers=[_Names({TOMAS})])
+    assert session.call("search_in_neighborhood", {"node_index": TOMAS}).ok
+    assert not session.call("search_in_neighborhood", {"node_index": NORLAND}).ok

@@ -96,3 +96,20 @@ def test_bm25s_opens_the_bm25_directory(built):
     ref = bm25s.BM25.load(built / "idx" / "bm25", mmap=True)
     docs, _ = ref.retrieve([["zemeckis"]], k=1, show_progress=False)
     assert open_index(built / "idx").graph.name(int(docs[0][0])) == "Robert Zemeckis"
+
+
+def test_memo_builds_once_per_opened_index_and_key(tmp_path):
+    """What readers derive from an index is made once per opened snapshot: a second
+    ask reuses it, another key or another opening builds its own."""
+    (tmp_path / "kb.tsv").write_text("A\tr\tB\n", encoding="utf-8")
+    built = build_index(tmp_path / "kb.tsv", tmp_path / "idx")
+    made: list[str] = []
+
+    def make(tag: str):  # type: ignore[no-untyped-def]
+        return lambda: made.append(tag) or {"tag": tag}
+
+    first = built.memo("k", make("a"))
+    assert built.memo("k", make("b")) is first and made == ["a"]
+    assert built.memo("other", make("c"))["tag"] == "c"
+    reopened = open_index(tmp_path / "idx")
+    assert reopened.memo("k", make("d")) is not first and made == ["a", "c", "d"]

@@ -13,11 +13,9 @@ the backend raises (a bug there must not lose the trajectory).
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
-from ark._coerce import as_int
-from ark._safe import cut, too_deep
+from ark._safe import too_deep
 from ark.agent._prompt import system_prompt, worked_example
 from ark.agent._session import ANSWER_TOOLS, CallOutcome, ToolSession
 from ark.agent._strategy import (
@@ -31,7 +29,7 @@ from ark.agent._strategy import (
 from ark.agent.hints import ChainHints
 from ark.errors import ArkError
 from ark.index import Index
-from ark.llm import ChatModel, Completion, Message, ToolCall
+from ark.llm import ChatModel, Completion, Message
 from ark.tools import ErrorCode, GraphTools, tool_specs
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
@@ -42,7 +40,6 @@ __all__ = [
     "AgentOptions",
     "EventHandler",
     "steps_left_note",
-    "unseen_centers",
 ]
 
 
@@ -78,46 +75,6 @@ def steps_left_note(steps_left: int, *, answer_empty: bool = False) -> str:
             "that answer the question, then finish"
         )
     return f"\n({left}.)"
-
-
-def unseen_centers(
-    session: ToolSession,
-    call: ToolCall,
-    shown: Collection[int] = (),
-    example: tuple[int, str, str] | None = None,
-) -> CallOutcome | None:
-    """The refusal of a ``search_in_neighborhood`` call whose ``node_index`` names a
-    node that no result (nor a hint, ``shown``) has shown, else None.
-
-    Why: the paper's agent adds only nodes it has seen, and it explores from the
-    nodes a search returned (SPEC §3: "multi-hop = calling it again on a returned
-    node"); an index it never saw is a number read from elsewhere. On a graph built
-    from documents a 1.5B model took the counts of "These nodes' neighbors are: 334
-    passage via mentions(in); 58 entity via …" for indices, explored
-    ``[334, 58, 23, 10, …]`` and read the neighbors of nodes it knew nothing of as if
-    they were its own. Refused, with what the indices are, the step is not lost to a
-    result about strangers. Nothing is run, so the session records nothing."""
-    if call.name != "search_in_neighborhood" or not isinstance(call.arguments, Mapping):
-        return None
-    value = call.arguments.get("node_index")
-    values = value if isinstance(value, list) else [value]
-    unseen = [
-        i
-        for i in dict.fromkeys(as_int(v) for v in values)
-        if i is not None and i not in session.seen and i not in shown
-    ]
-    if not unseen:
-        return None
-    nodes = "node" if len(unseen) == 1 else "nodes"
-    like = f", as in [{example[0]}] {cut(example[1], 60)} ({example[2]})" if example else ""
-    return CallOutcome(
-        f"Error in search_in_neighborhood: not run: {nodes} {unseen} never appeared in a "
-        "result. A node's index is the number in square brackets before its name"
-        f"{like}; the other numbers in results are counts and scores. Explore from a "
-        "node listed in the results above.",
-        ok=False,
-        code=str(ErrorCode.UNSEEN_NODE),
-    )
 
 
 #: The note of a step offered only the answer tools (:meth:`Agent._step_tools`).
@@ -193,7 +150,12 @@ class Agent:
         """The session of one run, with the hints observing it when the options ask."""
         hints = [ChainHints(self.index, query)] if self.options.hints else []
         return ToolSession(
-            self.index, tools=self.tools, config=self.config.tools, question=query, observers=hints
+            self.index,
+            tools=self.tools,
+            config=self.config.tools,
+            question=query,
+            observers=hints,
+            refuse_unseen=self.options.hints,
         )
 
     async def run(self, query: str, query_id: str | None = None) -> Trajectory:
@@ -251,7 +213,7 @@ class Agent:
                 )
                 outcomes = [cut_outcome for _ in msg.tool_calls]
             else:
-                outcomes = self._run_reply(session, msg.tool_calls)
+                outcomes = session.run_reply(msg.tool_calls)
             steps_left = cfg.max_steps - step - 1
             for i, (call, outcome) in enumerate(zip(msg.tool_calls, outcomes, strict=True)):
                 observation = outcome.observation
@@ -308,23 +270,6 @@ class Agent:
         if self.options.hints and last and not session.answer and session.seen:
             return self.answer_specs
         return self.specs
-
-    def _run_reply(self, session: ToolSession, calls: Sequence[ToolCall]) -> list[CallOutcome]:
-        """The session runs the reply's calls; with the hints, a neighborhood call from
-        a node the model was never shown is refused first (:func:`unseen_centers`)."""
-        if not self.options.hints:
-            return session.run_reply(calls)
-        shown: set[int] = set()
-        example = None
-        for observer in session.observers:
-            if isinstance(observer, ChainHints):
-                shown |= observer.shown
-                example = example or observer.last_hit
-        outcomes: list[CallOutcome] = []
-        for call in calls:
-            refused = None if session.finished else unseen_centers(session, call, shown, example)
-            outcomes += [refused] if refused is not None else session.run_reply([call])
-        return outcomes
 
     def _options_record(self) -> dict[str, object]:
         """The options that differ from the defaults (none: the record is unchanged)."""

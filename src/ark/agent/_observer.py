@@ -9,7 +9,7 @@ new aid needs no change to the session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,6 +24,11 @@ class SessionObserver:
     Hooks run after the session has updated its own state (``seen``, ``explored``,
     ``answer``), in the order the observers were given; each sees the session.
     """
+
+    #: Nodes this aid wrote by index in its lines (a hint naming the question's
+    #: nodes) that no result has shown: the model has read them, so a session that
+    #: refuses unseen nodes (``ToolSession(refuse_unseen=True)``) lets it explore them.
+    shown: Set[int] = frozenset()
 
     def after_search(
         self,

@@ -136,6 +136,8 @@ class ToolSession:
     (:class:`~ark.agent.SessionObserver`), in the order given: the one way to add aids
     such as the hints of ``ark-guided``
     (``observers=[ChainHints(index, question)]``), so the session never imports them.
+    ``refuse_unseen=True`` refuses, without running it, a neighborhood call from a node
+    index that no result nor observer line has shown (:meth:`unseen_centers`).
     """
 
     def __init__(
@@ -148,6 +150,7 @@ class ToolSession:
         detect_repeats: bool = True,
         question: str | None = None,
         observers: Sequence[SessionObserver] = (),
+        refuse_unseen: bool = False,
     ) -> None:
         #: The question this session serves, when the caller gave it.
         self.question = question
@@ -160,6 +163,9 @@ class ToolSession:
         self.specs = tool_specs(index.schema, self.config, answer_tools=answer_tools)
         self.allowed = allowed_arguments(self.specs)
         self.detect_repeats = detect_repeats
+        self.refuse_unseen = refuse_unseen
+        #: (index, name, type) of the first node of the latest search with results.
+        self.last_hit: tuple[int, str, str] | None = None
         self.seen: set[int] = set()
         self.answer: list[int] = []
         self.finished = False
@@ -235,7 +241,45 @@ class ToolSession:
             return self.add_to_answer(arguments.get("node_indices"))
         return self._search(name, arguments)
 
+    def unseen_centers(self, name: str, arguments: Mapping[str, Any]) -> CallOutcome | None:
+        """The refusal of a ``search_in_neighborhood`` call whose ``node_index`` names a
+        node that no result (nor an observer's line) has shown, else None.
+
+        Why: the paper's agent adds only nodes it has seen, and it explores from the
+        nodes a search returned (SPEC §3: "multi-hop = calling it again on a returned
+        node"); an index it never saw is a number read from elsewhere. On a graph built
+        from documents a 1.5B model took the counts of "These nodes' neighbors are: 334
+        passage via mentions(in); 58 entity via …" for indices, explored
+        ``[334, 58, 23, 10, …]`` and read the neighbors of nodes it knew nothing of as
+        if they were its own. Refused, with what the indices are, the step is not lost
+        to a result about strangers. Nothing is run, so the session records nothing."""
+        if name != "search_in_neighborhood":
+            return None
+        value = arguments.get("node_index")
+        values = value if isinstance(value, list) else [value]
+        shown = set().union(*(o.shown for o in self.observers))
+        unseen = [
+            i
+            for i in dict.fromkeys(as_int(v) for v in values)
+            if i is not None and i not in self.seen and i not in shown
+        ]
+        if not unseen:
+            return None
+        nodes = "node" if len(unseen) == 1 else "nodes"
+        hit = self.last_hit
+        like = f", as in [{hit[0]}] {cut(hit[1], 60)} ({hit[2]})" if hit else ""
+        return _error(
+            f"Error in search_in_neighborhood: not run: {nodes} {unseen} never appeared "
+            "in a result. A node's index is the number in square brackets before its name"
+            f"{like}; the other numbers in results are counts and scores. Explore from a "
+            "node listed in the results above.",
+            ErrorCode.UNSEEN_NODE,
+        )
+
     def _search(self, name: str, arguments: Mapping[str, Any]) -> CallOutcome:
+        refused = self.unseen_centers(name, arguments) if self.refuse_unseen else None
+        if refused is not None:
+            return refused
         signature = name + json.dumps(
             normalise_arguments(name, arguments), sort_keys=True, default=str
         )
@@ -267,6 +311,8 @@ class ToolSession:
             return CallOutcome(result.render(), ok=False, code=result.code, result=result)
         nodes = [h.index for h in result.hits]
         self.seen.update(nodes)
+        if result.hits:
+            self.last_hit = (result.hits[0].index, result.hits[0].name, result.hits[0].type)
         centers = [c.index for c in getattr(result, "centers", ())]
         if result.center is not None:
             centers = [result.center.index]

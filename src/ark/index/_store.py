@@ -30,11 +30,12 @@ import mmap
 import os
 import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -96,6 +97,10 @@ BM25_DIR = "bm25"
 REBUILD_HINT = "rebuild it with `ark index build SOURCE -o {path}`"
 
 
+_T = TypeVar("_T")
+_MEMO_LOCK = threading.Lock()
+
+
 @dataclass
 class Index:
     """An opened index: the graph, its BM25 index and its metadata."""
@@ -104,6 +109,22 @@ class Index:
     graph: Graph
     bm25: BM25Index
     meta: dict[str, Any]
+
+    def memo(self, key: str, build: Callable[[], _T]) -> _T:
+        """The value ``build()`` gives, made once per opened index and ``key``.
+
+        Why: what readers derive from an index (a linker, the question readings, the
+        chain search's step table) costs seconds to make and is the same for every
+        question; an opened index is one snapshot (an update or describe since is
+        another opening), so it is the right owner. Thread-safe: concurrent agents of
+        one retrieval get one value (``build`` may run twice under a race; the first
+        stored wins)."""
+        memo: dict[str, Any] = self.__dict__.setdefault("_memo", {})
+        if key in memo:
+            return memo[key]  # type: ignore[no-any-return]
+        value = build()
+        with _MEMO_LOCK:
+            return memo.setdefault(key, value)  # type: ignore[no-any-return]
 
     @property
     def schema(self) -> Schema:

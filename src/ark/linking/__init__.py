@@ -117,7 +117,7 @@ def linker_for(index: Index, dense: DenseChoice = "auto") -> RelationLinker:
     (:func:`linking_encoder` says which it is)."""
     use_dense = linking_encoder(dense) is not None
     described = index.described
-    linkers = index.__dict__.setdefault("_linkers", {})
+    linkers: dict[tuple[bool, int], RelationLinker] = index.memo("linkers", dict)
     # Keyed by the described schema too: `ark index describe` in this process (which
     # replaces it) must not leave a linker reading the old words.
     key = (use_dense, id(described))

@@ -230,7 +230,7 @@ class StepTable:
 
 def step_table(index: Any, linker: RelationLinker) -> StepTable:
     """The index's step table, built once per opened index."""
-    cache = index.__dict__.setdefault("_step_tables", {})
+    cache: dict[int, StepTable] = index.memo("step_tables", dict)
     key = id(linker.canonical)
     if key not in cache:
         cache[key] = StepTable(index.graph, linker.canonical)

@@ -119,15 +119,16 @@ def _graph_writes_lower_case(index: Any) -> bool:
     have a capital: such a graph (a dump that folds case) says nothing by the case of
     a name, so a lower-case English word may be one of its names. Computed once per
     opened index."""
-    cache = index.__dict__
-    if "_lower_case_names" not in cache:
+
+    def lower_case() -> bool:
         names = index.graph.names
         step = max(1, len(names) // 20000)
         sample = [names[i] for i in range(0, len(names), step)]
         lettered = [n for n in sample if any(c.isalpha() for c in n)]
         cased = sum(any(c.isupper() for c in n) for n in lettered)
-        cache["_lower_case_names"] = bool(lettered) and cased < CASED * len(lettered)
-    return bool(cache["_lower_case_names"])
+        return bool(lettered) and cased < CASED * len(lettered)
+
+    return bool(index.memo("lower_case_names", lower_case))
 
 
 def _common_score(index: Any, word: str, lower_case_graph: bool) -> float:

@@ -141,7 +141,7 @@ class Linking:
         }
 
 
-def name_words(name: str) -> str | None:
+def relation_own_words(name: str) -> str | None:
     """A relation name's own words when it has letters outside ASCII (``prédécesseur``,
     ``hiérarchie``), read by :func:`tokens`, which keeps them: a label read
     letter-blind (``pr d cesseur``) names nothing; None for an ASCII name, which its
@@ -182,7 +182,7 @@ class RelationLinker:
         phrases: dict[str, list[str]] = {}
         for r in described.relations:
             own = phrases.setdefault(self.canonical[r.name], [])
-            spelled = name_words(r.inverse_of or r.name)
+            spelled = relation_own_words(r.inverse_of or r.name)
             own += [p for p in (r.label, *r.aliases, spelled) if p and p not in own]
         self.phrases = phrases
         self._phrase_words = {

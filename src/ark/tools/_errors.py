@@ -32,7 +32,7 @@ class ErrorCode(StrEnum):
     NO_TERMS = "no_terms"
     #: ``add_to_answer`` with a node no tool has returned in this session; with the
     #: hints of ``ark-guided``, also ``search_in_neighborhood`` from such a node (not
-    #: run: an index never shown is a count or a guess, ``ark.agent.unseen_centers``).
+    #: run: an index never shown is a count or a guess, ``ToolSession.unseen_centers``).
     UNSEEN_NODE = "unseen_node"
     #: The same search as an earlier one (arguments compared after normalisation).
     REPEATED_CALL = "repeated_call"

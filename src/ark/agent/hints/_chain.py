@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ark.agent._observer import SessionObserver
 from ark.agent._passages import LINK_MAX_MENTIONS, Mentions
 from ark.agent.hints import _documents, _lines
+from ark.graph import MENTIONS, PASSAGE_TYPE
 from ark.index import Index
 from ark.linking import STOPWORDS, Chain, Reading, linker_for, read_chain, read_question
 
@@ -49,7 +50,7 @@ def question_reading(index: Index, question: str) -> QuestionReading:
     described = index.described
     cache: OrderedDict[str, tuple[object, QuestionReading]]
     with _LOCK:
-        cache = index.__dict__.setdefault("_question_readings", OrderedDict())
+        cache = index.memo("question_readings", OrderedDict)
         hit = cache.get(question)
         if hit is not None and hit[0] is described:
             cache.move_to_end(question)
@@ -105,15 +106,10 @@ class ChainHints(SessionObserver):
         self._canonical = linker_for(index).canonical if self.reading else {}
         #: On a graph built from documents, the passage type and ``mentions``: the
         #: hints then send the search to the passages (:mod:`._documents`).
-        self.layout = _documents.document_layout(index)
+        self.documents = _documents.has_passages(index)
         #: Nodes a hint wrote by index and name that no result has shown (the nodes the
         #: question names): the model has seen them, so it may explore from them.
         self.shown: set[int] = set()
-
-    @property
-    def last_hit(self) -> tuple[int, str, str] | None:
-        """(index, name, type) of the first node of the latest search with results."""
-        return self._last_hits[0] if self._last_hits else None
 
     # -- the hooks ----------------------------------------------------------------------
 
@@ -130,8 +126,8 @@ class ChainHints(SessionObserver):
         documents, the passages instead (:meth:`_document_hint`)."""
         if result.hits:
             self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
-        if self.layout is not None:
-            return self._document_hint(session, arguments, result, centers, self.layout)
+        if self.documents:
+            return self._document_hint(session, arguments, result, centers)
         if not result.hits:
             return None
         return self._hint(session, name, arguments, result, centers)
@@ -147,8 +143,8 @@ class ChainHints(SessionObserver):
         names relations not followed yet, the next hop from the added nodes; on a
         graph built from documents, the passages to add or how to go on."""
         g = self.index.graph
-        if self.layout is not None:
-            return self._document_add(session, added, self.layout)
+        if self.documents:
+            return self._document_add(session, added)
         return _lines.after_add(
             self.question,
             [(n, g.name(n), g.type_name(n)) for n in added],
@@ -166,13 +162,12 @@ class ChainHints(SessionObserver):
         arguments: Mapping[str, Any],
         result: Any,
         centers: list[int],
-        layout: _documents.DocumentLayout,
     ) -> str | None:
         """The passages to read or add after a call on a graph built from documents."""
         g = self.index.graph
         question = self.question or ""
         multi = session.config.multi_neighborhood
-        passage = layout.passage_type
+        passage = PASSAGE_TYPE
         if not centers:  # a global search
             if not result.hits:
                 return None
@@ -186,19 +181,18 @@ class ChainHints(SessionObserver):
             anchors = _named_nodes(question, found, passage)
             self.shown.update(i for i, _, _ in anchors)  # the hint shows them
             query = _documents.query_words(question, [n for _, n, _ in anchors])
-            return _documents.after_global(layout, titled, anchors, query, multi=multi)
+            return _documents.after_global(titled, anchors, query, multi=multi)
         fresh = [h for h in result.hits if h.index not in centers]
         passages = [h.index for h in fresh if h.type == passage]
         if passages:
             merged = getattr(result, "merged", ())
             ranked = bool(arguments.get("query")) or (bool(merged) and len(merged[0].centers) > 1)
             return _documents.after_passages(
-                layout,
                 [p for p in passages if p not in session.answer],
                 ranked=ranked,
                 n_shown=len(passages),
             )
-        if _only(arguments.get("edge_type"), layout.mentions) and _only(
+        if _only(arguments.get("edge_type"), MENTIONS) and _only(
             arguments.get("node_type"), passage
         ):
             return None  # the passages were asked for and there are none
@@ -211,9 +205,7 @@ class ChainHints(SessionObserver):
             own = [(c, g.name(c), g.type_name(c)) for c in centers if g.type_name(c) != passage]
             nodes = own[:1] + entities[:2] if entities else own
         query = _documents.query_words(question, [n for _, n, _ in nodes])
-        return _documents.to_passages(
-            layout, nodes, query, multi=multi, named_by_passages=from_passages
-        )
+        return _documents.to_passages(nodes, query, multi=multi, named_by_passages=from_passages)
 
     def _question_nodes(self) -> list[tuple[int, str, str]]:
         g = self.index.graph
@@ -221,20 +213,18 @@ class ChainHints(SessionObserver):
             return []
         return [(e.index, g.name(e.index), g.type_name(e.index)) for e in self.reading.entities]
 
-    def _document_add(
-        self, session: ToolSession, added: list[int], layout: _documents.DocumentLayout
-    ) -> str:
+    def _document_add(self, session: ToolSession, added: list[int]) -> str:
         """After an add on a graph built from documents: with entities only, the
         passages already shown that mention them."""
         g = self.index.graph
         nodes = [(n, g.name(n), g.type_name(n)) for n in added]
-        passage_id, mentions_id = g.type_id(layout.passage_type), g.relation_id(layout.mentions)
+        passage_id, mentions_id = g.type_id(PASSAGE_TYPE), g.relation_id(MENTIONS)
         mentioning: list[tuple[int, str, int]] = []
         bridges: list[tuple[int, str, str]] = []
         if passage_id is None or mentions_id is None:
-            return _documents.after_add(layout, nodes, mentioning)
+            return _documents.after_add(nodes, mentioning)
         for n, _, t in nodes:
-            if t == layout.passage_type:
+            if t == PASSAGE_TYPE:
                 bridges += self._bridges(n, passage_id, mentions_id)
                 continue
             hood = g.neighborhood(n, [passage_id], [mentions_id])
@@ -248,7 +238,6 @@ class ChainHints(SessionObserver):
         named = [n for _, n, _ in _named_nodes(question, self._question_nodes(), "")]
         query = _documents.query_words(question, named + [n for _, n, _ in bridges[:3]])
         return _documents.after_add(
-            layout,
             nodes,
             mentioning,
             bridges,
@@ -451,7 +440,7 @@ def _named_nodes(
         if t != passage_type and i not in named and _documents.named_in(question, name):
             named[i] = (i, name, t)
     nodes = list(named.values())
-    words = {i: " ".join(_documents.name_words(n)) for i, n, _ in nodes}
+    words = {i: " ".join(_documents.plain_name_words(n)) for i, n, _ in nodes}
     kept = [
         (i, n, t)
         for i, n, t in nodes

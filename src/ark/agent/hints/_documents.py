@@ -22,14 +22,13 @@ the query, mentioning a node) and asks the model to add it only if its text stat
 a fact the question needs.
 
 Text only, like :mod:`ark.agent.hints._lines`: :class:`ark.agent.hints.ChainHints`
-decides when a graph has this layout (:func:`document_layout`) and calls these.
+decides when a graph has this layout (:func:`has_passages`) and calls these.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ark.graph import MENTIONS, PASSAGE_TYPE, is_document_graph
@@ -47,28 +46,19 @@ MAX_QUERY_WORDS = 8
 _PARENTHESIS = re.compile(r"\s*\([^)]*\)\s*$")
 
 
-@dataclass(frozen=True)
-class DocumentLayout:
-    """Where a graph built from documents keeps its passages: the node type and the
-    relation from a passage to the entities it names (read from the graph itself)."""
-
-    passage_type: str
-    mentions: str
-
-
-def document_layout(index: Index) -> DocumentLayout | None:
-    """The layout when ``index``'s graph has passage nodes that mention other nodes
-    (``passage -[mentions]-> …`` in its schema), else None: a curated graph has no
-    passage type, so none of these hints ever shows on it."""
+def has_passages(index: Index) -> bool:
+    """Whether ``index``'s graph has passage nodes that mention other nodes
+    (``passage -[mentions]-> …`` in its schema): a curated graph has no passage type,
+    so none of these hints ever shows on it."""
     if not is_document_graph(index.graph):
-        return None
-    for r in index.schema.relations:
-        if r.name == MENTIONS and r.source_type == PASSAGE_TYPE and r.count:
-            return DocumentLayout(PASSAGE_TYPE, MENTIONS)
-    return None
+        return False
+    return any(
+        r.name == MENTIONS and r.source_type == PASSAGE_TYPE and r.count
+        for r in index.schema.relations
+    )
 
 
-def name_words(text: str) -> list[str]:
+def plain_name_words(text: str) -> list[str]:
     """:func:`ark.linking.tokens` with a possessive ``'s`` dropped (*Love's* is *Love*)."""
     return [w[:-2] if w.endswith("'s") else w for w in tokens(text)]
 
@@ -79,10 +69,10 @@ def named_in(question: str, name: str) -> bool:
     graph too, but a question's common nouns do not name them)."""
     if not any(c.isupper() or c.isdigit() for c in name):
         return False
-    own = name_words(name)
+    own = plain_name_words(name)
     if not own or all(w in STOPWORDS for w in own):
         return False
-    words = name_words(question)
+    words = plain_name_words(question)
     n = len(own)
     return any(words[i : i + n] == own for i in range(len(words) - n + 1))
 
@@ -108,9 +98,9 @@ def query_words(question: str, names: Iterable[str]) -> str:
     """The question's content words that none of ``names`` has, in order, at most
     :data:`MAX_QUERY_WORDS`: what a neighborhood ``query`` ranks the passages by once
     the named node has chosen them."""
-    taken = {w for n in names for w in name_words(n)}
+    taken = {w for n in names for w in plain_name_words(n)}
     out: list[str] = []
-    for w in name_words(question):
+    for w in plain_name_words(question):
         if w not in STOPWORDS and w not in taken and w not in out and len(w) > 1:
             out.append(w)
     return " ".join(out[:MAX_QUERY_WORDS])
@@ -124,17 +114,16 @@ def _target(ids: Sequence[int], multi: bool) -> str:
     return f"{list(ids)}" if multi and len(ids) > 1 else f"{ids[0]}"
 
 
-def passages_call(layout: DocumentLayout, ids: Sequence[int], query: str, multi: bool) -> str:
+def passages_call(ids: Sequence[int], query: str, multi: bool) -> str:
     """The ready-made call for the passages that mention ``ids``."""
     q = f', query="{query}"' if query else ""
     return (
         f"search_in_neighborhood(node_index={_target(ids, multi)}, "
-        f'edge_type="{layout.mentions}", node_type="{layout.passage_type}"{q})'
+        f'edge_type="{MENTIONS}", node_type="{PASSAGE_TYPE}"{q})'
     )
 
 
 def after_global(
-    layout: DocumentLayout,
     titled: Sequence[tuple[int, str]],
     anchors: Sequence[tuple[int, str, str]],
     query: str,
@@ -148,7 +137,7 @@ def after_global(
     text = "Hint: on this graph the facts are stated in the text of passage nodes."
     if titled:
         ids = [i for i, _ in titled[:MAX_ADD]]
-        shown = ", ".join(_node(i, n, layout.passage_type) for i, n in titled[:MAX_ADD])
+        shown = ", ".join(_node(i, n, PASSAGE_TYPE) for i, n in titled[:MAX_ADD])
         one = len(ids) == 1
         text += (
             f" {shown} {'is' if one else 'are'} titled with a name the question uses: if "
@@ -160,18 +149,13 @@ def after_global(
         ids = [i for i, _, _ in chosen]
         shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
         first = " (the passages that mention all of them come first)" if len(ids) > 1 else ""
-        text += (
-            f" The passages that mention {shown}{first}: "
-            f"{passages_call(layout, ids, query, multi)}."
-        )
+        text += f" The passages that mention {shown}{first}: {passages_call(ids, query, multi)}."
     elif not titled:
         text += " Add the passages above whose text states a fact the question needs."
     return text
 
 
-def after_passages(
-    layout: DocumentLayout, passages: Sequence[int], *, ranked: bool, n_shown: int
-) -> str:
+def after_passages(passages: Sequence[int], *, ranked: bool, n_shown: int) -> str:
     """After a neighborhood that returned ``passages`` not in the answer yet (their
     indices in the order shown; ``ranked``: by a query or by how many nodes mention
     them; ``n_shown``: how many it returned): add the ones whose text states a needed
@@ -182,12 +166,10 @@ def after_passages(
             "further fact, search for the next thing they name with search_in_graph; "
             "else finish."
         )
-    return _after_passages(layout, passages, ranked=ranked, n_shown=n_shown)
+    return _after_passages(passages, ranked=ranked, n_shown=n_shown)
 
 
-def _after_passages(
-    layout: DocumentLayout, passages: Sequence[int], *, ranked: bool, n_shown: int
-) -> str:
+def _after_passages(passages: Sequence[int], *, ranked: bool, n_shown: int) -> str:
     """After a neighborhood that returned ``passages`` (their indices in the order
     shown; ``ranked``: by a query or by how many nodes mention them): add the ones
     whose text states a needed fact, the first ones ready to copy; and how to go on."""
@@ -195,7 +177,7 @@ def _after_passages(
     order = "listed first" if ranked else "listed"
     n = len(passages)
     text = (
-        f"Hint: {n_shown} {layout.passage_type} node{'s' if n_shown != 1 else ''}; their "
+        f"Hint: {n_shown} {PASSAGE_TYPE} node{'s' if n_shown != 1 else ''}; their "
         f"text is above. Add those that state a fact the question needs, best first (the "
         f"{order}: add_to_answer(node_indices={first}), if they do)."
         if n > 1
@@ -210,7 +192,6 @@ def _after_passages(
 
 
 def to_passages(
-    layout: DocumentLayout,
     nodes: Sequence[tuple[int, str, str]],
     query: str,
     *,
@@ -232,11 +213,10 @@ def to_passages(
             "are in the passages. To read the passages that mention"
         )
     shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
-    return f"{lead} {shown}: {passages_call(layout, ids, query, multi)}."
+    return f"{lead} {shown}: {passages_call(ids, query, multi)}."
 
 
 def after_add(
-    layout: DocumentLayout,
     added: Sequence[tuple[int, str, str]],
     mentioning: Sequence[tuple[int, str, int]],
     bridges: Sequence[tuple[int, str, str]] = (),
@@ -249,7 +229,7 @@ def after_add(
     that a few other passages mention too, the question does not name), ready to copy;
     with entities only, the passages already shown that mention them (``mentioning``:
     (passage, its name, the added node it mentions)), to add instead of or beside."""
-    if any(t == layout.passage_type for _, _, t in added):
+    if any(t == PASSAGE_TYPE for _, _, t in added):
         if bridges:
             chosen = list(bridges[:MAX_ANCHORS]) if multi else list(bridges[:1])
             shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
@@ -257,7 +237,7 @@ def after_add(
                 "Note: a question that chains facts needs a passage for each of them. "
                 f"These passages name {shown}, which other passages are about or mention "
                 "too; to read them for the next fact: "
-                f"{passages_call(layout, [i for i, _, _ in chosen], query, multi)}."
+                f"{passages_call([i for i, _, _ in chosen], query, multi)}."
             )
         return (
             "Note: if the question needs a further fact that these passages do not state "
@@ -267,12 +247,12 @@ def after_add(
     if not mentioning:
         return (
             "Note: on this graph the evidence for a node is the passages that mention it; "
-            f'find them with edge_type="{layout.mentions}", '
-            f'node_type="{layout.passage_type}" and add those that state the facts.'
+            f'find them with edge_type="{MENTIONS}", '
+            f'node_type="{PASSAGE_TYPE}" and add those that state the facts.'
         )
     ids = list(dict.fromkeys(p for p, _, _ in mentioning))[:MAX_ADD]
     shown = ", ".join(
-        f"{_node(p, n, layout.passage_type)} mentions [{e}]" for p, n, e in mentioning[:MAX_ADD]
+        f"{_node(p, n, PASSAGE_TYPE)} mentions [{e}]" for p, n, e in mentioning[:MAX_ADD]
     )
     return (
         f"Note: on this graph the evidence is in passages; shown above, {shown}. Add the "
