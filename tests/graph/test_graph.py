@@ -213,3 +213,29 @@ def test_unique_rows_counts_exactly_whatever_the_bases(bases):
     expected, expected_counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)
     assert np.stack(got, axis=1).tolist() == expected.tolist()
     assert counts.tolist() == expected_counts.tolist()
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [["a", "bé"]],  # one chunk: an index as built
+        [["a", "bé", ""], ["añadido", "x"]],  # base + the added nodes: an updated index
+        [["a"], [], ["mid", "dle"], ["last", "añadido"]],  # more chunks, one empty
+    ],
+)
+def test_string_column_reads_every_chunk_as_one_list(chunks):
+    """An updated graph's names and texts are the base's chunk plus the added nodes':
+    each index, read alone or in a batch, gives the string a flat list gives."""
+    import pyarrow as pa
+
+    from ark.graph.columns import StringColumn
+
+    col = StringColumn(pa.chunked_array([pa.array(c, pa.string()) for c in chunks], pa.string()))
+    flat = [s for c in chunks for s in c]
+    assert len(col) == len(flat)
+    assert [col[i] for i in range(len(flat))] == flat
+    assert col.take(range(len(flat))) == flat
+    assert col.take(list(reversed(range(len(flat))))) == flat[::-1]
+    assert col[-1] == flat[-1]
+    with pytest.raises(IndexError):
+        col[len(flat)]

@@ -10,6 +10,7 @@ API that ``ark.graph`` exports.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -82,22 +83,39 @@ class StringColumn:
             self._offsets.append(memoryview(offsets))
             self._data.append(memoryview(data_buf) if data_buf is not None else memoryview(b""))
         self._starts = np.cumsum([0] + [len(c) for c in chunks])
+        #: The same starts as Python ints, for ``bisect`` (a numpy search costs more
+        #: than the string it finds).
+        self._start_list = self._starts.tolist()
         self._single = len(chunks) == 1
         self._off0 = self._offsets[0]
         self._data0 = self._data[0]
-        # An updated index has its base's chunk first and a small one for added nodes:
-        # indices in the first chunk take the single-chunk path.
+        # An updated index has its base's chunk first and one for the added nodes
+        # (a quarter of the hits, when they are a quarter of the nodes): indices in
+        # the first chunk take the single-chunk path, those in the last chunk a
+        # second direct path.
         self._n0 = len(chunks[0])
+        self._last = self._start_list[-2]
+        self._off_last = self._offsets[-1]
+        self._data_last = self._data[-1]
 
     def __len__(self) -> int:
         return int(self._starts[-1])
 
     def __getitem__(self, i: int) -> str:
-        if self._single or 0 <= i < self._n0:
+        if 0 <= i < self._n0:
             off = self._off0
             return str(self._data0[off[i] : off[i + 1]], "utf-8")
-        c = int(np.searchsorted(self._starts, i, "right") - 1)
-        j = i - int(self._starts[c])
+        n = self._start_list[-1]
+        if i < 0:  # from the end, as a list reads it
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"string index {i} out of range for {n} strings")
+        if i >= self._last:
+            j = i - self._last
+            off = self._off_last
+            return str(self._data_last[off[j] : off[j + 1]], "utf-8")
+        c = bisect_right(self._start_list, i) - 1
+        j = i - self._start_list[c]
         off = self._offsets[c]
         return str(self._data[c][off[j] : off[j + 1]], "utf-8")
 
@@ -106,8 +124,13 @@ class StringColumn:
             off, data = self._off0, self._data0
             return [str(data[off[i] : off[i + 1]], "utf-8") for i in indices]
         off, data, n0 = self._off0, self._data0, self._n0
+        last, off_l, data_l, n = self._last, self._off_last, self._data_last, self._start_list[-1]
         return [
-            str(data[off[i] : off[i + 1]], "utf-8") if 0 <= i < n0 else self[int(i)]
+            str(data[off[i] : off[i + 1]], "utf-8")
+            if 0 <= i < n0
+            else str(data_l[off_l[i - last] : off_l[i - last + 1]], "utf-8")
+            if last <= i < n
+            else self[int(i)]
             for i in indices
         ]
 
