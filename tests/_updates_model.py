@@ -137,10 +137,16 @@ def random_update(rng: random.Random, m: Model, path: Path, gen: int) -> None:
 # -- comparing results ----------------------------------------------------------------
 
 
-def rows(result: object) -> list[tuple[str, float, tuple[str, ...]]]:
+def rows(result: object) -> list[tuple[tuple[str, str, str], float, tuple[str, ...]]]:
+    """Each hit as ((name, type, snippet), score, relations): what an observation shows
+    of it, read from the updated graph's base and added chunks alike."""
     assert isinstance(result, SearchResult), result
     return [
-        (h.name, float(h.score), tuple(f"{r.type}:{r.direction}" for r in h.relations))
+        (
+            (h.name, h.type, h.snippet),
+            float(h.score),
+            tuple(f"{r.type}:{r.direction}" for r in h.relations),
+        )
         for h in result.hits
     ]
 

@@ -95,3 +95,20 @@ def test_stored_weights_are_those_of_a_bm25s_index(method):
 def test_a_method_postings_cannot_score_is_refused_by_name(method):
     with pytest.raises(ValueError, match=r"not supported: choose one of lucene, robertson"):
         build_bm25(["alpha beta", "beta"], 2, Tokenizer(), BM25Params(method=method))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_one_frequencys_idf_is_the_arrays_bits(method):
+    """An updated index resolves a query's terms one at a time (``idf_one``): the same
+    float32 value as the build's array computation, or the weights would drift."""
+    from ark.index._scoring import idf_one
+
+    rng = np.random.default_rng(3)
+    for n_docs in (1, 7, 95_000, int(rng.integers(1, 10**7))):
+        df = np.unique(
+            np.concatenate([[0, 1, n_docs, max(1, n_docs // 2)], rng.integers(0, n_docs + 1, 300)])
+        )
+        want = idf(df, n_docs, method)
+        got = np.array([idf_one(int(d), n_docs, method) for d in df.tolist()], np.float64)
+        assert got.astype(np.float32).tobytes() == want.tobytes()
+        assert np.array_equal(got, want.astype(np.float64))  # exactly a float32 value

@@ -120,3 +120,28 @@ def test_both_answer_through_the_one_kernel(monkeypatch):
     base.top_k(base.query_terms("w1 w2"), 5)
     seg.top_k(seg.query_terms("w1 w2"), 5)
     assert len(calls) == 2 and calls[0] == 0 and calls[1] > 0
+
+
+def test_term_ids_from_elsewhere_are_resolved_before_the_kernel_reads_them():
+    """``top_k``/``score_docs`` given ids that ``query_terms`` never resolved (a fresh
+    snapshot, ids from ``vocab.get``) answer as after ``query_terms``; an id past the
+    vocabulary is skipped, as the index as built skips it."""
+    rng = np.random.default_rng(11)
+    base_texts, new_texts = _texts(rng, 200, 80), _texts(rng, 60, 120, long=True)
+    dead = np.array([2, 7], np.int64)
+    live = np.array([i for i in range(260) if i not in (2, 7)])
+    for query in ("w0 w3 w3", "w5 w90 w110", "w1"):
+        resolved = _updated(base_texts, new_texts, dead)
+        terms = resolved.query_terms(query)
+        want = resolved.top_k(terms, 10)
+        want_scores = resolved.score_docs(terms, live)
+        fresh = _updated(base_texts, new_texts, dead)
+        ids = np.array([fresh.vocab.get(w) for w in query.split()], np.int64)
+        assert np.array_equal(ids, terms)
+        got = fresh.top_k(ids, 10)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        fresh = _updated(base_texts, new_texts, dead)
+        assert np.array_equal(fresh.score_docs(ids, live), want_scores)
+        past = np.append(ids, len(fresh.vocab) + 1_000)
+        got = fresh.top_k(past, 10)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -56,6 +56,15 @@ def idf(df: np.ndarray | int, n_docs: int, method: str) -> np.ndarray:
     return table.astype(np.float32)[where.reshape(values.shape)]
 
 
+def idf_one(df: int, n_docs: int, method: str) -> float:
+    """:func:`idf` of one frequency, as the Python float of its float32 value (the same
+    bits: one float64 rounded to float32 either way). An updated index resolves a
+    query's terms one by one on first use; :func:`idf`'s ``np.unique`` cost tens of
+    microseconds per term, more than the search itself."""
+    check_method(method)
+    return float(np.float32(_idf_one(df, n_docs, method))) if df > 0 else 0.0
+
+
 def tfc(
     tf: np.ndarray, doc_len: np.ndarray, avg_len: float, k1: float, b: float, method: str
 ) -> np.ndarray:

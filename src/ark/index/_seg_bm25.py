@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from ark.index._bm25 import BM25Index
-from ark.index._seg_stats import Stats, idf_of
+from ark.index._scoring import idf_one
+from ark.index._seg_stats import Stats
 from ark.index._tokenize import Tokenizer
 
 #: Relative slack on the bound, far above float32 rounding of a few dozen terms (the
@@ -140,6 +141,9 @@ class SegmentedBM25:
         n_terms = self._v0 + len(delta.vocab)  # a delta-only word: v0 + its delta id
         self._idf = np.full(n_terms, -1.0, np.float32)
         self._scale = np.zeros(n_terms, np.float64)
+        #: The same, as Python reads it per query without a numpy call: 0 not yet
+        #: resolved, 1 no live document has the term, 2 searchable.
+        self._state = bytearray(n_terms)
         delta_of = np.full(self._v0, -1, np.int64)
         base_vocab = base.vocab
         for word, d in delta.vocab.items():
@@ -175,13 +179,14 @@ class SegmentedBM25:
         df = base_df - self._removed_df.get(word, 0)
         if delta_id >= 0:
             df += int(self._delta_df[delta_id])
-        idf = float(idf_of(df, self.stats.n_docs, self.params.method)[0]) if df > 0 else 0.0
+        idf = idf_one(df, self.stats.n_docs, self.params.method)
         scale = 0.0
         if base_df:
-            idf_base = float(idf_of(base_df, self.n_base, self.params.method)[0])
+            idf_base = idf_one(base_df, self.n_base, self.params.method)
             scale = idf / idf_base if idf_base > 0 else 0.0
         self._scale[u] = scale
-        self._idf[u] = idf  # last: a concurrent reader sees the rescale set
+        self._idf[u] = idf  # then: a concurrent reader sees the rescale set
+        self._state[u] = 2 if idf > 0 else 1  # last: both tables are set
         return idf
 
     def base_word(self, u: int) -> str:
@@ -194,7 +199,7 @@ class SegmentedBM25:
         """Unified ids of the query's tokens (repeats kept); tokens no live document
         has are dropped, as a rebuild's vocabulary would not know them."""
         out = []
-        base_vocab, delta_only = self.base.vocab, self._delta_only
+        base_vocab, delta_only, state = self.base.vocab, self._delta_only, self._state
         for token in self.tokenizer.tokens(text):
             u = base_vocab.get(token)
             if u is None:
@@ -202,7 +207,8 @@ class SegmentedBM25:
                 if d is None:
                     continue
                 u = self._v0 + d
-            if self._term(u) > 0:
+            s = state[u]
+            if s == 2 or (s == 0 and self._term(u) > 0):
                 out.append(u)
         return np.asarray(out, dtype=np.int64)
 
@@ -210,8 +216,18 @@ class SegmentedBM25:
         """``terms`` as int64, each one's tables filled (:meth:`query_terms` fills
         them; ids from elsewhere are resolved here)."""
         terms = np.asarray(terms, dtype=np.int64)
-        if len(terms) and (self._idf[terms] < 0).any():
-            for u in np.unique(terms).tolist():
+        ids = terms.tolist()
+        state = self._state
+        # Per query, a few Python reads (a numpy gather and test cost ~3 us a call).
+        # A negative id reads from the end: harmless, the kernels skip negative ids.
+        try:
+            if all(map(state.__getitem__, ids)):
+                return terms
+        except IndexError:
+            pass  # an id past the vocabulary, skipped by the kernels too
+        n = len(state)
+        for u in sorted(set(ids)):
+            if 0 <= u < n and not state[u]:
                 self._term(u)
         return terms
 
