@@ -152,7 +152,7 @@ def test_adding_an_entity_points_to_the_passages_shown_that_mention_it(docs):
 def test_a_curated_graph_keeps_its_chain_hints(movie_index):
     question = "Which genres do the films directed by Robert Zemeckis belong to?"
     hints = ChainHints(movie_index, question)
-    assert hints.layout is None
+    assert not hints.documents
     s = ToolSession(
         movie_index,
         config=ToolConfig(multi_neighborhood=True),
