@@ -1,0 +1,79 @@
+"""The answer step alone, over the stored retrievals of a ``bench_documents.py`` row.
+
+    python benchmarks/probe_reader.py RESULTS.jsonl [--passages 5] [--index .bench/mq.idx]
+        [--out probe.jsonl]
+
+Why: on MuSiQue the answer's F1 moves little with passage recall (``RESULTS.md``,
+session 48), and rerunning a whole agent row to try another reading costs ~2 minutes a
+question. This reruns only the answer step (greedy, as the bench's; ~10 s a question
+with the local 1.5B) on what each stored run retrieved: the ranking's non-passage nodes
+(first 10 ranked), then the first ``--passages`` of its evidence passages (the list
+recall is scored on). Resumable: questions already in ``--out`` are skipped. Prints
+EM and F1 beside the row's stored ones, on the same questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from ark.answer import write_answer
+from ark.eval.metrics import exact_match, f1_score
+from ark.graph import PASSAGE_TYPE
+from ark.index import open_index
+from ark.llm import ModelSettings
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("results", type=Path, help="a row's results.jsonl (bench_documents.py)")
+    p.add_argument("--passages", type=int, default=5, help="evidence passages read")
+    p.add_argument("--index", type=Path, default=Path(".bench/mq.idx"))
+    p.add_argument("--model", default=None, help="0.5b, 1.5b, a GGUF path or a server's model")
+    p.add_argument("--base-url", default=None)
+    p.add_argument("--out", type=Path, default=None, help="default: next to RESULTS")
+    args = p.parse_args(argv)
+    out = args.out or args.results.with_name(f"probe-p{args.passages}.jsonl")
+    index = open_index(args.index)
+    passage = index.graph.type_id(PASSAGE_TYPE)
+    llm = ModelSettings(model=args.model, base_url=args.base_url).build()
+    stored = [json.loads(line) for line in args.results.open(encoding="utf-8")]
+    done = {}
+    if out.exists():
+        done = {d["query_id"]: d for d in map(json.loads, out.open(encoding="utf-8"))}
+    with out.open("a", encoding="utf-8") as f:
+        for r in stored:
+            if r["query_id"] in done:
+                continue
+            ranked = [i for i in r["ranking"][:10] if int(index.graph.node_type[i]) != passage]
+            nodes = ranked + [q for q in r["passages"] if q not in ranked][: args.passages]
+            answer = asyncio.run(write_answer(llm, r["query"], index, nodes))
+            text = answer.text if answer.answerable else ""
+            rec = {
+                "query_id": r["query_id"],
+                "nodes": nodes,
+                "text": answer.text,
+                "status": answer.status,
+                "em": exact_match(text, r["gold_answers"]),
+                "f1": f1_score(text, r["gold_answers"]),
+                "prompt_tokens": answer.prompt_tokens,
+            }
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+            done[r["query_id"]] = rec
+            print(f"{len(done)}/{len(stored)} {r['query_id']} F1 {rec['f1']:.2f}", flush=True)
+    n = len(stored)
+    probe = [done[r["query_id"]] for r in stored]
+    print(
+        f"\n{n} questions: probe EM {100 * sum(d['em'] for d in probe) / n:.1f} "
+        f"F1 {100 * sum(d['f1'] for d in probe) / n:.1f}; stored "
+        f"EM {100 * sum(r['metrics']['em'] for r in stored) / n:.1f} "
+        f"F1 {100 * sum(r['metrics']['f1'] for r in stored) / n:.1f}; "
+        f"prompt tokens {sum(d['prompt_tokens'] for d in probe) / n:.0f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
