@@ -10,6 +10,13 @@ with the local 1.5B) on what each stored run retrieved: the ranking's non-passag
 (first 10 ranked), then the first ``--passages`` of its evidence passages (the list
 recall is scored on). Resumable: questions already in ``--out`` are skipped. Prints
 EM and F1 beside the row's stored ones, on the same questions.
+
+``--facts-first`` is an experiment, not a library option: the answer schema gains a
+``facts`` field before the answer, and the instructions ask the model to write there
+the facts that chain to the answer, one short sentence a step (a chained reading, as
+IRCoT-style readers do). It replaces the answer step's schema and instructions in this
+process only. ``--bm25`` reads BM25's top ``--passages`` passages instead (naive RAG's
+list), to compare a reading on both lists.
 """
 
 from __future__ import annotations
@@ -19,11 +26,29 @@ import asyncio
 import json
 from pathlib import Path
 
+import ark.answer._write as answer_step
 from ark.answer import write_answer
+from ark.eval._methods import BM25Method
 from ark.eval.metrics import exact_match, f1_score
 from ark.graph import PASSAGE_TYPE
 from ark.index import open_index
 from ark.llm import ModelSettings
+
+
+def facts_first() -> None:
+    """The answer step asks for the chained facts before the answer (this process)."""
+    schema = answer_step.ANSWER_SCHEMA
+    answer_step.ANSWER_SCHEMA = {
+        "type": "object",
+        "properties": {"facts": {"type": "string"}, **schema["properties"]},
+        "required": ["facts", *schema["required"]],
+    }
+    answer_step.SYSTEM = answer_step.SYSTEM.replace(
+        "Reply with JSON only: ",
+        "The question may chain several facts (X's Y's Z): first write in \"facts\" the "
+        "facts from the evidence that lead to the answer, one short sentence per step, in "
+        "order; then the answer. Reply with JSON only: ",
+    ).replace('{"answerable": true,', '{"facts": "...", "answerable": true,')
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -34,11 +59,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--model", default=None, help="0.5b, 1.5b, a GGUF path or a server's model")
     p.add_argument("--base-url", default=None)
     p.add_argument("--out", type=Path, default=None, help="default: next to RESULTS")
+    p.add_argument("--facts-first", action="store_true", help="the chained-reading experiment")
+    p.add_argument("--bm25", action="store_true", help="read BM25's top passages instead")
     args = p.parse_args(argv)
-    out = args.out or args.results.with_name(f"probe-p{args.passages}.jsonl")
+    tag = f"p{args.passages}" + ("-bm25" if args.bm25 else "")
+    tag += "-facts" if args.facts_first else ""
+    out = args.out or args.results.with_name(f"probe-{tag}.jsonl")
+    if args.facts_first:
+        facts_first()
     index = open_index(args.index)
     passage = index.graph.type_id(PASSAGE_TYPE)
     llm = ModelSettings(model=args.model, base_url=args.base_url).build()
+    bm25 = BM25Method(index, passages_only=True) if args.bm25 else None
     stored = [json.loads(line) for line in args.results.open(encoding="utf-8")]
     done = {}
     if out.exists():
@@ -49,6 +81,8 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             ranked = [i for i in r["ranking"][:10] if int(index.graph.node_type[i]) != passage]
             nodes = ranked + [q for q in r["passages"] if q not in ranked][: args.passages]
+            if bm25 is not None:
+                nodes = bm25.search(r["query"], args.passages)
             answer = asyncio.run(write_answer(llm, r["query"], index, nodes))
             text = answer.text if answer.answerable else ""
             rec = {
