@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ark.graph import DescribedSchema, Graph
+from _helpers import index_of_graph
+from ark.graph import Graph
 from ark.graph._documents import ENTITY_TYPE, MENTIONS, PASSAGE_TYPE, passage_text
-from ark.index import BM25Params, Index, TokenizerConfig, open_index
-from ark.index._store import write_index
+from ark.index import Index, open_index
 
 #: (title, text) of each passage node, in node order (0..7).
 PASSAGES = [
@@ -67,14 +67,7 @@ def build_document_index(out: Path) -> Index:
         rel=np.array(rel),
         relation_names=relations,
     )
-    write_index(
-        graph,
-        DescribedSchema.from_names(graph.schema, graph),
-        out,
-        source_info={"path": "tests/_documents_fixture.py", "format": "test"},
-        tokenizer=TokenizerConfig(),
-        params=BM25Params(),
-    )
+    index_of_graph(graph, out, source="tests/_documents_fixture.py")
     return open_index(out)
 
 

@@ -7,7 +7,9 @@ import shutil
 from importlib.resources import files
 from pathlib import Path
 
-from ark.index import Index
+from ark.graph import DescribedSchema, Graph
+from ark.index import BM25Params, Index, TokenizerConfig, build_index
+from ark.index._store import write_index
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,3 +32,22 @@ def write_metaqa_kb(target: Path) -> Path:
 def node(index: Index, name: str) -> int:
     """The index of the node called ``name``."""
     return index.graph.names.to_pylist().index(name)
+
+
+def index_of_graph(graph: Graph, out: Path, source: str = "hand-made") -> Index:
+    """A hand-made ``graph`` written as an index at ``out`` (names as its described
+    schema, default tokenizer and BM25 parameters)."""
+    return write_index(
+        graph,
+        DescribedSchema.from_names(graph.schema, graph),
+        out,
+        source_info={"path": source, "format": "test"},
+        tokenizer=TokenizerConfig(),
+        params=BM25Params(),
+    )
+
+
+def tsv_index(root: Path, lines: str) -> Index:
+    """An index built from ``lines`` (``head<TAB>relation<TAB>tail`` rows) in ``root``."""
+    (root / "kb.tsv").write_text(lines + "\n", encoding="utf-8")
+    return build_index(root / "kb.tsv", root / "idx")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ark.graph import DescribedSchema, Graph, passage_text
-from ark.index import BM25Params, Index, TokenizerConfig
-from ark.index._store import write_index
+from _helpers import index_of_graph
+from ark.graph import Graph, passage_text
+from ark.index import Index
 
 PASSAGES = {
     "Lena Marsh": "Lena Marsh is a painter born in Port Avel. In 1921 she painted The "
@@ -76,12 +76,4 @@ def document_graph() -> Graph:
 
 def build_document_index(out: Path) -> Index:
     """:func:`document_graph` as an index (BM25 over its node text)."""
-    graph = document_graph()
-    return write_index(
-        graph,
-        DescribedSchema.from_names(graph.schema, graph),
-        out,
-        source_info={"path": "hand-made", "format": "test"},
-        tokenizer=TokenizerConfig(),
-        params=BM25Params(),
-    )
+    return index_of_graph(document_graph(), out)

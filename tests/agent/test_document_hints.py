@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from _helpers import index_of_graph
 from _passages_fixture import (
     HARBOUR,
     LENA,
@@ -181,9 +182,7 @@ def _bridge_graph(path):  # type: ignore[no-untyped-def]
     is about it)."""
     import numpy as np
 
-    from ark.graph import DescribedSchema, Graph, passage_text
-    from ark.index import BM25Params, TokenizerConfig
-    from ark.index._store import write_index
+    from ark.graph import Graph, passage_text
 
     passages = [
         ("Maiden Ray", "Maiden Ray is a live album by the British band Iron Band."),
@@ -206,14 +205,7 @@ def _bridge_graph(path):  # type: ignore[no-untyped-def]
         rel=np.zeros(len(edges), dtype=np.int64),
         relation_names=["mentions"],
     )
-    return write_index(
-        graph,
-        DescribedSchema.from_names(graph.schema, graph),
-        path,
-        source_info={"path": "hand-made", "format": "test"},
-        tokenizer=TokenizerConfig(),
-        params=BM25Params(),
-    )
+    return index_of_graph(graph, path)
 
 
 def test_the_next_fact_is_read_first_from_a_named_node_with_a_passage_of_its_own(tmp_path):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ark.index import build_index
+from _helpers import tsv_index
 from ark.linking import read_question, spot_entities
 
 NAMES = "\n".join(
@@ -19,9 +19,7 @@ NAMES = "\n".join(
 
 @pytest.fixture(scope="module")
 def names(tmp_path_factory):
-    root = tmp_path_factory.mktemp("names")
-    (root / "kb.tsv").write_text(NAMES + "\n", encoding="utf-8")
-    return build_index(root / "kb.tsv", root / "idx")
+    return tsv_index(tmp_path_factory.mktemp("names"), NAMES)
 
 
 def spotted(index, question):

@@ -5,7 +5,7 @@ share them, and taken only where nothing surer is named."""
 
 import pytest
 
-from ark.index import build_index
+from _helpers import tsv_index
 from ark.linking import spot_entities
 from ark.linking._entities import FUZZY
 
@@ -33,9 +33,7 @@ LOWER = "\n".join(
 
 @pytest.fixture(scope="module")
 def lower(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lower")
-    (root / "kb.tsv").write_text(LOWER + "\n", encoding="utf-8")
-    return build_index(root / "kb.tsv", root / "idx")
+    return tsv_index(tmp_path_factory.mktemp("lower"), LOWER)
 
 
 def spotted(index, question):

@@ -4,7 +4,7 @@ names with letters outside ASCII, a schema without node types."""
 
 import pytest
 
-from ark.index import build_index
+from _helpers import tsv_index
 from ark.linking import read_chain, read_question, tokens, word_match
 from ark.linking._words import SPELLED
 
@@ -35,9 +35,7 @@ TWO_LANGUAGES = "\n".join(
 
 @pytest.fixture(scope="module")
 def two_languages(tmp_path_factory):
-    root = tmp_path_factory.mktemp("two_languages")
-    (root / "kb.tsv").write_text(TWO_LANGUAGES + "\n", encoding="utf-8")
-    return build_index(root / "kb.tsv", root / "idx")
+    return tsv_index(tmp_path_factory.mktemp("two_languages"), TWO_LANGUAGES)
 
 
 def chain_of(index, question):
