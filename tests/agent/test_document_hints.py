@@ -32,11 +32,13 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
 
 
 def session(index: Index, question: str = QUESTION, multi: bool = True) -> ToolSession:
+    # As the agent runs it: a call from a node no result or hint has shown is refused.
     return ToolSession(
         index,
         config=ToolConfig(multi_neighborhood=multi),
         question=question,
         observers=[ChainHints(index, question)],
+        refuse_unseen=True,
     )
 
 

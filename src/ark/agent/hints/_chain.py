@@ -234,6 +234,9 @@ class ChainHints(SessionObserver):
                 if int(p) in session.seen and int(p) not in session.answer
             ]
         bridges = list(dict.fromkeys(bridges))
+        # The note writes the bridges by index and name, with the call to explore them:
+        # the model has seen them (a session that refuses unseen nodes must run it).
+        self.shown.update(i for i, _, _ in bridges[: _documents.MAX_ANCHORS])
         question = self.question or ""
         named = [n for _, n, _ in _named_nodes(question, self._question_nodes(), "")]
         query = _documents.query_words(question, named + [n for _, n, _ in bridges[:3]])
