@@ -52,7 +52,14 @@ MODEL_ROWS = ("naive-rag", "linked-rag", "ark", "ark-guided", "graphsearch")
 LINKED = 3
 ROWS = (*BASELINE_ROWS, *MODEL_ROWS)
 #: Table columns: (header, metric key in summary.json).
-COLUMNS = (("R@2", "recall@2"), ("R@5", "recall@5"), ("Hit@1", "hit@1"), ("EM", "em"), ("F1", "f1"))
+COLUMNS = (
+    ("R@2", "recall@2"),
+    ("R@5", "recall@5"),
+    ("Ans@5", "answer@5"),
+    ("Hit@1", "hit@1"),
+    ("EM", "em"),
+    ("F1", "f1"),
+)
 
 
 def row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:

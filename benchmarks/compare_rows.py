@@ -4,6 +4,12 @@ metric between the first row and every other and its bootstrap 95 % interval.
 
     python benchmarks/compare_rows.py .bench/documents/LABEL ROW [ROW ...]
     python benchmarks/compare_rows.py --dirs RUN/ROW RUN2/ROW [...]   # rows of several runs
+    python benchmarks/compare_rows.py ... --musique FILE   # answer@k for runs stored before it
+
+``--musique FILE`` (the run's MuSiQue question file) fills in ``answer@2``/``answer@5`` for
+records stored before the measure existed: the answer's paragraph is the supporting one
+the decomposition's last step reads, and the record's ``supporting`` groups are in the
+file's paragraph order (``ark.datasets.load_musique``), so no index is needed.
 
 Why paired: on 50 MuSiQue questions a row's F1 moves by several points between two
 samplings of the same model (naive RAG gave 11.5 and 9.5 on the same 20 questions), so a
@@ -17,7 +23,7 @@ import json
 import random
 from pathlib import Path
 
-KEYS = ("recall@2", "recall@5", "hit@1", "em", "f1")
+KEYS = ("recall@2", "recall@5", "answer@5", "hit@1", "em", "f1")
 #: Bootstrap resamples of the paired differences (seeded: the same table every time).
 RESAMPLES = 5000
 
@@ -29,6 +35,36 @@ def load_row(path: Path) -> dict[str, dict]:
         raise SystemExit(f"compare_rows: {results} not found (a bench_documents.py row folder?)")
     rows = (json.loads(line) for line in results.read_text().splitlines() if line.strip())
     return {r["query_id"]: r for r in rows}
+
+
+def fill_answer_passage(rows: dict[str, dict[str, dict]], path: Path) -> None:
+    """Add ``answer@k`` to records without it, from the MuSiQue file's decomposition."""
+    text = path.read_text(encoding="utf-8")
+    records = (
+        json.loads(text)
+        if text.lstrip().startswith("[")
+        else [json.loads(line) for line in text.splitlines() if line.strip()]
+    )
+    answer_group: dict[str, int] = {}
+    for rec in records:
+        steps = rec.get("question_decomposition") or []
+        support = [i for i, p in enumerate(rec["paragraphs"]) if p.get("is_supporting")]
+        last = steps[-1].get("paragraph_support_idx") if steps else None
+        if last in support:
+            answer_group[str(rec["id"])] = support.index(last)
+    for res in rows.values():
+        for qid, r in res.items():
+            m = r.get("metrics")
+            if m is None or "answer@5" in m or qid not in answer_group:
+                continue
+            group = set(r["supporting"][answer_group[qid]])
+            for k in (2, 5):
+                m[f"answer@{k}"] = float(bool(group & set(r["passages"][:k])))
+
+
+def has(metrics: list[dict], key: str) -> bool:
+    """Every record of a row has ``key`` among its metrics."""
+    return all(key in m for m in metrics)
 
 
 def interval(diffs: list[float], seed: int = 0) -> tuple[float, float]:
@@ -44,6 +80,7 @@ def main() -> None:
     parser.add_argument("run", nargs="?", type=Path, help="a run folder .bench/documents/LABEL")
     parser.add_argument("rows", nargs="*", help="row names inside RUN")
     parser.add_argument("--dirs", nargs="+", type=Path, help="row folders, from any runs")
+    parser.add_argument("--musique", type=Path, help="fill answer@k in from this question file")
     args = parser.parse_args()
     if args.dirs:
         paths = {str(p): p for p in args.dirs}
@@ -52,6 +89,8 @@ def main() -> None:
     else:
         parser.error("give RUN and at least one ROW, or --dirs ROW_FOLDER ...")
     rows = {name: load_row(path) for name, path in paths.items()}
+    if args.musique:
+        fill_answer_passage(rows, args.musique)
     common = sorted(set.intersection(*(set(r) for r in rows.values())))
     if not common:
         raise SystemExit("compare_rows: the rows share no question")
@@ -60,7 +99,11 @@ def main() -> None:
     print("|---|" + "---:|" * (len(KEYS) + 1))
     for row, res in rows.items():
         ms = [res[q]["metrics"] for q in common]
-        cells = [f"{100 * sum(m.get(k) or 0 for m in ms) / len(ms):.1f}" for k in KEYS]
+        # "–" where a record lacks the measure (a run before it existed, or a row
+        # without answers), never a 0 that reads as a score
+        cells = [
+            f"{100 * sum(m[k] or 0 for m in ms) / len(ms):.1f}" if has(ms, k) else "–" for k in KEYS
+        ]
         wall = sum(res[q].get("wall_s") or 0 for q in common) / len(common)
         print(f"| {row} | " + " | ".join(cells) + f" | {wall:.1f} |")
     names = list(rows)
@@ -74,6 +117,12 @@ def main() -> None:
         cells = []
         for key in KEYS:
             a, b = rows[first], rows[row]
+            if not (
+                has([a[q]["metrics"] for q in common], key)
+                and has([b[q]["metrics"] for q in common], key)
+            ):
+                cells.append("–")
+                continue
             diffs = [
                 100 * ((a[q]["metrics"].get(key) or 0) - (b[q]["metrics"].get(key) or 0))
                 for q in common

@@ -89,6 +89,11 @@ MUSIQUE = [
             _paragraph(*PASSAGES[2], True),
             _paragraph(*PASSAGES[3], True),
         ],
+        # one step a hop, in order; the last reads the paragraph stating the answer
+        "question_decomposition": [
+            {"question": "Where was Mira Dunfield born?", "paragraph_support_idx": 1},
+            {"question": "#1 >> county", "paragraph_support_idx": 2},
+        ],
     },
     {
         "id": "2hop__3_4",
@@ -101,6 +106,11 @@ MUSIQUE = [
             _paragraph(*PASSAGES[4], True),
             _paragraph(*PASSAGES[5], True),
         ],
+        # the steps need not follow the paragraphs' order: the last step's is the answer's
+        "question_decomposition": [
+            {"question": "gallery that showed Mira Dunfield's works", "paragraph_support_idx": 2},
+            {"question": "#1 >> city", "paragraph_support_idx": 1},
+        ],
     },
     {
         "id": "3hop1__5_6_7",
@@ -111,6 +121,12 @@ MUSIQUE = [
             # spacing changed: still the same paragraph (stored as two chunks)
             _paragraph("Orvin River", ORVIN_RIVER.replace(" ", "  ", 3) + "\n", True),
             _paragraph(*VELMAR, True),  # not in the graph
+        ],
+        # the answer's paragraph is the one the graph lacks
+        "question_decomposition": [
+            {"question": "river Lake Orvin feeds", "paragraph_support_idx": 0},
+            {"question": "#1 >> upriver state", "paragraph_support_idx": 1},
+            {"question": "capital of #2", "paragraph_support_idx": 2},
         ],
     },
 ]

@@ -38,6 +38,15 @@ def test_musique_supporting_paragraphs_become_passage_nodes(doc_index, tmp_path)
     assert third.supporting == (frozenset({0}), frozenset({6, 7}), frozenset())
     assert third.missing == ("Velmar",) and third.gold == frozenset({0, 6, 7})
     assert third.qtype == "3hop1"
+    # The paragraph the last decomposition step reads states the answer (the second
+    # question's steps run against the paragraphs' order); the third's is not indexed.
+    assert [q.answer_passage for q in queries] == [{3}, {4}, frozenset()]
+
+
+def test_musique_without_a_decomposition_has_no_answer_passage(doc_index, tmp_path):
+    records = [{k: v for k, v in r.items() if k != "question_decomposition"} for r in MUSIQUE]
+    queries = load_musique(write_json(tmp_path / "q.json", records), doc_index)
+    assert [q.answer_passage for q in queries] == [None, None, None]
 
 
 def test_musique_jsonl_reads_like_the_array(doc_index, tmp_path):
@@ -94,6 +103,15 @@ def test_a_curated_graph_is_refused(metaqa_index, tmp_path):
             r"\(record 0\), paragraph 1: missing 'paragraph_text'",
         ),
         (lambda r: r[1].update(answer_aliases="x"), r"'answer_aliases' must be a list"),
+        (
+            lambda r: r[0].update(question_decomposition={"x": 1}),
+            r"\(record 0\): 'question_decomposition' must be a list of objects",
+        ),
+        (
+            lambda r: r[0]["question_decomposition"][-1].update(paragraph_support_idx=0),
+            r"\(record 0\): the last step of 'question_decomposition' reads paragraph 0, "
+            "which is not a supporting paragraph",
+        ),
         (
             lambda r: [p.update(is_supporting=False) for p in r[0]["paragraphs"]],
             r"\(record 0\): no paragraph has is_supporting true",

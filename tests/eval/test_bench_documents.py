@@ -28,14 +28,14 @@ def test_baseline_rows_make_one_table(bench, tmp_path, capsys):
     ]  # fmt: skip
     bench.main(args)
     out = capsys.readouterr().out
-    assert "| row | n | R@2 | R@5 | Hit@1 | EM | F1 | s/question |" in out
+    assert "| row | n | R@2 | R@5 | Ans@5 | Hit@1 | EM | F1 | s/question |" in out
     # the same numbers as `ark eval --method bm25` (tests/eval/test_document_eval.py)
-    assert "| bm25 | 3 | 72.2 | 88.9 | 100.0 | – | – |" in out
+    assert "| bm25 | 3 | 72.2 | 88.9 | 66.7 | 100.0 | – | – |" in out
     assert "| dense | – | skipped: " in out  # no model here: reported, not fatal
     assert "bm25: 1 supporting paragraphs not in the index" in out
     assert (tmp_path / "bench" / "current" / "bm25" / "summary.json").is_file()
     bench.main(args)  # a rerun resumes the finished rows, same table
-    assert "| bm25 | 3 | 72.2 | 88.9 | 100.0 | – | – |" in capsys.readouterr().out
+    assert "| bm25 | 3 | 72.2 | 88.9 | 66.7 | 100.0 | – | – |" in capsys.readouterr().out
 
 
 def test_naive_rag_is_bm25_with_the_answer_step(bench):

@@ -63,7 +63,11 @@ def test_ark_eval_bm25_on_musique_reports_passage_recall(doc_index, questions, t
     assert m["recall@2"] == pytest.approx(100 * (1 + 0.5 + 2 / 3) / 3)
     assert m["recall@5"] == pytest.approx(100 * (1 + 1 + 2 / 3) / 3)
     assert {"hit@1", "hit@5", "recall@20", "mrr"} <= set(m) and "em" not in m
-    assert "| R@2 | R@5 |" in (out / "summary.md").read_text()
+    # The passage stating the answer (the last decomposition step's): in the first 2 for
+    # the first two questions; the third's is not in the index.
+    assert [records[q]["metrics"]["answer@2"] for q in records] == [1.0, 1.0, 0.0]
+    assert m["answer@2"] == pytest.approx(100 * 2 / 3) == m["answer@5"]
+    assert "| R@2 | R@5 | Ans@2 | Ans@5 |" in (out / "summary.md").read_text()
 
 
 def _evidence_block(messages: list[Message]) -> str:
@@ -158,7 +162,7 @@ def test_ark_report_shows_passage_recall(doc_index, questions, tmp_path):
     text = write_report([tmp_path / "docs"], tmp_path / "report", plots=False)
     assert "recall@2" in text and "72.22" in text and "88.89" in text
     csv = (tmp_path / "report" / "comparison.csv").read_text()
-    assert csv.splitlines()[0].endswith("recall@2,recall@5,s/query,failed,path")
+    assert csv.splitlines()[0].endswith("recall@2,recall@5,answer@2,answer@5,s/query,failed,path")
 
 
 def test_dense_over_documents_ranks_the_passage_rows_only(doc_index, tmp_path):

@@ -5,6 +5,7 @@ import pytest
 
 from ark.eval.metrics import (
     aggregate,
+    answer_passage_at_k,
     exact_match,
     f1_score,
     normalize_answer,
@@ -31,6 +32,17 @@ def test_a_paragraph_cut_in_chunks_counts_once_and_a_missing_one_stays_in_the_de
         "recall@2": pytest.approx(2 / 3),
         "recall@5": pytest.approx(2 / 3),
     }
+
+
+def test_the_answer_passage_counts_when_in_the_top_k_and_only_when_known():
+    supporting = [{6, 7}, {0}, {3}]  # the answer's paragraph, {3}, is the last hop's
+    scores = score_passages([0, 7, 9, 1, 2, 3], supporting, answer_passage={3})
+    assert scores["answer@2"] == 0.0 and scores["answer@5"] == 0.0  # sixth
+    assert score_passages([3, 0], supporting, answer_passage={3})["answer@2"] == 1.0
+    # a chunk of the answer's paragraph counts; a paragraph the index lacks never does
+    assert answer_passage_at_k([9, 7], {6, 7}, 2) == 1.0
+    assert answer_passage_at_k([9, 7], set(), 2) == 0.0
+    assert "answer@5" not in score_passages([3], supporting)  # unknown: not scored
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,10 @@ class Query:
     answer strings (exact match and F1 of a written answer read them), and
     ``supporting``, one group of passage nodes per supporting paragraph (its node, or
     its chunks; empty when the index lacks it), which passage recall reads; ``gold`` is
-    then the union of the groups.
+    then the union of the groups. ``answer_passage`` is the group of the paragraph that
+    states the answer — the one the question's last decomposition step reads — where
+    the file says which (MuSiQue's ``question_decomposition``; an empty group when the
+    index lacks that paragraph, as in ``supporting``); ``None`` where it does not.
     """
 
     id: str
@@ -41,6 +44,7 @@ class Query:
     missing: tuple[str, ...] = field(default=())
     answers: tuple[str, ...] = field(default=())
     supporting: tuple[frozenset[int], ...] = field(default=())
+    answer_passage: frozenset[int] | None = None
 
 
 def name_lookup(index: Index) -> dict[str, list[int]]:

@@ -25,6 +25,7 @@ from ark.eval._runstore import RunStore
 from ark.eval._summary import summarize_run, summary_markdown
 from ark.eval.metrics import (
     ANSWER_MEASURES,
+    ANSWER_PASSAGE_MEASURES,
     MEASURES,
     PASSAGE_MEASURES,
     evaluate_query,
@@ -205,6 +206,8 @@ def make_record(
             metrics = {m: 0.0 for m in MEASURES}
             if q.supporting:
                 metrics.update({m: 0.0 for m in PASSAGE_MEASURES})
+                if q.answer_passage is not None:
+                    metrics.update({m: 0.0 for m in ANSWER_PASSAGE_MEASURES})
             if q.answers and out.answer is not None:
                 metrics.update({m: 0.0 for m in ANSWER_MEASURES})
         else:
@@ -218,7 +221,7 @@ def make_record(
                 ranked, q.gold, candidates=candidates, mode=mode, n_nodes=n_nodes
             )
             if q.supporting:
-                metrics.update(score_passages(passages, q.supporting))
+                metrics.update(score_passages(passages, q.supporting, q.answer_passage))
             if q.answers and out.answer is not None:
                 metrics.update(score_answer(scored_text(out.answer), q.answers))
     extra: dict[str, Any] = {}

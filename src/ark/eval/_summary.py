@@ -89,6 +89,8 @@ _HEADERS = {
     "mrr": "MRR",
     "recall@2": "R@2",
     "recall@5": "R@5",
+    "answer@2": "Ans@2",
+    "answer@5": "Ans@5",
     "em": "EM",
     "f1": "F1",
 }

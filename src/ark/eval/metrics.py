@@ -29,6 +29,11 @@ Over documents (MuSiQue, HotpotQA), two more pairs, reported beside the four abo
   supporting paragraph is a group of passage nodes (one node, or the chunks it was cut
   into) and counts as retrieved when any node of its group is among the k; one the
   index lacks (an empty group) stays in the denominator, never retrieved.
+* ``answer_passage_at_k`` (``answer@2``, ``answer@5``), where the question file says
+  which supporting paragraph states the answer (MuSiQue's decomposition: its last
+  step's paragraph): 1 when that paragraph is among the first k passages. Recall counts
+  every hop alike; a reader can only answer when this one is in what it reads, so this
+  is the retrieval figure an answer's F1 follows.
 * ``exact_match`` and ``f1`` (``em``, ``f1``): SQuAD's — both strings normalised
   (lower case, ASCII punctuation removed, the articles a/an/the removed, whitespace
   collapsed), EM 1 when equal, F1 over their bags of tokens; the maximum over the
@@ -48,10 +53,12 @@ MEASURES = ("hit@1", "hit@5", "recall@20", "mrr")
 #: Passage recall at these k, HippoRAG's (questions over documents).
 PASSAGE_KS = (2, 5)
 PASSAGE_MEASURES = tuple(f"recall@{k}" for k in PASSAGE_KS)
+#: Whether the passage stating the answer is among the first k (where it is known).
+ANSWER_PASSAGE_MEASURES = tuple(f"answer@{k}" for k in PASSAGE_KS)
 #: Scores of a written answer (``--answer``).
 ANSWER_MEASURES = ("em", "f1")
 #: Every measure a run may report, in the order tables show them.
-ALL_MEASURES = (*MEASURES, *PASSAGE_MEASURES, *ANSWER_MEASURES)
+ALL_MEASURES = (*MEASURES, *PASSAGE_MEASURES, *ANSWER_PASSAGE_MEASURES, *ANSWER_MEASURES)
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -85,6 +92,13 @@ def passage_recall_at_k(
     return sum(1 for group in supporting if top.intersection(group)) / len(supporting)
 
 
+def answer_passage_at_k(passages: Sequence[int], group: Collection[int], k: int) -> float:
+    """1 when a node of ``group`` (the paragraph stating the answer: its node, or its
+    chunks) is among the first ``k`` of ``passages``; 0 otherwise, and for an empty
+    group (the index lacks that paragraph)."""
+    return float(bool(set(passages[:k]).intersection(group)))
+
+
 def normalize_answer(text: str) -> str:
     """SQuAD's normalisation: lower case, no punctuation, no articles, single spaces."""
     text = text.lower().translate(_PUNCTUATION)
@@ -111,10 +125,19 @@ def f1_score(prediction: str, golds: Iterable[str]) -> float:
 
 
 def score_passages(
-    passages: Sequence[int], supporting: Sequence[Collection[int]]
+    passages: Sequence[int],
+    supporting: Sequence[Collection[int]],
+    answer_passage: Collection[int] | None = None,
 ) -> dict[str, float]:
-    """``recall@2`` and ``recall@5`` of one question's retrieved passages."""
-    return {f"recall@{k}": passage_recall_at_k(passages, supporting, k) for k in PASSAGE_KS}
+    """``recall@2`` and ``recall@5`` of one question's retrieved passages, and
+    ``answer@2`` / ``answer@5`` when the paragraph stating the answer is known (an empty
+    group: known, not in the index, never retrieved)."""
+    scores = {f"recall@{k}": passage_recall_at_k(passages, supporting, k) for k in PASSAGE_KS}
+    if answer_passage is not None:
+        scores.update(
+            {f"answer@{k}": answer_passage_at_k(passages, answer_passage, k) for k in PASSAGE_KS}
+        )
+    return scores
 
 
 def score_answer(prediction: str, golds: Sequence[str]) -> dict[str, float]:
