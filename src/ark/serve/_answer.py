@@ -29,6 +29,7 @@ from ark.agent import Retriever
 from ark.answer import Answer, write_answer
 from ark.index import Index
 from ark.llm import ChatModel, LLMError
+from ark.serve._service import CallError
 from ark.tools import ErrorCode
 
 __all__ = ["ANSWER_SPEC", "MAX_ANSWER_NODES", "AnswerError", "AnswerService", "AnswerSettings"]
@@ -62,13 +63,8 @@ ANSWER_SPEC: dict[str, Any] = {
 }
 
 
-class AnswerError(Exception):
+class AnswerError(CallError):
     """A bad ``answer`` call: its error code and message."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,17 @@ import threading
 from ark.agent import ToolSession
 from ark.errors import ArkError
 from ark.index import Index, open_index, snapshot_stamp
-from ark.tools import GraphTools
+from ark.tools import ErrorCode, GraphTools
+
+
+class CallError(Exception):
+    """A bad call of one of the server's own tools (``why``, ``answer``): the error
+    code the client reads and the message; the server answers it as a tool error."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 class IndexService:

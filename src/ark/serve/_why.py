@@ -20,6 +20,7 @@ from ark._coerce import as_int
 from ark._safe import cut, short_repr
 from ark.agent import NodeEvidence, ToolSession, evidence_names, paths_to, render_path
 from ark.index import Index
+from ark.serve._service import CallError
 from ark.tools import NAME_CHARS, ErrorCode, GraphTools
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
@@ -66,13 +67,8 @@ WHY_SPEC: dict[str, Any] = {
 }
 
 
-class WhyError(Exception):
+class WhyError(CallError):
     """A bad ``why`` call: its error code and message."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def replay(index: Index, tools: GraphTools, calls: list[Any]) -> Trajectory:
