@@ -1,0 +1,58 @@
+"""The hints never call a nameless mediator node an answer (issue 41)."""
+
+import pytest
+
+from _helpers import tsv_index
+from ark.agent import ChainHints, ToolSession
+from ark.agent.hints._lines import after_neighborhood, chain_hint
+
+# A fact of several parts through a node with no name (a Freebase mid), and one
+# through an RDF blank node.
+OFFICES = "\n".join(
+    [
+        "Grace_Hopper\tposition_held\tm.0abc12",
+        "m.0abc12\toffice\tRear_Admiral",
+        "m.0abc12\temployer\tUnited_States_Navy",
+        "Ada_Lovelace\tposition_held\t_:b3",
+        "_:b3\toffice\tCountess",
+        "_:b3\temployer\tLovelace_Estate",
+        "Grace_Hopper\tborn_in\tNew_York_City",
+        "Ada_Lovelace\tborn_in\tLondon",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def offices(tmp_path_factory):
+    return tsv_index(tmp_path_factory.mktemp("offices"), OFFICES)
+
+
+def _ids(index):
+    g = index.graph
+    return {g.name(i): i for i in range(g.n_nodes)}
+
+
+def test_the_hop_to_a_mediator_is_followed_by_the_hop_out(offices):
+    ids = _ids(offices)
+    question = "Which position was held by Grace Hopper?"
+    session = ToolSession(offices, question=question, observers=[ChainHints(offices, question)])
+    hop = session.call(
+        "search_in_neighborhood",
+        {"node_index": ids["Grace_Hopper"], "edge_type": "position_held"},
+    ).observation
+    assert "add_to_answer" not in hop
+    assert f"search_in_neighborhood(node_index={ids['m.0abc12']}" in hop
+
+
+def test_a_hint_about_nameless_nodes_never_adds_them():
+    hits = [(7, "entity"), (8, "entity")]
+    text = chain_hint(
+        None, ["position_held"], hits, [1], ["position_held"], multi=True, nameless=[7, 8]
+    )
+    assert "add_to_answer" not in text
+    assert "search_in_neighborhood(node_index=[7, 8])" in text
+    plain = after_neighborhood(None, hits, [1], multi=True, nameless=[7, 8])
+    assert "add" not in plain.replace("search_in", "")
+    # Named nodes are still offered as the answer.
+    named = chain_hint(None, ["position_held"], hits, [1], ["position_held"], multi=True)
+    assert "add_to_answer(node_indices=[7, 8])" in named
