@@ -323,6 +323,7 @@ class ChainHints(SessionObserver):
                 for relation in self._named:
                     missing = self._wanted[relation] - self.followed.count(relation)
                     self.followed += [relation] * max(0, missing)
+            found = mediators(self.index)
             return _lines.after_intersection(
                 merged,
                 len(centers),
@@ -330,6 +331,8 @@ class ChainHints(SessionObserver):
                 centers,
                 filtered,
                 self._anchor_relations(session.tools),
+                nameless=[i for i, _ in merged if i in found] if len(found) else (),
+                multi=multi,
             )
         hits = [(h.index, h.type) for h in result.hits]
         found = mediators(self.index)

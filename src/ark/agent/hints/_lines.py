@@ -421,11 +421,21 @@ def after_intersection(
     centers: Sequence[int],
     filtered: bool,
     relations: Sequence[str] = (),
+    nameless: Collection[int] = (),
+    *,
+    multi: bool = True,
 ) -> str:
     """After the hop over the question's named nodes (``merged``: (index, how many of
     the ``n_centers`` reach it), in rank order): the nodes all of them reach, to add;
-    when none, the same hop with ``relations`` (each center's own) as its filter."""
+    when none, the same hop with ``relations`` (each center's own) as its filter. When
+    the nodes all of them reach are ``nameless`` (mediators: *Odysseus* and *Troy*
+    meet at the record of the part in the film), the hop on from them, not the add."""
     common = [i for i, c in merged if c == n_centers][:MAX_SUGGESTED]
+    if common and nameless and set(common) <= set(nameless):
+        return (
+            f"Hint: {len(common)} node{'s are' if len(common) > 1 else ' is'} linked to all "
+            f"{n_centers} of them.{_through(common, multi)}"
+        )
     if not common:
         if filtered:
             edges = f", edge_type={list(relations)}" if relations else ""
