@@ -4,8 +4,9 @@
 the index's described schema (labels, aliases, descriptions) and, when the ``[dense]``
 extra is installed, a sentence encoder; :func:`spot_entities` finds the node names
 a question contains; :func:`read_chain` reads the question's relation chain among the
-paths the graph has from the node it names. The hints of ``ark-guided``, GraphSearch's
-grounding and synthetic questions read the same linking.
+paths the graph has from the node it names, never ending it at a nameless mediator
+node (:func:`mediators`: Freebase's compound values, RDF blank nodes). The hints of
+``ark-guided``, GraphSearch's grounding and synthetic questions read the same linking.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ark.linking._linker import (
     RelationLinker,
     entity_positions,
 )
+from ark.linking._mediators import Mediators, identifier_name, mediators
 from ark.linking._words import STOPWORDS, content, lemma_key, lemmas, tokens, word_match
 
 if TYPE_CHECKING:
@@ -44,6 +46,7 @@ __all__ = [
     "EntityMention",
     "Link",
     "Linking",
+    "Mediators",
     "Mention",
     "Reading",
     "RelationLinker",
@@ -52,10 +55,12 @@ __all__ = [
     "dense_available",
     "describe_index",
     "entity_positions",
+    "identifier_name",
     "lemma_key",
     "lemmas",
     "linker_for",
     "linking_encoder",
+    "mediators",
     "plan_describe",
     "read_chain",
     "read_chains",

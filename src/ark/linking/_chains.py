@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ark.linking._linker import DENSE_RANGE, RelationLinker
+from ark.linking._mediators import mediator_steps
 from ark.linking._words import (
     STOPWORDS,
     content,
@@ -409,6 +410,10 @@ def read_chains(
         linker, words, masked, type_words, c.function_word
     )
     col = {r: j for j, r in enumerate(relations)}
+    # Steps into a graph's nameless mediator nodes: no chain ends there, and the hop
+    # in and the hop out are one fact (all False on a graph without mediators).
+    into = mediator_steps(index, table)
+    has_mediators = bool(into.any())
     start, end = anchor_span or (-1, -1)
     if mentions is None:
         mentions = label_mentions(linker, words, masked)
@@ -527,7 +532,10 @@ def read_chains(
         rels = list(dict.fromkeys(table.steps[s][0] for s in path))
         uses = Counter(table.steps[s][0] for s in path)
         total, explains, loose = explain(rels, uses)
-        cost = c.hop * len(path)
+        # A hop into a mediator and the hop out of it state one fact: one hop, named
+        # when either relation is (Freebase-style names split the fact between them).
+        through = [k for k in range(len(path) - 1) if into[path[k]]] if has_mediators else []
+        cost = c.hop * (len(path) - len(through))
         cost += c.missing_use * sum(max(0, m - uses[r]) for r, m in mentions.items())
         if anchor_span is not None:
             near = {r: min(distance(i) for i in at) for r, at in explains.items() if at}
@@ -538,13 +546,25 @@ def read_chains(
         # the question does not name it (a detour, or a relation added for one word
         # another relation of the path explains as well).
         silent = [r for r in rels if not explains[r]]
+        if through:
+            spoken = {
+                r
+                for k in through
+                for r in (table.steps[path[k]][0], table.steps[path[k + 1]][0])
+                if explains[table.steps[path[k]][0]] or explains[table.steps[path[k + 1]][0]]
+            }
+            silent = [r for r in silent if r not in spoken]
         cost += c.silent * len(silent)
         ending = 0.0
         if typed:
             reached = {table.end_type[s] for s in path}
             ending += c.type * len(wanted_types - reached)
             ending += c.end * (table.end_type[path[-1]] not in wanted_types)
-        if head is not None and table.steps[path[-1]] != (head, "out"):
+        # Past a mediator, the fact the last two hops state ends where the path does.
+        ends = {table.steps[path[-1]]}
+        if len(path) > 1 and has_mediators and into[path[-2]]:
+            ends.add(table.steps[path[-2]])
+        if head is not None and (head, "out") not in ends:
             ending += c.head
         # Out along a relation from the node and straight back (X's co-stars, the films
         # that share X's director) is what a modifier of the relation's name can say.
@@ -569,22 +589,32 @@ def read_chains(
         return final, outlook, explains, unread
 
     found: list[tuple[float, tuple[int, ...], dict[str, list[int]], list[int]]] = []
+    # Paths ending at a mediator: read only if no path ends elsewhere.
+    stopped: list[tuple[float, tuple[int, ...], dict[str, list[int]], list[int]]] = []
     frontier: list[tuple[int, ...]] = [(s,) for s in table.first_steps(anchor)]
     # The nodes each partial path reached from the anchor (absent: too many to follow).
     first = table.expand(np.array([anchor], dtype=np.int64)) or {}
     reached: dict[tuple[int, ...], np.ndarray] = {(s,): nodes for s, nodes in first.items()}
-    for depth in range(1, max_hops + 1):
+    # A path that reaches mediators at the last hop goes one hop further.
+    deepest = max_hops + has_mediators
+    for depth in range(1, deepest + 1):
         ranked = []
         for path in frontier:
             total, outlook, explains, loose = score(path)
-            found.append((total, path, explains, loose))
+            if has_mediators and into[path[-1]]:
+                stopped.append((total, path, explains, loose))
+            else:
+                found.append((total, path, explains, loose))
             ranked.append((outlook, total, path))
-        if depth == max_hops:
+        if depth == deepest:
             break
         ranked.sort(key=lambda r: (-r[0], -r[1], r[2]))
         last_depth = depth + 1 == max_hops
         frontier = []
         for _, _, path in ranked[:beam]:
+            mediated = has_mediators and bool(into[path[-1]])
+            if depth >= max_hops and not mediated:
+                continue
             after = table.follows[path[-1]]
             nodes = reached.get(path)
             onward = None if nodes is None else table.expand(nodes)
@@ -593,15 +623,24 @@ def read_chains(
                 there[list(onward)] = True
                 after = after & there
                 reached.update({(*path, b): ns for b, ns in onward.items()})
-            named = np.flatnonzero(after & wanted)
+            # Out of a mediator, every relation it has is a candidate (the one that
+            # best explains what the question still says wins by the same scoring):
+            # a question names the fact, not always the hop out.
+            named = np.flatnonzero(after if mediated else after & wanted)
+            if mediated:
+                # Back along the relation it came in by is where the fact began.
+                rel, way = table.steps[path[-1]]
+                back = (rel, "in" if way == "out" else "out")
+                named = np.array([k for k in named if table.steps[k] != back], dtype=np.int64)
             if len(named) > EXTEND:
                 named = np.sort(named[np.argsort(-strength[named], kind="stable")[:EXTEND]])
             frontier += [(*path, int(b)) for b in named]
-            if not last_depth:
+            if not last_depth and not mediated:
                 # Bridges: the unnamed steps leading on to the most named ones.
                 bridges = np.flatnonzero(after & ~wanted & (leads_on > 0))
                 bridges = sorted(bridges.tolist(), key=lambda b: (-leads_on[b], b))[:BRIDGES]
                 frontier += [(*path, b) for b in sorted(bridges)]
+    found = found or stopped
     found.sort(key=lambda f: (-f[0], len(f[1]), f[1]))
     out = []
     for total, path, explains, loose in found[:limit]:

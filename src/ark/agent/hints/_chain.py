@@ -24,7 +24,15 @@ from ark.agent._passages import LINK_MAX_MENTIONS, Mentions
 from ark.agent.hints import _documents, _lines
 from ark.graph import MENTIONS, PASSAGE_TYPE
 from ark.index import Index
-from ark.linking import STOPWORDS, Chain, Reading, linker_for, read_chain, read_question
+from ark.linking import (
+    STOPWORDS,
+    Chain,
+    Reading,
+    linker_for,
+    mediators,
+    read_chain,
+    read_question,
+)
 
 if TYPE_CHECKING:
     from ark.agent._session import ToolSession
@@ -315,6 +323,7 @@ class ChainHints(SessionObserver):
                 for relation in self._named:
                     missing = self._wanted[relation] - self.followed.count(relation)
                     self.followed += [relation] * max(0, missing)
+            found = mediators(self.index)
             return _lines.after_intersection(
                 merged,
                 len(centers),
@@ -322,10 +331,14 @@ class ChainHints(SessionObserver):
                 centers,
                 filtered,
                 self._anchor_relations(session.tools),
+                nameless=[i for i, _ in merged if i in found] if len(found) else (),
+                multi=multi,
             )
         hits = [(h.index, h.type) for h in result.hits]
+        found = mediators(self.index)
+        nameless = [i for i, _ in hits if i in found] if len(found) else []
         if not self.question:
-            return _lines.after_neighborhood(schema, hits, explored, multi=multi)
+            return _lines.after_neighborhood(schema, hits, explored, multi=multi, nameless=nameless)
         return _lines.chain_hint(
             schema,
             self._named,
@@ -343,6 +356,7 @@ class ChainHints(SessionObserver):
             asks_for=[]
             if any(self.index.graph.type_name(n) in self._asks_for for n in explored)
             else self._asks_for,
+            nameless=nameless,
         )
 
     def _matching_relations(self) -> list[str]:

@@ -21,7 +21,7 @@ reliably than it composes one.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from ark.graph import Schema
@@ -73,13 +73,18 @@ def after_neighborhood(
     came_from: Sequence[int],
     *,
     multi: bool,
+    nameless: Collection[int] = (),
 ) -> str:
     """The hint after a neighborhood with ``hits`` ((index, type) pairs) explored from
-    ``came_from``: the dominant type, the relations leading on, the hop over the set."""
+    ``came_from``: the dominant type, the relations leading on, the hop over the set;
+    when they are all ``nameless`` (mediator nodes), the hop on from them instead of
+    the add."""
     dominant = _dominant(hits, came_from)
     if dominant is None:
         return ""
     text, node_type, same = dominant
+    if nameless and set(same) <= set(nameless):
+        return text + _through(same, multi)
     onward = onward_relations(schema, node_type)
     if onward:
         target = f"node_index={same}" if multi and len(same) > 1 else "node_index=<one of them>"
@@ -246,6 +251,17 @@ def _ends(schema: Schema, relation: str, node_type: str) -> list[str]:
     return out
 
 
+def _through(same: Sequence[int], multi: bool) -> str:
+    """The end of a hint about nodes that have no name (mediators, :mod:`ark.linking`):
+    never the add; the hop on from them, where the fact they join ends."""
+    target = f"node_index={list(same)}" if multi and len(same) > 1 else f"node_index={same[0]}"
+    return (
+        " These nodes have no name of their own: each joins the parts of one fact, so "
+        f"they are no answer; what the question asks for is one hop on: "
+        f"search_in_neighborhood({target})."
+    )
+
+
 def chain_hint(
     schema: Schema,
     named: Sequence[str],
@@ -260,6 +276,7 @@ def chain_hint(
     unaccounted: Sequence[str] = (),
     matching: Sequence[str] = (),
     asks_for: Sequence[str] = (),
+    nameless: Collection[int] = (),
 ) -> str:
     """The hint after a neighborhood when the question is known (``named``: its
     :func:`mentioned_relations`, each used ``uses[r]`` times, once by default;
@@ -273,7 +290,9 @@ def chain_hint(
     when it names none). Otherwise the hint says what is unexplained and, first, the
     hop along the relations whose labels or aliases match it (``matching``, best
     first) that these nodes have, ready to copy; the add comes after it, not asserted.
-    Never the most common relations: a small model follows whatever it is shown."""
+    Never the most common relations: a small model follows whatever it is shown.
+    Nodes that are all ``nameless`` (mediators) are never called an answer: with
+    nothing named left to follow, the hint is the hop on from them."""
     dominant = _dominant(hits, came_from)
     if dominant is None:
         return ""
@@ -282,6 +301,8 @@ def chain_hint(
     wanted = uses or {}
     remaining = [r for r in named if done[r] < wanted.get(r, 1)]
     target = f"node_index={same}" if multi and len(same) > 1 else f"node_index={same[0]}"
+    if not remaining and nameless and set(same) <= set(nameless):
+        return text + _through(same, multi)
     if not remaining:
         fits = not asks_for or node_type in asks_for
         if unaccounted or not fits:
@@ -400,11 +421,21 @@ def after_intersection(
     centers: Sequence[int],
     filtered: bool,
     relations: Sequence[str] = (),
+    nameless: Collection[int] = (),
+    *,
+    multi: bool = True,
 ) -> str:
     """After the hop over the question's named nodes (``merged``: (index, how many of
     the ``n_centers`` reach it), in rank order): the nodes all of them reach, to add;
-    when none, the same hop with ``relations`` (each center's own) as its filter."""
+    when none, the same hop with ``relations`` (each center's own) as its filter. When
+    the nodes all of them reach are ``nameless`` (mediators: *Odysseus* and *Troy*
+    meet at the record of the part in the film), the hop on from them, not the add."""
     common = [i for i, c in merged if c == n_centers][:MAX_SUGGESTED]
+    if common and nameless and set(common) <= set(nameless):
+        return (
+            f"Hint: {len(common)} node{'s are' if len(common) > 1 else ' is'} linked to all "
+            f"{n_centers} of them.{_through(common, multi)}"
+        )
     if not common:
         if filtered:
             edges = f", edge_type={list(relations)}" if relations else ""
