@@ -16,7 +16,8 @@ EM and F1 beside the row's stored ones, on the same questions.
 the facts that chain to the answer, one short sentence a step (a chained reading, as
 IRCoT-style readers do). It replaces the answer step's schema and instructions in this
 process only. ``--bm25`` reads BM25's top ``--passages`` passages instead (naive RAG's
-list), to compare a reading on both lists.
+list), to compare a reading on both lists. ``--passages-only`` drops the ranked entity
+nodes: the reader gets the evidence passages alone, as naive RAG gets BM25's.
 """
 
 from __future__ import annotations
@@ -61,9 +62,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, default=None, help="default: next to RESULTS")
     p.add_argument("--facts-first", action="store_true", help="the chained-reading experiment")
     p.add_argument("--bm25", action="store_true", help="read BM25's top passages instead")
+    p.add_argument("--passages-only", action="store_true", help="no ranked entity nodes")
     args = p.parse_args(argv)
     tag = f"p{args.passages}" + ("-bm25" if args.bm25 else "")
     tag += "-facts" if args.facts_first else ""
+    tag += "-only" if args.passages_only else ""
     out = args.out or args.results.with_name(f"probe-{tag}.jsonl")
     if args.facts_first:
         facts_first()
@@ -80,6 +83,8 @@ def main(argv: list[str] | None = None) -> None:
             if r["query_id"] in done:
                 continue
             ranked = [i for i in r["ranking"][:10] if int(index.graph.node_type[i]) != passage]
+            if args.passages_only:
+                ranked = []
             nodes = ranked + [q for q in r["passages"] if q not in ranked][: args.passages]
             if bm25 is not None:
                 nodes = bm25.search(r["query"], args.passages)
