@@ -142,6 +142,8 @@ class Mediators:
     def __init__(self, graph: Any, vocabulary: Any = None) -> None:
         n = int(graph.n_nodes)
         self.mask = np.zeros(n, dtype=bool)
+        #: How many mediators (set once: the hints ask on every tool call).
+        self.count = 0
         names = graph.names
         if not n:
             return
@@ -168,12 +170,13 @@ class Mediators:
                 continue
             if identifier_name(names[i], vocabulary):
                 self.mask[i] = True
+        self.count = int(self.mask.sum())
 
     def __contains__(self, node: int) -> bool:
         return bool(self.mask[node])
 
     def __len__(self) -> int:
-        return int(self.mask.sum())
+        return self.count
 
 
 def mediators(index: Any) -> Mediators:
@@ -186,10 +189,12 @@ def mediator_steps(index: Any, table: Any) -> np.ndarray:
     whether the nodes it reaches are mediators (at least :data:`INTO` of them, over the
     whole graph). A graph without mediators gets all False, so nothing it reads
     changes. Memoised per step table."""
-    cache: dict[int, np.ndarray] = index.memo("mediator_steps", dict)
+    # Keyed by the table's id, the table kept beside its answer: an id is only reused
+    # once its object is gone, and a kept table never goes.
+    cache: dict[int, tuple[Any, np.ndarray]] = index.memo("mediator_steps", dict)
     key = id(table)
-    if key in cache:
-        return cache[key]
+    if key in cache and cache[key][0] is table:
+        return cache[key][1]
     found = mediators(index)
     n_steps = len(table.steps)
     into = np.zeros(n_steps, dtype=bool)
@@ -201,5 +206,5 @@ def mediator_steps(index: Any, table: Any) -> np.ndarray:
         total = np.bincount(step_of, minlength=n_steps)
         hit = np.bincount(step_of, weights=found.mask[others], minlength=n_steps)
         into = (total > 0) & (hit >= INTO * np.maximum(total, 1))
-    cache[key] = into
+    cache[key] = (table, into)
     return into
