@@ -221,3 +221,20 @@ def test_the_next_fact_is_read_first_from_a_named_node_with_a_passage_of_its_own
     # bridge); British band only 2, none about it: Iron Band first.
     assert f"[{iron}] Iron Band (entity), [{british}] British band (entity)" in after
     assert f"node_index=[{iron}, {british}]" in after
+
+
+@pytest.mark.parametrize("multi", [True, False])
+def test_the_bridges_declared_seen_are_the_ones_the_call_writes(tmp_path, multi):
+    index = _bridge_graph(tmp_path / "idx")
+    question = "Where did the band form that made the live album Maiden Ray?"
+    s = session(index, question, multi=multi)
+    s.call("search_in_graph", {"query": "Maiden Ray"})
+    after = s.call("add_to_answer", {"node_indices": [0]}).observation
+    iron, british = 9, 10
+    explore = {"edge_type": "mentions", "node_type": "passage"}
+    # The call as written runs under the session that refuses unseen nodes ...
+    assert s.call("search_in_neighborhood", {"node_index": iron, **explore}).ok
+    # ... and a bridge the one-node call did not write stays unseen.
+    other = s.call("search_in_neighborhood", {"node_index": british, **explore})
+    assert other.ok is multi
+    assert (f"[{british}] British band" in after) is multi

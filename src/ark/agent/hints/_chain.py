@@ -187,7 +187,7 @@ class ChainHints(SessionObserver):
             found = [(h.index, h.name, h.type) for h in result.hits if h.type != passage]
             found += self._question_nodes()  # the nodes the question names, found or not
             anchors = _named_nodes(question, found, passage)
-            self.shown.update(i for i, _, _ in anchors)  # the hint shows them
+            self.shown.update(i for i, _, _ in _documents.written(anchors, multi))  # written
             query = _documents.query_words(question, [n for _, n, _ in anchors])
             return _documents.after_global(titled, anchors, query, multi=multi)
         fresh = [h for h in result.hits if h.index not in centers]
@@ -244,7 +244,8 @@ class ChainHints(SessionObserver):
         bridges = list(dict.fromkeys(bridges))
         # The note writes the bridges by index and name, with the call to explore them:
         # the model has seen them (a session that refuses unseen nodes must run it).
-        self.shown.update(i for i, _, _ in bridges[: _documents.MAX_ANCHORS])
+        multi = session.config.multi_neighborhood
+        self.shown.update(i for i, _, _ in _documents.written(bridges, multi))
         question = self.question or ""
         named = [n for _, n, _ in _named_nodes(question, self._question_nodes(), "")]
         query = _documents.query_words(question, named + [n for _, n, _ in bridges[:3]])
@@ -253,7 +254,7 @@ class ChainHints(SessionObserver):
             mentioning,
             bridges,
             query,
-            multi=session.config.multi_neighborhood,
+            multi=multi,
         )
 
     def _bridges(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ark.graph import MENTIONS, PASSAGE_TYPE, is_document_graph
 from ark.linking import STOPWORDS, tokens
@@ -42,6 +42,8 @@ MAX_ANCHORS = 3
 MAX_ADD = 3
 #: Most question words put in a suggested ``query``.
 MAX_QUERY_WORDS = 8
+
+T = TypeVar("T")
 
 _PARENTHESIS = re.compile(r"\s*\([^)]*\)\s*$")
 
@@ -110,6 +112,14 @@ def _node(i: int, name: str, node_type: str) -> str:
     return f"[{i}] {name} ({node_type})"
 
 
+def written(nodes: Sequence[T], multi: bool) -> list[T]:
+    """The prefix of ``nodes`` a ready-made passages call writes: up to
+    :data:`MAX_ANCHORS` when the neighborhood tool takes a list, else the first. The
+    hint declares exactly these shown, so a session that refuses unseen nodes runs
+    the call it wrote and no other."""
+    return list(nodes[:MAX_ANCHORS]) if multi else list(nodes[:1])
+
+
 def _target(ids: Sequence[int], multi: bool) -> str:
     return f"{list(ids)}" if multi and len(ids) > 1 else f"{ids[0]}"
 
@@ -145,7 +155,7 @@ def after_global(
             f"{'it' if one else 'them'}: add_to_answer(node_indices={ids})."
         )
     if anchors:
-        chosen = list(anchors[:MAX_ANCHORS]) if multi else list(anchors[:1])
+        chosen = written(anchors, multi)
         ids = [i for i, _, _ in chosen]
         shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
         first = " (the passages that mention all of them come first)" if len(ids) > 1 else ""
@@ -203,7 +213,7 @@ def to_passages(
     it explored name, when ``named_by_passages``), ready to copy."""
     if not nodes:
         return ""
-    chosen = list(nodes[:MAX_ANCHORS]) if multi else list(nodes[:1])
+    chosen = written(nodes, multi)
     ids = [i for i, _, _ in chosen]
     if named_by_passages:
         lead = "Hint: these are the nodes the passages name. To read the passages about"
@@ -231,7 +241,7 @@ def after_add(
     (passage, its name, the added node it mentions)), to add instead of or beside."""
     if any(t == PASSAGE_TYPE for _, _, t in added):
         if bridges:
-            chosen = list(bridges[:MAX_ANCHORS]) if multi else list(bridges[:1])
+            chosen = written(bridges, multi)
             shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
             return (
                 "Note: a question that chains facts needs a passage for each of them. "
