@@ -7,6 +7,7 @@ import shutil
 from importlib.resources import files
 from pathlib import Path
 
+from ark.agent import ChainHints, ToolConfig, ToolSession
 from ark.graph import DescribedSchema, Graph
 from ark.index import BM25Params, Index, TokenizerConfig, build_index
 from ark.index._store import write_index
@@ -51,3 +52,27 @@ def tsv_index(root: Path, lines: str) -> Index:
     """An index built from ``lines`` (``head<TAB>relation<TAB>tail`` rows) in ``root``."""
     (root / "kb.tsv").write_text(lines + "\n", encoding="utf-8")
     return build_index(root / "kb.tsv", root / "idx")
+
+
+def hinted_session(
+    index: Index,
+    question: str,
+    *,
+    multi: bool | None = None,
+    config: ToolConfig | None = None,
+    refuse_unseen: bool = False,
+) -> ToolSession:
+    """A session with ``ark-guided``'s hints for ``question``, as the tests build it:
+    ``multi`` sets the neighborhood tool's list-taking mode (else ``config``, else the
+    default); ``refuse_unseen`` as the agent runs it."""
+    if multi is not None:
+        if config is not None:
+            raise ValueError("give multi or config, not both")
+        config = ToolConfig(multi_neighborhood=multi)
+    return ToolSession(
+        index,
+        config=config,
+        question=question,
+        observers=[ChainHints(index, question)],
+        refuse_unseen=refuse_unseen,
+    )

@@ -5,8 +5,7 @@ their genres) adds it and stops; the observation of the add then carries the nex
 call, ready to copy, from the nodes just added (as a hint after a neighborhood does).
 """
 
-from _helpers import node
-from ark.agent import ChainHints, ToolConfig, ToolSession
+from _helpers import hinted_session, node
 from ark.agent.hints._lines import after_add
 
 QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
@@ -14,12 +13,7 @@ FILMS = ("Forrest Gump", "Cast Away", "Back to the Future")
 
 
 def _session(index, *, multi):
-    return ToolSession(
-        index,
-        config=ToolConfig(multi_neighborhood=multi),
-        question=QUESTION,
-        observers=[ChainHints(index, QUESTION)],
-    )
+    return hinted_session(index, QUESTION, multi=multi)
 
 
 def test_adding_the_bridge_gives_the_hop_to_what_is_asked(movie_index):

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from _helpers import index_of_graph
+from _helpers import hinted_session, index_of_graph
 from _passages_fixture import (
     HARBOUR,
     LENA,
@@ -33,13 +33,7 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
 
 def session(index: Index, question: str = QUESTION, multi: bool = True) -> ToolSession:
     # As the agent runs it: a call from a node no result or hint has shown is refused.
-    return ToolSession(
-        index,
-        config=ToolConfig(multi_neighborhood=multi),
-        question=question,
-        observers=[ChainHints(index, question)],
-        refuse_unseen=True,
-    )
+    return hinted_session(index, question, multi=multi, refuse_unseen=True)
 
 
 def hint(observation: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ark.agent import ChainHints, ToolSession
+from _helpers import hinted_session
 from ark.agent.hints._lines import chain_hint
 from ark.graph import load_graph
 from ark.index import build_index
@@ -66,7 +66,7 @@ def _ids(index):
 def test_the_husband_is_not_the_answer_when_the_question_asks_his_place_of_death(family):
     ids = _ids(family)
     question = "what is the kalama 's husband 's place of death ?"
-    session = ToolSession(family, question=question, observers=[ChainHints(family, question)])
+    session = hinted_session(family, question)
     hop = session.call(
         "search_in_neighborhood", {"node_index": ids["kalama"], "edge_type": "spouse"}
     ).observation
@@ -136,7 +136,7 @@ def test_the_daughter_of_a_parent_is_two_hops_not_the_parent(family):
     # by "parent": the daughter is the next hop, children.
     assert chain is not None
     assert chain.steps == (("parents", "out"), ("children", "out"))
-    session = ToolSession(family, question=question, observers=[ChainHints(family, question)])
+    session = hinted_session(family, question)
     hop = session.call(
         "search_in_neighborhood", {"node_index": ids["takelot_iii"], "edge_type": "parents"}
     ).observation

@@ -4,7 +4,7 @@ linker cannot account for never gets "Add them now"."""
 
 import pytest
 
-from ark.agent import ChainHints, ToolConfig, ToolSession
+from _helpers import hinted_session
 from ark.index import build_index
 
 # Players, clubs, countries and positions: one node type, relations with reverse copies.
@@ -39,12 +39,7 @@ def _node(index, name):
 @pytest.mark.slow
 def test_two_named_nodes_get_the_hop_over_both_then_the_common_nodes(football):
     question = "name a player who plays at Forward position at the club Rovers_FC ?"
-    session = ToolSession(
-        football,
-        question=question,
-        observers=[ChainHints(football, question)],
-        config=ToolConfig(multi_neighborhood=True),
-    )
+    session = hinted_session(football, question, multi=True)
     forward, rovers = _node(football, "Forward"), _node(football, "Rovers_FC")
     found = session.call("search_in_graph", {"query": "Forward Rovers_FC"})
     ids = sorted([forward, rovers], key=lambda i: question.index(football.graph.name(i)))
@@ -68,12 +63,7 @@ def test_two_named_nodes_get_the_hop_over_both_then_the_common_nodes(football):
 
 def test_a_filter_that_cuts_every_common_node_is_given_back(football):
     question = "which player in Rovers_FC is from Mexico ?"
-    session = ToolSession(
-        football,
-        question=question,
-        observers=[ChainHints(football, question)],
-        config=ToolConfig(multi_neighborhood=True),
-    )
+    session = hinted_session(football, question, multi=True)
     ids = [_node(football, "Rovers_FC"), _node(football, "Mexico")]
     hop = session.call("search_in_neighborhood", {"node_index": ids, "edge_type": "plays_in_club"})
     assert "no node is linked to all 2 of them with these filters" in hop.observation
@@ -81,12 +71,7 @@ def test_a_filter_that_cuts_every_common_node_is_given_back(football):
 
 
 def test_one_named_node_is_a_chain_not_an_intersection(football):
-    session = ToolSession(
-        football,
-        question="which club does Ann_A play for ?",
-        observers=[ChainHints(football, "which club does Ann_A play for ?")],
-        config=ToolConfig(multi_neighborhood=True),
-    )
+    session = hinted_session(football, "which club does Ann_A play for ?", multi=True)
     found = session.call("search_in_graph", {"query": "Ann_A"})
     assert "linked to all of them" not in found.observation
     assert 'edge_type="plays_in_club"' in found.observation
@@ -95,14 +80,14 @@ def test_one_named_node_is_a_chain_not_an_intersection(football):
 def test_an_unaccounted_word_turns_the_add_into_likely(football):
     # "professional" is in no label: the chain is not asserted complete.
     question = "which club does Ann_A play professional football for ?"
-    session = ToolSession(football, question=question, observers=[ChainHints(football, question)])
+    session = hinted_session(football, question)
     ann = _node(football, "Ann_A")
     hop = session.call("search_in_neighborhood", {"node_index": ann, "edge_type": "plays_in_club"})
     assert "Add them now" not in hop.observation
     assert "These may answer it: add_to_answer(" in hop.observation
     assert "'professional'" in hop.observation
     simple = "which club does Ann_A play for ?"
-    plain = ToolSession(football, question=simple, observers=[ChainHints(football, simple)])
+    plain = hinted_session(football, simple)
     assert (
         "Add them now"
         in plain.call(

@@ -2,8 +2,7 @@
 
 import pytest
 
-from _helpers import tsv_index
-from ark.agent import ChainHints, ToolConfig, ToolSession
+from _helpers import hinted_session, tsv_index
 from ark.agent.hints._lines import after_intersection, after_neighborhood, chain_hint
 
 # A fact of several parts through a node with no name (a Freebase mid), and one
@@ -35,7 +34,7 @@ def _ids(index):
 def test_the_hop_to_a_mediator_is_followed_by_the_hop_out(offices):
     ids = _ids(offices)
     question = "Which position was held by Grace Hopper?"
-    session = ToolSession(offices, question=question, observers=[ChainHints(offices, question)])
+    session = hinted_session(offices, question)
     hop = session.call(
         "search_in_neighborhood",
         {"node_index": ids["Grace_Hopper"], "edge_type": "position_held"},
@@ -77,12 +76,7 @@ def test_named_nodes_meeting_at_a_mediator_are_sent_one_hop_on(tmp_path):
     index = tsv_index(tmp_path, PARTS)
     ids = _ids(index)
     question = "Which actor played Odysseus in Troy?"
-    session = ToolSession(
-        index,
-        question=question,
-        observers=[ChainHints(index, question)],
-        config=ToolConfig(multi_neighborhood=True),
-    )
+    session = hinted_session(index, question, multi=True)
     hop = session.call(
         "search_in_neighborhood", {"node_index": [ids["Odysseus"], ids["Troy"]]}
     ).observation

@@ -4,7 +4,7 @@ the hop over a set and latest-first fusion (all options, tested without a model)
 import asyncio
 
 from _doubles import ScriptedChatModel, tool_call
-from _helpers import node
+from _helpers import hinted_session, node
 from ark.agent import Agent, AgentConfig, AgentOptions, Retriever, ToolConfig, ToolSession
 from ark.agent._prompt import system_prompt, worked_example
 from ark.agent.hints import ChainHints
@@ -80,15 +80,13 @@ def test_session_appends_hints_only_when_asked(movie_index):
     zemeckis = node(movie_index, "Robert Zemeckis")
     args = {"node_index": zemeckis, "edge_type": "directed_by"}
     plain = ToolSession(movie_index).call("search_in_neighborhood", args)
-    hinted_session = ToolSession(
-        movie_index, question=QUESTION, observers=[ChainHints(movie_index, QUESTION)]
-    )
-    hinted = hinted_session.call("search_in_neighborhood", args)
+    with_hints = hinted_session(movie_index, QUESTION)
+    hinted = with_hints.call("search_in_neighborhood", args)
     assert hinted.observation.startswith(plain.observation)
     assert "Hint: 3 movie nodes." in hinted.observation and "Hint" not in plain.observation
     # The question names has_genre, not followed yet: the next call, ready to copy.
     assert 'edge_type="has_genre", node_type="genre")' in hinted.observation
-    added = hinted_session.call("add_to_answer", {"node_indices": [zemeckis]})
+    added = with_hints.call("add_to_answer", {"node_indices": [zemeckis]})
     assert "Note: you explored the neighbors of" in added.observation
     assert QUESTION in added.observation
 
@@ -148,9 +146,7 @@ def test_late_fusion_puts_the_last_add_call_first(movie_index):
 
 def test_a_repeated_call_with_hints_points_at_unexplored_nodes(movie_index):
     zemeckis = node(movie_index, "Robert Zemeckis")
-    session = ToolSession(
-        movie_index, question=QUESTION, observers=[ChainHints(movie_index, QUESTION)]
-    )
+    session = hinted_session(movie_index, QUESTION)
     session.call("search_in_graph", {"query": "Robert Zemeckis"})
     args = {"node_index": zemeckis, "edge_type": "directed_by"}
     films = session.call("search_in_neighborhood", args).nodes
@@ -345,9 +341,7 @@ def test_mentions_count_as_uses_and_other_word_forms_match():
 
 def test_the_first_hop_after_a_global_search_is_ready_made(movie_index):
     zemeckis = node(movie_index, "Robert Zemeckis")
-    session = ToolSession(
-        movie_index, question=QUESTION, observers=[ChainHints(movie_index, QUESTION)]
-    )
+    session = hinted_session(movie_index, QUESTION)
     found = session.call("search_in_graph", {"query": "Robert Zemeckis"})
     # The question names directed_by and has_genre; Zemeckis has only directed_by.
     assert found.observation.endswith(
@@ -358,9 +352,7 @@ def test_the_first_hop_after_a_global_search_is_ready_made(movie_index):
     # The relation named nearest the node's name in the question comes first.
     hanks = node(movie_index, "Tom Hanks")
     starring = "who directed the films starring Tom Hanks"
-    acted = ToolSession(
-        movie_index, question=starring, observers=[ChainHints(movie_index, starring)]
-    )
+    acted = hinted_session(movie_index, starring)
     hint = acted.call("search_in_graph", {"query": "Tom Hanks"}).observation
     assert f'(node_index={hanks}, edge_type="starred_actors", node_type="movie")' in hint
     # Only before the first hop, and only with hints.

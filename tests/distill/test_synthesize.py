@@ -5,7 +5,8 @@ import json
 import pytest
 
 from _distill_fixture import parse_triples
-from ark.agent import ChainHints, ToolConfig, ToolSession, system_prompt
+from _helpers import hinted_session
+from ark.agent import ToolConfig, ToolSession, system_prompt
 from ark.distill.synthesize import SynthConfig, synthesize
 from ark.trajectory import Trajectory, read_trajectories, write_trajectories
 
@@ -189,12 +190,7 @@ def test_hints_are_taught_with_the_observations_the_guided_agent_sees(movie_inde
     hinted = 0
     for t in synthesize(movie_index, cfg):
         assert t.config["hints"] is True
-        replay = ToolSession(
-            movie_index,
-            config=tools,
-            question=t.query,
-            observers=[ChainHints(movie_index, t.query)],
-        )
+        replay = hinted_session(movie_index, t.query, config=tools)
         for step in t.steps:
             (call,) = step.tool_calls
             outcome = replay.call(call.name, call.arguments, call.raw_arguments)
@@ -280,12 +276,7 @@ def test_intersections_are_taken_in_one_call_over_both_anchors(movie_index):
         if len(hops) == 1 and sorted(hops[0].arguments["node_index"]) == sorted(syn["anchors"]):
             met += 1
             assert sorted(hops[0].arguments["edge_type"]) == sorted({p[0][0] for p in syn["path"]})
-        replay = ToolSession(
-            movie_index,
-            config=tools,
-            question=t.query,
-            observers=[ChainHints(movie_index, t.query)],
-        )
+        replay = hinted_session(movie_index, t.query, config=tools)
         for call in _calls(t):
             outcome = replay.call(call.name, call.arguments, call.raw_arguments)
             assert call.observation.startswith(outcome.observation)

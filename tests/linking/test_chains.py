@@ -2,6 +2,7 @@
 
 import pytest
 
+from _helpers import hinted_session
 from ark.index import build_index
 from ark.linking import dense_available, linker_for, read_chain, read_question, tokens
 from ark.linking._chains import read_chains
@@ -210,12 +211,11 @@ def test_the_job_of_the_dad_is_read_through_synonyms(people):
 
 @needs_encoder
 def test_the_hints_walk_the_chain_read_from_the_graph(clubs):
-    from ark.agent import ChainHints, ToolSession
 
     g = clubs.graph
     ids = {g.name(i): i for i in range(g.n_nodes)}
     question = "where is the football club that Joel_CAMPBELL plays for ?"
-    session = ToolSession(clubs, question=question, observers=[ChainHints(clubs, question)])
+    session = hinted_session(clubs, question)
     found = session.call("search_in_graph", {"query": "Joel_CAMPBELL"})
     assert 'edge_type="plays_in_club"' in found.observation  # the first hop: the club
     club = session.call(
