@@ -78,3 +78,23 @@ def test_a_hundred_relations_read_in_well_under_a_second(wide):
         read_chain(index, read_question(index, q, dense="off"), q)
     # Every path of three hops (the search before the beam) took minutes here.
     assert (time.perf_counter() - started) / 5 < 1.0
+
+
+SHIPS = """\
+ShipA|namesake|PersonB
+PersonB|type|Saint
+PersonB|seat_type|Cathedral
+PersonB|parts_type|Relics
+CityC|subdivision_type|Commune
+"""
+
+
+def test_a_word_that_is_a_whole_label_extends_the_chain(tmp_path):
+    # "type" is one relation's whole label and three others' half: read as naming
+    # that one, the chain goes on from the namesake to its type.
+    (tmp_path / "kb.txt").write_text(SHIPS, encoding="utf-8")
+    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    question = "what is the type of the namesake of ShipA"
+    chain = read_chain(index, read_question(index, question, "off"), question, dense="off")
+    assert chain is not None
+    assert chain.steps == (("namesake", "out"), ("type", "out"))

@@ -89,3 +89,29 @@ def test_reading_masks_the_names_and_keeps_the_rest_accounted(people):
     reading = read_question(people, "which Politician is married to Eleanor_Roosevelt", "off")
     assert [e.name for e in reading.entities] == ["Politician", "Eleanor_Roosevelt"]
     assert "eleanor" not in reading.linking.unaccounted
+
+
+def _linker_of(names: tuple[str, ...]) -> RelationLinker:
+    from ark.graph import NodeTypeSummary, RelationSummary, Schema
+
+    schema = Schema(
+        (NodeTypeSummary("entity", 10),),
+        tuple(RelationSummary(name, "entity", "entity", 5) for name in names),
+    )
+    return RelationLinker(DescribedSchema.from_names(schema))
+
+
+def test_a_word_that_is_a_whole_label_names_it_over_labels_it_only_shares():
+    # "type" is the whole of one label and half of three others: that one, confidently
+    # (by the shared word's weight alone it was a quarter, and read as nothing).
+    linker = _linker_of(("type", "seat_type", "parts_type", "subdivision_type"))
+    reading = linker.link("what is the type of X")
+    assert [link.relation for link in reading.confident()] == ["type"]
+    # ... but not where the question also has another word of a longer label holding
+    # it: "plays ... for country" is plays_for_country's, not is_in_country's.
+    wc = _linker_of(("plays_in_club", "plays_for_country", "plays_position", "is_in_country"))
+    scores = {
+        link.relation: link.score
+        for link in wc.link("who plays at position Forward for country Spain").links
+    }
+    assert scores["plays_for_country"] >= scores["is_in_country"]

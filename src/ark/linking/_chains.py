@@ -275,6 +275,7 @@ def word_scores(
     scores = np.zeros((len(words), len(relations)))
     said = [i for i, w in enumerate(words) if i not in masked and w not in STOPWORDS]
     reach = linker.reach(words, said)
+    asked = {lemma_key(words[i]) for i in said}
     for rel, pairs in linker._phrase_words.items():
         j = col[rel]
         for _, own in pairs:
@@ -294,7 +295,10 @@ def word_scores(
                 weight = 1 / linker._spread.get(lemma_key(w), 1)
                 for i, m in at:
                     alone = 1 / linker.ambiguity(reach, i, m)
-                    scores[i, j] = max(scores[i, j], m * share * min(weight, alone))
+                    score = m * share * min(weight, alone)
+                    if len(own) == 1 and m == 1.0:  # the whole phrase, by its lemma
+                        score = max(score, linker.exact(w, asked))
+                    scores[i, j] = max(scores[i, j], score)
     # A phrase of several words the question has together names its relation by all
     # of them at once ("place of death"), more surely than each word alone.
     for mention in linker.joint(words, masked):

@@ -20,7 +20,7 @@ nothing accounts for: a hint must not declare the chain complete while any remai
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from ark.graph import DescribedSchema
 from ark.linking._words import (
+    DERIVED,
     SPELLED,
     STOPWORDS,
     content,
@@ -45,6 +46,9 @@ CONFIDENT = 0.5
 DENSE_RANGE = (0.38, 0.72)
 #: Longest question span (in words) compared densely.
 MAX_SPAN = 3
+#: How surely one word names the relation it is the whole phrase of (see
+#: :meth:`RelationLinker.exact`): a derived form's weight.
+EXACT = DERIVED
 #: Question spans whose vectors a linker keeps (then it starts over).
 ENCODED_KEPT = 20000
 
@@ -225,6 +229,20 @@ class RelationLinker:
                 rels = set.intersection(*(holding.get(w, set()) for w in key))
                 n = sum(any(key <= k for k in keyed[r]) for r in rels)
                 self._joint.setdefault(rel, []).append((phrase, own, len(tokens(phrase)), n))
+        # A phrase of one word is named exactly by that word: ``type`` names the
+        # relation labelled *type* more surely than *subdivision type*, which it only
+        # half names. Per one-word key: how many relations have it as a whole phrase.
+        self._exact: dict[str, int] = {}
+        for pairs in self._phrase_words.values():
+            for w in {lemma_key(own[0]) for _, own in pairs if len(own) == 1}:
+                self._exact[w] = self._exact.get(w, 0) + 1
+        #: Per such word, the other words of the longer phrases that have it too.
+        self._longer: dict[str, list[frozenset[str]]] = {w: [] for w in self._exact}
+        for pairs in self._phrase_words.values():
+            for _, own in pairs:
+                keys = {lemma_key(w) for w in own}
+                for w in keys & self._exact.keys() if len(keys) > 1 else ():
+                    self._longer[w].append(frozenset(keys - {w}))
         self._type_words = [
             (t.name, [content(tokens(p)) for p in (t.label, *t.aliases) if p])
             for t in described.types
@@ -240,6 +258,19 @@ class RelationLinker:
             self._phrase_vectors = encoder.encode([p for _, p in self._phrase_owner])
             if self._type_owner:
                 self._type_vectors = encoder.encode([p for _, p in self._type_owner])
+
+    def exact(self, word: str, asked: Collection[str]) -> float:
+        """How surely a question word with ``word``'s lemma names a relation whose whole
+        phrase is that one word (``type``, not *subdivision type*, which it only half
+        names): :data:`EXACT` shared among the relations with such a phrase — unless
+        the question (``asked``: the lemma keys of its open words) also has another word
+        of a longer phrase holding it (*plays ... for country* names ``plays for
+        country``, not ``country``): then 0, and the shared-word weights decide."""
+        key = lemma_key(word)
+        n = self._exact.get(key)
+        if not n or any(other & asked for other in self._longer[key]):
+            return 0.0
+        return EXACT / n
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """The encoder's vectors for ``texts``, each text encoded once per linker: a
@@ -306,6 +337,7 @@ class RelationLinker:
             i for i in range(len(words)) if i not in masked and words[i] not in STOPWORDS
         ]
         reach = self.reach(words, open_positions)
+        asked = {lemma_key(words[i]) for i in open_positions}
         for rel, phrases in self._phrase_words.items():
             best: Mention | None = None
             for phrase, own in phrases:
@@ -328,6 +360,8 @@ class RelationLinker:
                 if not names_phrase(explained, len(own)):
                     continue
                 score = max(total / len(own), single)
+                if len(own) == 1 and any(m == 1.0 for m, _ in matches):
+                    score = max(score, self.exact(own[0], asked))
                 if where and (best is None or score > best.score):
                     best = Mention(rel, tuple(sorted(where)), score, phrase, "lexical")
             if best is not None:
