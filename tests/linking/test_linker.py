@@ -115,3 +115,13 @@ def test_a_word_that_is_a_whole_label_names_it_over_labels_it_only_shares():
         for link in wc.link("who plays at position Forward for country Spain").links
     }
     assert scores["plays_for_country"] >= scores["is_in_country"]
+    # A model's word for other relations does not share out the one a relation is
+    # called by: three more relations given "type" as an everyday word leave it.
+    guessed = merge_described(
+        linker.described,
+        {"relations": {n: {"aliases": ["type"]} for n in ("seat_type", "parts_type")}},
+        "model",
+    )
+    reading = RelationLinker(guessed).link("what is the type of X")
+    assert reading.links[0].relation == "type"
+    assert [link.relation for link in reading.confident()] == ["type"]

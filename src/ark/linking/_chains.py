@@ -278,7 +278,7 @@ def word_scores(
     asked = {lemma_key(words[i]) for i in said}
     for rel, pairs in linker._phrase_words.items():
         j = col[rel]
-        for _, own in pairs:
+        for phrase, own in pairs:
             if not own:
                 continue
             found = [[(i, m) for i in said if (m := word_match(words[i], w))] for w in own]
@@ -296,7 +296,8 @@ def word_scores(
                 for i, m in at:
                     alone = 1 / linker.ambiguity(reach, i, m)
                     score = m * share * min(weight, alone)
-                    if len(own) == 1 and m == 1.0:  # the whole phrase, by its lemma
+                    # A one-word own name, by its lemma (see RelationLinker.exact).
+                    if len(own) == 1 and m == 1.0 and phrase in linker.named[rel]:
                         score = max(score, linker.exact(w, asked))
                     scores[i, j] = max(scores[i, j], score)
     # A phrase of several words the question has together names its relation by all

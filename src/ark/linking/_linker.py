@@ -184,10 +184,15 @@ class RelationLinker:
         #: Forward name of every relation (a reverse copy maps to what it reverses).
         self.canonical = {r.name: (r.inverse_of or r.name) for r in described.relations}
         phrases: dict[str, list[str]] = {}
+        #: Per relation, its phrases from its own name (the label, the name's own
+        #: words), not the words a model or a schema file added.
+        self.named: dict[str, set[str]] = {}
         for r in described.relations:
             own = phrases.setdefault(self.canonical[r.name], [])
             spelled = relation_own_words(r.inverse_of or r.name)
             own += [p for p in (r.label, *r.aliases, spelled) if p and p not in own]
+            named = self.named.setdefault(self.canonical[r.name], set())
+            named.update(p for p in (r.label, spelled) if p)
         self.phrases = phrases
         self._phrase_words = {
             rel: [(p, content(tokens(p))) for p in ps] for rel, ps in phrases.items()
@@ -229,17 +234,20 @@ class RelationLinker:
                 rels = set.intersection(*(holding.get(w, set()) for w in key))
                 n = sum(any(key <= k for k in keyed[r]) for r in rels)
                 self._joint.setdefault(rel, []).append((phrase, own, len(tokens(phrase)), n))
-        # A phrase of one word is named exactly by that word: ``type`` names the
-        # relation labelled *type* more surely than *subdivision type*, which it only
-        # half names. Per one-word key: how many relations have it as a whole phrase.
+        # A name of one word is named exactly by that word: ``type`` names the
+        # relation called *type* more surely than *subdivision type*, which it only
+        # half names. Per one-word key: how many relations are called by it alone. Own
+        # names only: a small model gives the same everyday word to many relations
+        # (*region* to ten of MLPQ's), which would share out the one named so.
         self._exact: dict[str, int] = {}
-        for pairs in self._phrase_words.values():
-            for w in {lemma_key(own[0]) for _, own in pairs if len(own) == 1}:
+        for rel, pairs in self._phrase_words.items():
+            mine = self.named[rel]
+            for w in {lemma_key(own[0]) for p, own in pairs if len(own) == 1 and p in mine}:
                 self._exact[w] = self._exact.get(w, 0) + 1
-        #: Per such word, the other words of the longer phrases that have it too.
+        #: Per such word, the other words of the longer names that have it too.
         self._longer: dict[str, list[frozenset[str]]] = {w: [] for w in self._exact}
-        for pairs in self._phrase_words.values():
-            for _, own in pairs:
+        for rel, pairs in self._phrase_words.items():
+            for _, own in (pair for pair in pairs if pair[0] in self.named[rel]):
                 keys = {lemma_key(w) for w in own}
                 for w in keys & self._exact.keys() if len(keys) > 1 else ():
                     self._longer[w].append(frozenset(keys - {w}))
@@ -260,8 +268,8 @@ class RelationLinker:
                 self._type_vectors = encoder.encode([p for _, p in self._type_owner])
 
     def exact(self, word: str, asked: Collection[str]) -> float:
-        """How surely a question word with ``word``'s lemma names a relation whose whole
-        phrase is that one word (``type``, not *subdivision type*, which it only half
+        """How surely a question word with ``word``'s lemma names a relation whose own
+        name is that one word (``type``, not *subdivision type*, which it only half
         names): :data:`EXACT` shared among the relations with such a phrase — unless
         the question (``asked``: the lemma keys of its open words) also has another word
         of a longer phrase holding it (*plays ... for country* names ``plays for
@@ -360,7 +368,11 @@ class RelationLinker:
                 if not names_phrase(explained, len(own)):
                     continue
                 score = max(total / len(own), single)
-                if len(own) == 1 and any(m == 1.0 for m, _ in matches):
+                if (
+                    len(own) == 1
+                    and phrase in self.named[rel]
+                    and any(m == 1.0 for m, _ in matches)
+                ):
                     score = max(score, self.exact(own[0], asked))
                 if where and (best is None or score > best.score):
                     best = Mention(rel, tuple(sorted(where)), score, phrase, "lexical")
