@@ -54,6 +54,7 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import reduce
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,8 @@ from ark.linking import (
     STOPWORDS,
     ChainCosts,
     linker_for,
+    mediators,
+    onward_relation,
     read_question,
 )
 from ark.linking._chains import step_table
@@ -223,12 +226,25 @@ def read_chain(  # type: ignore[no-untyped-def]
     anchors = [e.index for e in reading.entities]
     if len(anchors) > 1:
         chosen: Counter[str] = Counter()
+        linking = reading.linking
+        reached = []
         for a in anchors:
-            present = {s[0] for s in hopper.expand(np.array([a]))}
-            linking = reading.linking
+            hops = hopper.expand(np.array([a]))
+            present = {s[0] for s in hops}
             scored = [(linking.score(r), r) for r in present if linking.score(r) > 0]
             if scored:
-                chosen[max(scored)[1]] = 1
+                best = max(scored)[1]
+                chosen[best] = 1
+                hops = {s: n for s, n in hops.items() if s[0] == best}
+            reached.append(np.unique(np.concatenate([*hops.values(), np.array([], np.int64)])))
+        # Meeting only at mediators, the hints send the hop on along the relation the
+        # question names out of them (ark.linking.onward_relation), as this reads it.
+        common = reduce(np.intersect1d, reached).tolist()
+        found = mediators(index)
+        if common and len(found) and all(i in found for i in common):
+            onward = onward_relation(index, linking.score, common[:20], anchors)
+            if onward is not None:
+                chosen[onward] += 1
         return chosen, anchors, reading
     if reader == "paths":
         from ark.linking import read_chain as chain_of

@@ -82,7 +82,14 @@ def test_named_nodes_meeting_at_a_mediator_are_sent_one_hop_on(tmp_path):
     ).observation
     assert "linked to all 2" in hop
     assert "add_to_answer" not in hop
-    assert f"search_in_neighborhood(node_index={ids['_:b3']})" in hop
+    # The question names the relation out of the record ("actor"): the hop on takes it.
+    assert f'search_in_neighborhood(node_index={ids["_:b3"]}, edge_type="actor")' in hop
+    # Named by none of the question's words, the hop on is left unfiltered.
+    vague = hinted_session(index, "Who was Odysseus in Troy?", multi=True)
+    hop = vague.call(
+        "search_in_neighborhood", {"node_index": [ids["Odysseus"], ids["Troy"]]}
+    ).observation
+    assert f"search_in_neighborhood(node_index={ids['_:b3']})." in hop
 
 
 def test_an_intersection_of_named_nodes_is_still_added():

@@ -28,7 +28,7 @@ from ark.linking._linker import (
     RelationLinker,
     entity_positions,
 )
-from ark.linking._mediators import Mediators, identifier_name, mediators
+from ark.linking._mediators import Mediators, identifier_name, mediators, onward_relation
 from ark.linking._words import STOPWORDS, content, lemma_key, lemmas, tokens, word_match
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ __all__ = [
     "linker_for",
     "linking_encoder",
     "mediators",
+    "onward_relation",
     "plan_describe",
     "read_chain",
     "read_chains",

@@ -43,6 +43,7 @@ direction) which share of the nodes it reaches are mediators (:func:`mediator_st
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -208,3 +209,34 @@ def mediator_steps(index: Any, table: Any) -> np.ndarray:
         into = (total > 0) & (hit >= INTO * np.maximum(total, 1))
     cache[key] = (table, into)
     return into
+
+
+def onward_relation(
+    index: Any,
+    scores: Callable[[str], float],
+    nodes: Sequence[int],
+    came_from: Collection[int] = (),
+) -> str | None:
+    """The relation out of mediator ``nodes`` that the question names best, by
+    ``scores`` (a reading's :meth:`~ark.linking.Linking.score`, by forward relation
+    name), leaving out those that join them to ``came_from`` (the nodes the search
+    came from): *Which actor played Odysseus in Troy* meets at the records of the part
+    and goes on along ``performance.actor``. None when the question names none of
+    them, or two alike: the hop on is then left to the model, unfiltered."""
+    canonical = {r.name: (r.inverse_of or r.name) for r in index.described.relations}
+    g = index.graph
+    indptr = np.asarray(g.indptr)
+    names = g.relation_names
+    back = set(came_from)
+    own: set[str] = set()
+    behind: set[str] = set()
+    for n in nodes:
+        codes = np.asarray(g.adj_code[indptr[n] : indptr[n + 1]], dtype=np.int64).tolist()
+        others = np.asarray(g.adj_node[indptr[n] : indptr[n + 1]], dtype=np.int64).tolist()
+        for code, other in zip(codes, others, strict=True):
+            name = canonical.get(names[code // 2], names[code // 2])
+            (behind if other in back else own).add(name)
+    ranked = sorted(((scores(r), r) for r in own - behind), reverse=True)
+    if not ranked or ranked[0][0] <= 0 or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
+        return None
+    return ranked[0][1]

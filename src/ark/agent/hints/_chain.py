@@ -30,6 +30,7 @@ from ark.linking import (
     Reading,
     linker_for,
     mediators,
+    onward_relation,
     read_chain,
     read_question,
 )
@@ -325,6 +326,13 @@ class ChainHints(SessionObserver):
                     missing = self._wanted[relation] - self.followed.count(relation)
                     self.followed += [relation] * max(0, missing)
             found = mediators(self.index)
+            nameless = [i for i, _ in merged if i in found] if len(found) else []
+            common = [i for i, c in merged if c == len(centers)]
+            onward = None
+            if common and self.reading is not None and set(common) <= set(nameless):
+                onward = onward_relation(
+                    self.index, self.reading.linking.score, common[: _lines.MAX_SUGGESTED], centers
+                )
             return _lines.after_intersection(
                 merged,
                 len(centers),
@@ -332,8 +340,9 @@ class ChainHints(SessionObserver):
                 centers,
                 filtered,
                 self._anchor_relations(session.tools),
-                nameless=[i for i, _ in merged if i in found] if len(found) else (),
+                nameless=nameless,
                 multi=multi,
+                onward=onward,
             )
         hits = [(h.index, h.type) for h in result.hits]
         found = mediators(self.index)

@@ -251,14 +251,17 @@ def _ends(schema: Schema, relation: str, node_type: str) -> list[str]:
     return out
 
 
-def _through(same: Sequence[int], multi: bool) -> str:
+def _through(same: Sequence[int], multi: bool, onward: str | None = None) -> str:
     """The end of a hint about nodes that have no name (mediators, :mod:`ark.linking`):
-    never the add; the hop on from them, where the fact they join ends."""
+    never the add; the hop on from them, where the fact they join ends — along
+    ``onward`` when the question names one of their relations
+    (:func:`ark.linking.onward_relation`), else unfiltered."""
     target = f"node_index={list(same)}" if multi and len(same) > 1 else f"node_index={same[0]}"
+    edge = f', edge_type="{onward}"' if onward else ""
     return (
         " These nodes have no name of their own: each joins the parts of one fact, so "
         f"they are no answer; what the question asks for is one hop on: "
-        f"search_in_neighborhood({target})."
+        f"search_in_neighborhood({target}{edge})."
     )
 
 
@@ -424,6 +427,7 @@ def after_intersection(
     nameless: Collection[int] = (),
     *,
     multi: bool = True,
+    onward: str | None = None,
 ) -> str:
     """After the hop over the question's named nodes (``merged``: (index, how many of
     the ``n_centers`` reach it), in rank order): the nodes all of them reach, to add;
@@ -434,7 +438,7 @@ def after_intersection(
     if common and nameless and set(common) <= set(nameless):
         return (
             f"Hint: {len(common)} node{'s are' if len(common) > 1 else ' is'} linked to all "
-            f"{n_centers} of them.{_through(common, multi)}"
+            f"{n_centers} of them.{_through(common, multi, onward)}"
         )
     if not common:
         if filtered:
