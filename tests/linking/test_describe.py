@@ -78,6 +78,21 @@ def test_words_the_model_echoes_from_the_prompt_are_dropped(index):
     assert described.type("entity").aliases == ("player", "entity")
 
 
+def test_a_word_given_to_two_relations_of_a_batch_stays_only_where_the_name_says_it(index):
+    # A small model copies one item's words into the next: "team" tells neither apart,
+    # "club" stays with the relation whose own name has it.
+    replies = [
+        items(
+            plays_in_club=("the club a player plays for", ["club", "team", "squad"]),
+            is_aged=("how old someone is", ["age", "team", "club"]),
+        ),
+        items(entity=("a thing", ["player"])),
+    ]
+    described = describe_index(index, ScriptedChatModel(replies, per_call=True))
+    assert described.relation("plays_in_club").aliases == ("club", "squad")
+    assert described.relation("is_aged").aliases == ("age",)
+
+
 def test_a_reply_that_is_not_json_leaves_the_names(index):
     described = describe_index(index, ScriptedChatModel([json_reply("no")] * 2, per_call=True))
     assert described.relation("plays_in_club").aliases == ()
