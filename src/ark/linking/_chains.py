@@ -296,9 +296,8 @@ def word_scores(
                 for i, m in at:
                     alone = 1 / linker.ambiguity(reach, i, m)
                     score = m * share * min(weight, alone)
-                    # A one-word own name, by its lemma (see RelationLinker.exact).
-                    if len(own) == 1 and m == 1.0 and phrase in linker.named[rel]:
-                        score = max(score, linker.exact(w, asked))
+                    if m == 1.0:  # by lemma: a one-word own name (RelationLinker.exact)
+                        score = max(score, linker.exact(rel, phrase, own, asked))
                     scores[i, j] = max(scores[i, j], score)
     # A phrase of several words the question has together names its relation by all
     # of them at once ("place of death"), more surely than each word alone.

@@ -267,14 +267,18 @@ class RelationLinker:
             if self._type_owner:
                 self._type_vectors = encoder.encode([p for _, p in self._type_owner])
 
-    def exact(self, word: str, asked: Collection[str]) -> float:
-        """How surely a question word with ``word``'s lemma names a relation whose own
-        name is that one word (``type``, not *subdivision type*, which it only half
-        names): :data:`EXACT` shared among the relations with such a phrase — unless
-        the question (``asked``: the lemma keys of its open words) also has another word
-        of a longer phrase holding it (*plays ... for country* names ``plays for
-        country``, not ``country``): then 0, and the shared-word weights decide."""
-        key = lemma_key(word)
+    def exact(self, rel: str, phrase: str, own: Sequence[str], asked: Collection[str]) -> float:
+        """How surely a question word matching ``own`` (the content words of ``rel``'s
+        ``phrase``) by lemma names ``rel`` when that phrase is its own one-word name
+        (``type``, not *subdivision type*, which it only half names): :data:`EXACT`
+        shared among the relations with such a name — 0 for any other phrase, or when
+        the question (``asked``: the lemma keys of its open words) also has another
+        word of a longer name holding it (*plays ... for country* names ``plays for
+        country``, not ``country``): the shared-word weights then decide. The linker
+        and the chain search (``word_scores``) both read it here."""
+        if len(own) != 1 or phrase not in self.named[rel]:
+            return 0.0
+        key = lemma_key(own[0])
         n = self._exact.get(key)
         if not n or any(other & asked for other in self._longer[key]):
             return 0.0
@@ -368,12 +372,8 @@ class RelationLinker:
                 if not names_phrase(explained, len(own)):
                     continue
                 score = max(total / len(own), single)
-                if (
-                    len(own) == 1
-                    and phrase in self.named[rel]
-                    and any(m == 1.0 for m, _ in matches)
-                ):
-                    score = max(score, self.exact(own[0], asked))
+                if any(m == 1.0 for m, _ in matches):  # by lemma
+                    score = max(score, self.exact(rel, phrase, own, asked))
                 if where and (best is None or score > best.score):
                     best = Mention(rel, tuple(sorted(where)), score, phrase, "lexical")
             if best is not None:
