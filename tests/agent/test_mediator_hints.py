@@ -93,5 +93,5 @@ def test_named_nodes_meeting_at_a_mediator_are_sent_one_hop_on(tmp_path):
 
 
 def test_an_intersection_of_named_nodes_is_still_added():
-    text = after_intersection([(7, 2), (9, 1)], 2, (), [1, 2], False, nameless=[9])
+    text = after_intersection([7], 2, (), [1, 2], False, nameless=[9])
     assert "add_to_answer(node_indices=[7])" in text

@@ -149,9 +149,19 @@ class DescribedSchema:
     #: that a later source can be replaced without losing the others.
     layers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     _by_name: dict[str, RelationDoc] = field(default_factory=dict, repr=False, compare=False)
+    _canonical: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._by_name.update({r.name: r for r in self.relations})
+        self._canonical.update({r.name: (r.inverse_of or r.name) for r in self.relations})
+
+    @property
+    def canonical(self) -> Mapping[str, str]:
+        """Each relation's forward name: itself, or for a stored reverse
+        (``plays_in_club_inverse``) the relation it reverses. Built once with the
+        schema, because the reading, its step table and the hints all ask it for every
+        relation they touch (do not modify it)."""
+        return self._canonical
 
     def relation(self, name: str) -> RelationDoc | None:
         return self._by_name.get(name)

@@ -165,7 +165,7 @@ class StepTable:
     """Per graph: the canonical step of every adjacency code, which steps can follow
     which, and the node types each step reaches."""
 
-    def __init__(self, graph: Any, canonical: dict[str, str]) -> None:
+    def __init__(self, graph: Any, canonical: Mapping[str, str]) -> None:
         self.graph = graph
         n_codes = 2 * len(graph.relation_names)
         steps: list[Step] = []

@@ -182,7 +182,7 @@ class RelationLinker:
         self.threshold = threshold
         self.encoder = encoder
         #: Forward name of every relation (a reverse copy maps to what it reverses).
-        self.canonical = {r.name: (r.inverse_of or r.name) for r in described.relations}
+        self.canonical = described.canonical
         phrases: dict[str, list[str]] = {}
         #: Per relation, its phrases from its own name (the label, the name's own
         #: words), not the words a model or a schema file added.

@@ -223,7 +223,7 @@ def onward_relation(
     came from): *Which actor played Odysseus in Troy* meets at the records of the part
     and goes on along ``performance.actor``. None when the question names none of
     them, or two alike: the hop on is then left to the model, unfiltered."""
-    canonical = {r.name: (r.inverse_of or r.name) for r in index.described.relations}
+    canonical = index.described.canonical
     g = index.graph
     indptr = np.asarray(g.indptr)
     names = g.relation_names

@@ -320,21 +320,21 @@ class ChainHints(SessionObserver):
         if anchors and len(centers) > 1 and set(anchors) <= set(centers):
             merged = [(m.hit.index, len(m.centers)) for m in result.merged]
             filtered = bool(arguments.get("edge_type") or arguments.get("node_type"))
-            if any(c == len(centers) for _, c in merged):
+            common = _lines.linked_to_all(merged, len(centers))
+            if common:
                 # The intersection is the whole chain: every named relation is used up.
                 for relation in self._named:
                     missing = self._wanted[relation] - self.followed.count(relation)
                     self.followed += [relation] * max(0, missing)
             found = mediators(self.index)
             nameless = [i for i, _ in merged if i in found] if len(found) else []
-            common = [i for i, c in merged if c == len(centers)]
             onward = None
             if common and self.reading is not None and set(common) <= set(nameless):
                 onward = onward_relation(
                     self.index, self.reading.linking.score, common[: _lines.MAX_SUGGESTED], centers
                 )
             return _lines.after_intersection(
-                merged,
+                common,
                 len(centers),
                 self._unaccounted,
                 centers,

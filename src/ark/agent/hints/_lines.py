@@ -417,8 +417,14 @@ def intersection_call(
     )
 
 
+def linked_to_all(merged: Sequence[tuple[int, int]], n_centers: int) -> list[int]:
+    """The nodes of ``merged`` ((index, how many of the ``n_centers`` reach it), in
+    rank order) that every center reaches, in that order."""
+    return [i for i, c in merged if c == n_centers]
+
+
 def after_intersection(
-    merged: Sequence[tuple[int, int]],
+    common: Sequence[int],
     n_centers: int,
     unaccounted: Sequence[str],
     centers: Sequence[int],
@@ -429,12 +435,12 @@ def after_intersection(
     multi: bool = True,
     onward: str | None = None,
 ) -> str:
-    """After the hop over the question's named nodes (``merged``: (index, how many of
-    the ``n_centers`` reach it), in rank order): the nodes all of them reach, to add;
+    """After the hop over the question's named nodes (``common``: the nodes all
+    ``n_centers`` of them reach, :func:`linked_to_all`, in rank order): those, to add;
     when none, the same hop with ``relations`` (each center's own) as its filter. When
     the nodes all of them reach are ``nameless`` (mediators: *Odysseus* and *Troy*
     meet at the record of the part in the film), the hop on from them, not the add."""
-    common = [i for i, c in merged if c == n_centers][:MAX_SUGGESTED]
+    common = list(common[:MAX_SUGGESTED])
     if common and nameless and set(common) <= set(nameless):
         return (
             f"Hint: {len(common)} node{'s are' if len(common) > 1 else ' is'} linked to all "
