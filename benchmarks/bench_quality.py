@@ -7,7 +7,7 @@
         [--[no-]example] [--[no-]hints] [--[no-]multi-neighborhood]
         [--[no-]grouped-observations]
         [--describe] [--save-baseline]
-        [--decoders ark llama --seeds 0 1 2]
+        [--decoders ark llama --seeds 0 1 2 [--stored]]
 
 The generality table: a change is judged on MetaQA dev 1/2/3-hop, MetaQA's
 paraphrased one-hop questions (``metaqa-ntm``, split ``dev_ntm``) and WC2014's
@@ -28,10 +28,13 @@ The table printed at the end compares each set with ``benchmarks/quality_baselin
 under ARK's decoder (``ARK_LOOKUP`` on, the default) and llama-cpp-python's
 ``create_completion`` (``ARK_LOOKUP=off``), at each agent seed, on the same questions
 (``OUT/LABEL-DECODER-sSEED/SET``), then one table: Hit@1 per seed, the mean, and the
-seconds per question of each decoder. A speed change that lowers the mean beyond one
-question of a set does not become the default (issue 39). Needs the ``[local]`` extra and the
-data folder (``$ARK_DATA_DIR`` or ``../shared/data``). One 30-question set takes
-15–60 min on 2 CPU cores; do not overlap it with other CPU-heavy work.
+seconds per question of each decoder, and a paired table: the (question, seed) pairs
+only one decoder answers at rank 1, with the exact sign test on them. ``--stored``
+prints those tables from the finished runs under ``--out`` without running anything.
+A speed change that lowers the mean beyond one question of a set does not become the
+default (issue 39). Needs the ``[local]`` extra and the data folder (``$ARK_DATA_DIR``
+or ``../shared/data``). One 30-question set takes 15–60 min on 2 CPU cores; do not
+overlap it with other CPU-heavy work.
 """
 
 from __future__ import annotations
@@ -231,7 +234,12 @@ def compare_decoders(args: argparse.Namespace, sets: list[str], extra: dict[str,
             for spec in sets:
                 rows.setdefault((spec.split("=")[0], decoder), {})[seed] = run_set(args, llm, spec)
         del llm
-    print(f"\n{decoder_table(rows, seeds, args)}\n\n({time.perf_counter() - started:.0f} s)")
+    args.label = label
+    print(f"\n{decoder_table(rows, seeds, args)}")
+    if len(args.decoders) >= 2:
+        names = [spec.split("=")[0] for spec in sets]
+        print(f"\n{paired_table(args, names, seeds)}")
+    print(f"\n({time.perf_counter() - started:.0f} s)")
 
 
 def decoder_table(
@@ -239,7 +247,8 @@ def decoder_table(
     seeds: list[int],
     args: argparse.Namespace,
 ) -> str:
-    """Hit@1 of each (set, decoder) per seed and on average, with seconds per question."""
+    """Hit@1 of each (set, decoder) per seed and on average over the seeds it has (a
+    seed not run yet shows "–"), with seconds per question."""
     head = " | ".join(f"seed {s}" for s in seeds)
     lines = [
         f"Dev samples, {args.limit}/set (sample seed {args.sample_seed}), temperature "
@@ -249,14 +258,104 @@ def decoder_table(
         "|---|---|" + "---:|" * (len(seeds) + 2),
     ]
     for (name, decoder), by_seed in rows.items():
-        hits = [by_seed[s]["metrics"].get("hit@1", 0.0) for s in seeds]
-        walls = [by_seed[s]["wall_s_per_query"]["mean"] for s in seeds]
-        cells = " | ".join(f"{h:.1f}" for h in hits)
+        done = [s for s in seeds if s in by_seed]
+        hits = [by_seed[s]["metrics"].get("hit@1", 0.0) for s in done]
+        walls = [by_seed[s]["wall_s_per_query"]["mean"] for s in done]
+        cells = " | ".join(
+            f"{by_seed[s]['metrics'].get('hit@1', 0.0):.1f}" if s in by_seed else "–" for s in seeds
+        )
+        mean = f"{sum(hits) / len(hits):.1f}" if hits else "–"
+        wall = f"{sum(walls) / len(walls):.1f}" if walls else "–"
+        lines.append(f"| {name} | {decoder} | {cells} | {mean} | {wall} |")
+    return "\n".join(lines)
+
+
+def _hits_at_1(run_dir: Path) -> dict[str, float]:
+    """Hit@1 of each question of a stored run (``results.jsonl``), by query id."""
+    out: dict[str, float] = {}
+    with (run_dir / "results.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            out[str(row["query_id"])] = float(row.get("metrics", {}).get("hit@1", 0.0))
+    return out
+
+
+def _calls(run_dir: Path) -> dict[str, list[list[tuple[str, str]]]]:
+    """Each question's tool calls (name, arguments), step by step, of a stored run's
+    first agent (``trajectories.jsonl``), by query id."""
+    out: dict[str, list[list[tuple[str, str]]]] = {}
+    with (run_dir / "trajectories.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            t = json.loads(line)
+            steps = [
+                [(str(c.get("name")), json.dumps(c.get("arguments"), sort_keys=True)) for c in cs]
+                for cs in (s.get("tool_calls") or [] for s in t.get("steps", []))
+            ]
+            out.setdefault(str(t.get("query_id")), steps)
+    return out
+
+
+def paired_table(args: argparse.Namespace, names: list[str], seeds: list[int]) -> str:
+    """Question by question, the first two decoders on the runs both finished: how
+    many (question, seed) pairs only one of them answers at rank 1, with the exact
+    two-sided sign test on those (a gap read against chance, not against the mean
+    alone), and how many pairs made the very same tool calls (at one seed an exact
+    sampler draws what the reference draws until float noise in the logits of a
+    batched draft check tips a near tie)."""
+    from scipy.stats import binomtest
+
+    first, second = args.decoders[:2]
+    lines = [
+        f"| set | seeds | pairs | same calls | both right | only {first} | only {second} "
+        "| sign test p |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in names:
+        both = only_a = only_b = pairs = same = 0
+        used: list[str] = []
+        for seed in seeds:
+            dirs = [args.out / f"{args.label}-{d}-s{seed}" / name for d in (first, second)]
+            if not all((d / "summary.json").exists() for d in dirs):
+                continue
+            a, b = (_hits_at_1(d) for d in dirs)
+            calls_a, calls_b = (_calls(d) for d in dirs)
+            used.append(str(seed))
+            for qid in a.keys() & b.keys():
+                pairs += 1
+                same += qid in calls_a and calls_a.get(qid) == calls_b.get(qid)
+                both += a[qid] > 0 and b[qid] > 0
+                only_a += a[qid] > 0 and not b[qid] > 0
+                only_b += b[qid] > 0 and not a[qid] > 0
+        if not used:
+            continue
+        differ = only_a + only_b
+        p = binomtest(only_a, differ).pvalue if differ else 1.0
         lines.append(
-            f"| {name} | {decoder} | {cells} | {sum(hits) / len(hits):.1f} | "
-            f"{sum(walls) / len(walls):.1f} |"
+            f"| {name} | {' '.join(used)} | {pairs} | {same} | {both} | {only_a} | {only_b} "
+            f"| {p:.2f} |"
         )
     return "\n".join(lines)
+
+
+def stored_decoders(args: argparse.Namespace, sets: list[str]) -> None:
+    """The decoder tables of the runs already stored under ``--out`` (finished ones:
+    those with a ``summary.json``), running nothing: a long comparison is read while
+    it is still going, or after, without a model."""
+    seeds = args.seeds or [args.seed]
+    names = [spec.split("=")[0] for spec in sets]
+    rows: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for name in names:
+        for decoder in args.decoders:
+            for seed in seeds:
+                summary = args.out / f"{args.label}-{decoder}-s{seed}" / name / "summary.json"
+                if summary.exists():
+                    by_seed = rows.setdefault((name, decoder), {})
+                    by_seed[seed] = json.loads(summary.read_text(encoding="utf-8"))
+    if not rows:
+        sys.exit(f"no finished runs under {args.out}/{args.label}-DECODER-sSEED/SET")
+    print(decoder_table(rows, seeds, args))
+    if len(args.decoders) >= 2:
+        print(f"\n{paired_table(args, names, seeds)}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -330,10 +429,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--seeds", type=int, nargs="+", default=None, help="agent seeds (with --decoders)"
     )
+    p.add_argument(
+        "--stored",
+        action="store_true",
+        help="with --decoders: print the tables of the finished runs under --out, run nothing",
+    )
     p.add_argument("--save-baseline", action="store_true")
     args = p.parse_args(argv)
     sets = list(args.sets or []) + [f"metaqa-{h}" for h in args.hops or []]
     sets = sets or [f"metaqa-{h}" for h in (1, 2, 3)]
+    if args.stored:
+        if not args.decoders:
+            sys.exit("--stored reads a decoder comparison: give --decoders (and --seeds)")
+        stored_decoders(args, sets)
+        return
     from ark.llm import make_chat_model
 
     extra: dict[str, Any] = {"n_threads": args.threads} if args.threads else {}
