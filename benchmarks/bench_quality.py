@@ -280,29 +280,17 @@ def _hits_at_1(run_dir: Path) -> dict[str, float]:
     return out
 
 
-def _calls(run_dir: Path) -> dict[str, list[list[tuple[str, str]]]]:
-    """Each question's tool calls (name, arguments), step by step, of a stored run's
-    first agent (``trajectories.jsonl``), by query id."""
-    out: dict[str, list[list[tuple[str, str]]]] = {}
-    with (run_dir / "trajectories.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            t = json.loads(line)
-            steps = [
-                [(str(c.get("name")), json.dumps(c.get("arguments"), sort_keys=True)) for c in cs]
-                for cs in (s.get("tool_calls") or [] for s in t.get("steps", []))
-            ]
-            out.setdefault(str(t.get("query_id")), steps)
-    return out
-
-
 def paired_table(args: argparse.Namespace, names: list[str], seeds: list[int]) -> str:
     """Question by question, the first two decoders on the runs both finished: how
     many (question, seed) pairs only one of them answers at rank 1, with the exact
     two-sided sign test on those (a gap read against chance, not against the mean
-    alone), and how many pairs made the very same tool calls (at one seed an exact
-    sampler draws what the reference draws until float noise in the logits of a
-    batched draft check tips a near tie)."""
+    alone), and how many pairs made the very same tool calls and answer
+    (``compare_trajectories.py``'s test: at one seed an exact sampler draws what the
+    reference draws until float noise in a batched draft check tips a near tie)."""
     from scipy.stats import binomtest
+
+    sys.path.insert(0, str(HERE))
+    from compare_trajectories import first_difference, load
 
     first, second = args.decoders[:2]
     lines = [
@@ -318,11 +306,12 @@ def paired_table(args: argparse.Namespace, names: list[str], seeds: list[int]) -
             if not all((d / "summary.json").exists() for d in dirs):
                 continue
             a, b = (_hits_at_1(d) for d in dirs)
-            calls_a, calls_b = (_calls(d) for d in dirs)
+            runs_a, runs_b = (load(d) for d in dirs)
             used.append(str(seed))
             for qid in a.keys() & b.keys():
                 pairs += 1
-                same += qid in calls_a and calls_a.get(qid) == calls_b.get(qid)
+                if qid in runs_a and qid in runs_b:
+                    same += first_difference(runs_a[qid], runs_b[qid]) is None
                 both += a[qid] > 0 and b[qid] > 0
                 only_a += a[qid] > 0 and not b[qid] > 0
                 only_b += b[qid] > 0 and not a[qid] > 0
