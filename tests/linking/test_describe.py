@@ -93,6 +93,41 @@ def test_a_word_given_to_two_relations_of_a_batch_stays_only_where_the_name_says
     assert described.relation("is_aged").aliases == ("age",)
 
 
+def test_an_item_that_copies_the_prompts_example_is_rejected(index):
+    # Out of its depth, a small model answers with the system prompt's worked example
+    # (employed_by's description and aliases): its words are not taken, not even the
+    # description, and the rejection is listed; the other item of the batch stays.
+    from ark.linking._describe import EXAMPLE_ALIASES
+
+    replies = [
+        items(
+            plays_in_club=("the club a player plays for", ["club", "team"]),
+            is_aged=("the entity a person works for", list(EXAMPLE_ALIASES)),
+        ),
+        items(entity=("a thing", ["player", "employer", "boss", "job at"])),
+    ]
+    described = describe_index(index, ScriptedChatModel(replies, per_call=True))
+    assert described.relation("plays_in_club").aliases == ("club", "team")
+    aged = described.relation("is_aged")
+    assert aged.aliases == () and aged.description == ""
+    assert described.type("entity").aliases == ()
+    layer = open_index(index.path).described.layers["model:scripted-test-model"]
+    assert layer["rejected"]["relations.is_aged"] == "the prompt's example copied"
+
+
+def test_a_relation_named_as_the_example_may_say_its_words(tmp_path):
+    (tmp_path / "kb.txt").write_text("Ann|employed_by|Acme\n", encoding="utf-8")
+    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    from ark.linking._describe import EXAMPLE_ALIASES, EXAMPLE_DESCRIPTION
+
+    replies = [
+        items(employed_by=(EXAMPLE_DESCRIPTION, list(EXAMPLE_ALIASES))),
+        items(entity=("a thing", ["player"])),
+    ]
+    described = describe_index(index, ScriptedChatModel(replies, per_call=True))
+    assert described.relation("employed_by").aliases == EXAMPLE_ALIASES
+
+
 def test_a_reply_that_is_not_json_leaves_the_names(index):
     described = describe_index(index, ScriptedChatModel([json_reply("no")] * 2, per_call=True))
     assert described.relation("plays_in_club").aliases == ()

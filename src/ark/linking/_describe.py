@@ -94,15 +94,25 @@ WORK_FILE = ".describe-work.json"
 #: without them is another way a question says it ("born in").
 AUXILIARIES = frozenset({"is", "was", "are", "were", "be", "been", "being", "has", "have", "had"})
 
+#: The worked example of :data:`SYSTEM`: a relation's name and what the model should
+#: give for it.
+EXAMPLE_NAME = "employed_by"
+EXAMPLE_DESCRIPTION = "the company a person works for"
+EXAMPLE_ALIASES = ("employer", "works for", "company", "job at", "employed at", "boss")
+
 SYSTEM = (
     "You document the schema of a knowledge graph for a question-answering system. "
     "For each relation or node type listed, write a one-line description and the "
     "different words and short phrases people use for it in questions: what they call "
     "the tail (nouns), the verbs, synonyms and informal words. Reply with JSON only.\n"
-    'Example: relation "employed_by" (person -> company) gives {"name": "employed_by", '
-    '"description": "the company a person works for", "aliases": ["employer", "works '
-    'for", "company", "job at", "employed at", "boss"]}.'
+    f'Example: relation "{EXAMPLE_NAME}" (person -> company) gives {{"name": '
+    f'"{EXAMPLE_NAME}", "description": "{EXAMPLE_DESCRIPTION}", "aliases": '
+    f"{json.dumps(list(EXAMPLE_ALIASES))}}}."
 )
+
+#: Aliases of the worked example an item may repeat before it counts as the example
+#: copied rather than an answer (half of :data:`MAX_WORDS`).
+MAX_EXAMPLE_ALIASES = MAX_WORDS // 2
 
 ProgressFn = Callable[[int, int], None]
 
@@ -191,6 +201,26 @@ def _own_words(aliases: list[str], name: str) -> list[str]:
     :data:`PROMPT_WORDS`) that ``name`` itself does not have."""
     allowed = set(tokens(name))
     return [a for a in aliases if not (set(tokens(a)) - allowed) & PROMPT_WORDS]
+
+
+def echoes_example(said: dict[str, Any], name: str) -> bool:
+    """Whether a checked item (``{"description", "aliases"}``) is the prompt's worked
+    example copied for ``name``: at least :data:`MAX_EXAMPLE_ALIASES` of the example's
+    aliases that ``name``'s own words do not say. Out of its depth, the 1.5B fills a
+    whole batch with the example (MLPQ's ``sport``, ``religion``, ``namedFor`` and
+    five more all became "the entity a person works for": employer, boss, job at...),
+    which would make *employer* a word for eight relations it is not. A relation
+    named as the example is (``employed_by``, ``EmployedBy``) may rightly say it."""
+    own = {lemma_key(w) for w in tokens(name)}
+    if own == {lemma_key(w) for w in tokens(EXAMPLE_NAME)}:
+        return False
+    example = {a.casefold() for a in EXAMPLE_ALIASES}
+    copied = [
+        a
+        for a in said["aliases"]
+        if a.casefold() in example and not {lemma_key(w) for w in content(tokens(a))} <= own
+    ]
+    return len(copied) >= MAX_EXAMPLE_ALIASES
 
 
 def distinct_words(accepted: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -286,6 +316,8 @@ def check_batch_reply(
         said = check_reply({k: v for k, v in item.items() if k != "name"})
         if isinstance(said, str):
             rejected[name] = said
+        elif echoes_example(said, name):
+            rejected[name] = "the prompt's example copied"
         else:
             accepted[name] = said
     strangers += max(0, len(data["items"]) - 4 * len(names))
