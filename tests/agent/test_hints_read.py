@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from _helpers import hinted_session
+from _helpers import hinted_session, tsv_index
 from ark.agent.hints._lines import chain_hint
 from ark.graph import load_graph
 from ark.index import build_index
@@ -142,3 +142,48 @@ def test_the_daughter_of_a_parent_is_two_hops_not_the_parent(family):
     ).observation
     assert "Add them now" not in hop
     assert 'edge_type="children"' in hop
+
+
+PLAYERS = "\n".join(
+    [
+        "ann\tplays_for_country\tspain",
+        "bob\tplays_for_country\tspain",
+        "cid\tplays_for_country\tfrance",
+        "dan\tplays_for_country\tfrance",
+        "ann\tplays_in_club\trovers",
+        "bob\tplays_in_club\tunited",
+        "cid\tplays_in_club\tcity_fc",
+        "dan\tplays_in_club\trovers",
+    ]
+)
+
+
+def test_a_relation_no_word_names_is_the_paths_not_the_questions(tmp_path):
+    # "a player from spain": the chain goes from spain along plays_for_country, which
+    # no word of the question names ("from" is a function word); the hint gives the
+    # same call without saying the question names it. "club" does name plays_in_club.
+    index = tsv_index(tmp_path, PLAYERS)
+    ids = _ids(index)
+    session = hinted_session(index, "name a club that has a player from spain ?")
+    first = session.call("search_in_graph", {"query": "spain"}).observation
+    assert "names plays_for_country" not in first
+    assert "starts along plays_for_country" in first
+    assert (
+        f'search_in_neighborhood(node_index={ids["spain"]}, edge_type="plays_for_country"' in first
+    )
+    hop = session.call(
+        "search_in_neighborhood", {"node_index": ids["spain"], "edge_type": "plays_for_country"}
+    ).observation
+    assert "The question also names plays_in_club, not followed yet" in hop
+
+
+def test_chain_hints_say_which_relations_only_the_path_takes():
+    schema = _family_schema()
+    args = (schema, ["parents", "children"], [(7, "entity")], [1])
+    nxt = chain_hint(*args, ["parents"], multi=False, unnamed={"children"})
+    assert "The path read for the question takes children too, not followed yet" in nxt
+    assert "names children" not in nxt
+    done = chain_hint(*args, ["parents", "children"], multi=False, unnamed={"children"})
+    assert "Every relation of the path read for the question (parents, children)" in done
+    named = chain_hint(*args, ["parents", "children"], multi=False)
+    assert "Every relation the question names (parents, children)" in named

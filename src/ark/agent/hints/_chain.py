@@ -107,6 +107,9 @@ class ChainHints(SessionObserver):
         self._matching = self._matching_relations()
         self._asks_for = self._asked_types()
         self._named = [n.relation for n in self._chain]
+        #: Relations the chain takes that no word of the question names: the hints
+        #: say the path takes them, not that the question names them.
+        self._unnamed = _lines.unnamed_relations(self._chain)
         self._wanted = {n.relation: n.uses for n in self._chain}
         #: The nodes the question names, when it names several (an intersection).
         self._anchors = (
@@ -161,6 +164,7 @@ class ChainHints(SessionObserver):
             remaining=[r for r in self._named if self.followed.count(r) < self._wanted[r]],
             schema=self.index.schema,
             multi=session.config.multi_neighborhood,
+            unnamed=self._unnamed,
         )
 
     # -- a graph built from documents ----------------------------------------------------
@@ -367,6 +371,7 @@ class ChainHints(SessionObserver):
             if any(self.index.graph.type_name(n) in self._asks_for for n in explored)
             else self._asks_for,
             nameless=nameless,
+            unnamed=self._unnamed,
         )
 
     def _matching_relations(self) -> list[str]:

@@ -105,6 +105,7 @@ def after_add(
     *,
     schema: Schema | None = None,
     multi: bool = False,
+    unnamed: Collection[str] = (),
 ) -> str:
     """A reminder when ``added`` ((index, name, type)) includes a node the search started
     from or already explored past (``explored``: the centers of neighborhood calls), or
@@ -116,7 +117,12 @@ def after_add(
     if not passed:
         if not remaining:
             return ""
-        lead = f"Note: the question also names {', '.join(remaining)}, not followed yet"
+        whose = (
+            "the path read for the question also takes"
+            if set(remaining) & set(unnamed)
+            else "the question also names"
+        )
+        lead = f"Note: {whose} {', '.join(remaining)}, not followed yet"
         hop = _next_hop(schema, added, remaining, multi) if schema is not None else ""
         if hop:
             return f"{lead}; if these nodes are a step on the way, go on from them: {hop}."
@@ -184,6 +190,22 @@ def chain_relations(chain: Chain) -> list[Named]:
     return [Named(r, uses[r], tuple(explains.get(r, ()))) for r in chain.relations]
 
 
+def unnamed_relations(named: Sequence[Named]) -> set[str]:
+    """The relations of a chain that no word of the question names (no positions):
+    steps the graph's path takes to reach what the question asks for (*players from
+    Spain*: the hop to Spain's players, which no word says)."""
+    return {n.relation for n in named if not n.positions}
+
+
+def _says(relation: str, unnamed: Collection[str], verb: str = "names") -> str:
+    """Who a hint says wants ``relation``: "The question names it" only when a word of
+    the question does; otherwise the path read for it takes it. A hint never claims
+    more than was read."""
+    if relation in unnamed:
+        return "The path read for the question " + ("takes" if verb == "names" else verb)
+    return f"The question {verb}"
+
+
 def mentioned_relations(linking: Linking) -> list[str]:
     """The names of :func:`named_relations`, best first."""
     return [n.relation for n in named_relations(linking)]
@@ -222,9 +244,14 @@ def first_hop(
             options.sort(key=lambda n: min(abs(p - at) for p in n.positions))
         relation = options[0].relation
         other = next(t for t, rel, _, _ in links if rel == relation)
+        said = (
+            f"the question names {relation}, which it has"
+            if options[0].positions
+            else f"the path read from it to what the question asks for starts along {relation}"
+        )
         return (
-            f"Hint: [{index}] {name} ({node_type}) matches the question best; the question "
-            f"names {relation}, which it has: search_in_neighborhood(node_index={index}, "
+            f"Hint: [{index}] {name} ({node_type}) matches the question best; {said}: "
+            f"search_in_neighborhood(node_index={index}, "
             f'edge_type="{relation}", node_type="{other}").'
         )
     return ""
@@ -280,6 +307,7 @@ def chain_hint(
     matching: Sequence[str] = (),
     asks_for: Sequence[str] = (),
     nameless: Collection[int] = (),
+    unnamed: Collection[str] = (),
 ) -> str:
     """The hint after a neighborhood when the question is known (``named``: its
     :func:`mentioned_relations`, each used ``uses[r]`` times, once by default;
@@ -295,7 +323,10 @@ def chain_hint(
     first) that these nodes have, ready to copy; the add comes after it, not asserted.
     Never the most common relations: a small model follows whatever it is shown.
     Nodes that are all ``nameless`` (mediators) are never called an answer: with
-    nothing named left to follow, the hint is the hop on from them."""
+    nothing named left to follow, the hint is the hop on from them. A relation in
+    ``unnamed`` (:func:`unnamed_relations`) is one the path read for the question takes
+    with no word of it naming the relation: the hint says so instead of "the question
+    names"."""
     dominant = _dominant(hits, came_from)
     if dominant is None:
         return ""
@@ -314,16 +345,23 @@ def chain_hint(
             return text + (
                 f" If they answer the question, add them: add_to_answer(node_indices={same})."
             )
+        whose = (
+            "of the path read for the question"
+            if set(named) & set(unnamed)
+            else "the question names"
+        )
         return text + (
-            f" Every relation the question names ({', '.join(named)}) is followed, so these "
+            f" Every relation {whose} ({', '.join(named)}) is followed, so these "
             f"answer it. Add them now: add_to_answer(node_indices={same}), then finish."
         )
     for relation in remaining:
         ends = _ends(schema, relation, node_type)
         if ends:
             lead = (
-                f"The question uses {relation} twice, followed once so far"
+                f"{_says(relation, unnamed, 'uses')} {relation} twice, followed once so far"
                 if done[relation]
+                else f"{_says(relation, unnamed)} {relation} too, not followed yet"
+                if relation in unnamed
                 else f"The question also names {relation}, not followed yet"
             )
             return text + (
@@ -340,7 +378,7 @@ def chain_hint(
                     back = [i for i, t in centers if t == center_type][:MAX_SUGGESTED]
                     start = back if multi and len(back) > 1 else back[0]
                     return text + (
-                        f" The question names {relation}, which {node_type} nodes do not "
+                        f" {_says(relation, unnamed)} {relation}, which {node_type} nodes do not "
                         f"have; the {center_type} node{'s' if len(back) > 1 else ''} you "
                         f"came from do{'' if len(back) > 1 else 'es'}: search_in_neighborhood("
                         f'node_index={start}, edge_type="{relation}", node_type="{ends[0]}").'
@@ -358,8 +396,13 @@ def chain_hint(
         return text
     options.sort(key=lambda p: p[0] not in named)  # stable: named relations first
     rel, other = options[0]
+    also = (
+        f"{_says(relation, unnamed)} {relation} too"
+        if relation in unnamed
+        else (f"The question also names {relation}")
+    )
     return text + (
-        f" The question also names {relation}, which {node_type} nodes do not have; "
+        f" {also}, which {node_type} nodes do not have; "
         f"{other} nodes do. Hop to them first: "
         f'search_in_neighborhood({target}, edge_type="{rel}", node_type="{other}").'
     )
