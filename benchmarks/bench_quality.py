@@ -54,6 +54,9 @@ from ark.eval import Evaluation
 from ark.index import build_index, open_index
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from compare_trajectories import first_difference, load  # noqa: E402
+
 BASELINE = HERE / "quality_baseline.json"
 MEASURES = ("hit@1", "hit@5", "recall@20", "mrr")
 
@@ -288,9 +291,6 @@ def paired_table(args: argparse.Namespace, names: list[str], seeds: list[int]) -
     (``compare_trajectories.py``'s test: at one seed an exact sampler draws what the
     reference draws until float noise in a batched draft check tips a near tie)."""
     from scipy.stats import binomtest
-
-    sys.path.insert(0, str(HERE))
-    from compare_trajectories import first_difference, load
 
     first, second = args.decoders[:2]
     lines = [

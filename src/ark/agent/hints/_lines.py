@@ -197,13 +197,20 @@ def unnamed_relations(named: Sequence[Named]) -> set[str]:
     return {n.relation for n in named if not n.positions}
 
 
-def _says(relation: str, unnamed: Collection[str], verb: str = "names") -> str:
-    """Who a hint says wants ``relation``: "The question names it" only when a word of
-    the question does; otherwise the path read for it takes it. A hint never claims
+def _who(relation: str, unnamed: Collection[str]) -> str:
+    """Whom a hint says wants ``relation``: the question only when a word of it names
+    the relation (not in ``unnamed``), else the path read for it. A hint never claims
     more than was read."""
+    return "The path read for the question" if relation in unnamed else "The question"
+
+
+def _wants(relation: str, unnamed: Collection[str], *, also: bool = False) -> str:
+    """The words a hint uses for ``relation`` being wanted: "The question (also) names
+    R", or for a relation no word names, "The path read for the question takes R
+    (too)"."""
     if relation in unnamed:
-        return "The path read for the question " + ("takes" if verb == "names" else verb)
-    return f"The question {verb}"
+        return f"{_who(relation, unnamed)} takes {relation}{' too' if also else ''}"
+    return f"The question {'also ' if also else ''}names {relation}"
 
 
 def mentioned_relations(linking: Linking) -> list[str]:
@@ -358,11 +365,9 @@ def chain_hint(
         ends = _ends(schema, relation, node_type)
         if ends:
             lead = (
-                f"{_says(relation, unnamed, 'uses')} {relation} twice, followed once so far"
+                f"{_who(relation, unnamed)} uses {relation} twice, followed once so far"
                 if done[relation]
-                else f"{_says(relation, unnamed)} {relation} too, not followed yet"
-                if relation in unnamed
-                else f"The question also names {relation}, not followed yet"
+                else f"{_wants(relation, unnamed, also=True)}, not followed yet"
             )
             return text + (
                 f" {lead}: search_in_neighborhood({target}, "
@@ -378,7 +383,7 @@ def chain_hint(
                     back = [i for i, t in centers if t == center_type][:MAX_SUGGESTED]
                     start = back if multi and len(back) > 1 else back[0]
                     return text + (
-                        f" {_says(relation, unnamed)} {relation}, which {node_type} nodes do not "
+                        f" {_wants(relation, unnamed)}, which {node_type} nodes do not "
                         f"have; the {center_type} node{'s' if len(back) > 1 else ''} you "
                         f"came from do{'' if len(back) > 1 else 'es'}: search_in_neighborhood("
                         f'node_index={start}, edge_type="{relation}", node_type="{ends[0]}").'
@@ -396,13 +401,8 @@ def chain_hint(
         return text
     options.sort(key=lambda p: p[0] not in named)  # stable: named relations first
     rel, other = options[0]
-    also = (
-        f"{_says(relation, unnamed)} {relation} too"
-        if relation in unnamed
-        else (f"The question also names {relation}")
-    )
     return text + (
-        f" {also}, which {node_type} nodes do not have; "
+        f" {_wants(relation, unnamed, also=True)}, which {node_type} nodes do not have; "
         f"{other} nodes do. Hop to them first: "
         f'search_in_neighborhood({target}, edge_type="{rel}", node_type="{other}").'
     )
