@@ -20,6 +20,11 @@ from ark.index import build_index, open_index, save_described, verify_index
         ("plays_in_club_inverse", ("plays", "in", "club"), True),
         ("~parentOf", ("parent", "of"), True),
         ("indication", ("indication",), False),
+        # Letters of every script are letters: not "pr d cesseur", "ville d part".
+        ("prédécesseur", ("prédécesseur",), False),
+        ("villeDépart", ("ville", "départ"), False),
+        ("ÉtatMembre_inverse", ("état", "membre"), True),
+        ("dbo:hiérarchie+_", ("dbo", "hiérarchie"), False),
     ],
 )
 def test_relation_labels_read_every_naming_shape(name, words, inverse):

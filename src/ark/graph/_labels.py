@@ -33,12 +33,32 @@ class NameLabel:
         return " ".join(self.words)
 
 
+#: A run of letters (any script: ``prédécesseur`` is one word, not ``pr d cesseur``)
+#: or of digits.
+_RUN = re.compile(r"[^\W\d_]+|\d+")
+
+
+def _camel_parts(run: str) -> list[str]:
+    """A run of letters split where its case says a word starts: ``villeDépart`` at
+    the capital after a small letter, ``HTMLParser`` before the capital that opens a
+    small-letter word. ``str.isupper``/``islower`` know every script's case, which an
+    ``[A-Z]`` class does not (``ÉtatMembre``)."""
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(run)):
+        prev, here = run[i - 1], run[i]
+        nxt = run[i + 1] if i + 1 < len(run) else ""
+        if here.isupper() and (prev.islower() or (prev.isupper() and nxt.islower())):
+            parts.append(run[start:i])
+            start = i
+    parts.append(run[start:])
+    return parts
+
+
 def split_words(name: str) -> list[str]:
     """The words of an identifier: ``camelCase``, ``snake_case``, dots, slashes, dashes
-    and digits split; case folded except for all-caps acronyms."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
-    words = re.findall(r"[A-Za-z]+|[0-9]+", spaced)
+    and digits split, in any script; case folded except for all-caps acronyms."""
+    words = [part for run in _RUN.findall(name) for part in _camel_parts(run)]
     return [w if (w.isupper() and len(w) > 1) else w.lower() for w in words]
 
 

@@ -147,9 +147,10 @@ class Linking:
 
 def relation_own_words(name: str) -> str | None:
     """A relation name's own words when it has letters outside ASCII (``prédécesseur``,
-    ``hiérarchie``), read by :func:`tokens`, which keeps them: a label read
-    letter-blind (``pr d cesseur``) names nothing; None for an ASCII name, which its
-    label already reads. A path's last segment only (``a.b.c``, ``a/b``)."""
+    ``hiérarchie``), read by :func:`tokens`, which keeps them. An index built before
+    labels read every script stores a letter-blind label (``pr d cesseur``), which
+    names nothing; None for an ASCII name, which its label already reads. A path's last
+    segment only (``a.b.c``, ``a/b``)."""
     if name.isascii():
         return None
     last = re.split(r"__|[./]", name.strip("_"))[-1]
