@@ -13,6 +13,9 @@ NAMES = "\n".join(
         "Fall\thas_tags\tscript",
         "The Bat\trelease_year\t1959",
         "Maiden Japan\tgenre\tdouble live album",
+        "yale university\tcontained_by\tconnecticut",
+        "american beauty\tdirected_by\tsam mendes",
+        "american pie\tdirected_by\tpaul weitz",
     ]
 )
 
@@ -52,6 +55,22 @@ def test_a_name_is_found_without_its_parenthesis_or_with_its_year(names):
     assert spotted(names, "who directed Big ?") == [("Big (1988 film)", 0.9)]
     (found,) = spot_entities(names, "who directed big (1988) ?")
     assert found.name == "Big (1988 film)" and found.score < 0.9
+
+
+def test_a_two_word_name_is_found_by_its_proper_word_alone(names):
+    """*Yale* for ``yale university``: the other word is an English one (a head noun
+    people leave out); found below a whole name's score."""
+    assert spotted(names, "The Ivy League school Yale is in which US state?") == [
+        ("yale university", 0.6)
+    ]
+    # Only where nothing is named more surely: *American* says where, here.
+    assert spotted(names, "In which American state is Yale University?") == [
+        ("yale university", 1.0)
+    ]
+    # A word other names have too names none of them: *American* is in two.
+    assert spotted(names, "Which American state has the most lakes?") == []
+    # An English word written with a capital is not a name's proper word: no "Beauty".
+    assert spotted(names, "Is Beauty in the eye of the beholder?") == []
 
 
 @pytest.mark.slow
