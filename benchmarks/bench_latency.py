@@ -2,7 +2,7 @@
 
     python benchmarks/bench_latency.py [--set metaqa-2] [--limit 10] [--sample-seed 0]
         [--model 1.5b] [--adapter LORA.gguf] [--compare lookup|grouped] [--lookup 4]
-        [--max-steps 8]
+        [--max-steps 8] [--temperature 0.7 --seeds 0 1 2]
         [--threads 2] [--describe] [--out .bench/latency/NAME.jsonl]
     python benchmarks/bench_latency.py --decode-cost [--model 1.5b] [--threads 2]
     python benchmarks/bench_latency.py --rates [--model 1.5b] [--threads 2]
@@ -23,7 +23,11 @@ the model reads, so answers may change too: Hit@1 is in the table). Greedy
 (temperature 0), so with lookup both settings should write the same trajectory and
 the difference is speed alone; a question whose ranking differs is
 counted and listed (llama.cpp's logits move slightly with the batch a token is decoded
-in, so a near tie can go the other way).
+in, so a near tie can go the other way). ``--temperature 0.7 --seeds 0 1 2`` runs each
+question at the temperature users run, once per seed (the same seed for both
+settings): there the decoders must draw from one distribution (issue 39), so the table
+adds Hit@1 per seed; ``bench_quality.py --decoders`` is the same comparison on whole
+dev sets.
 
 The two settings are two models in one process, and each question runs under both
 back to back, in alternating order, so a change in the machine's speed during the run
@@ -368,13 +372,27 @@ def table(records: list[dict[str, Any]]) -> str:
         )
     if len(means) == 2:
         ratios = [r["on"]["wall_s"] / r["off"]["wall_s"] for r in records if r["off"]["wall_s"]]
-        differ = [r["id"] for r in records if r["on"]["ranking"] != r["off"]["ranking"]]
+        differ = [
+            f"{r['id']}" + (f" (seed {r['seed']})" if r.get("seed") else "")
+            for r in records
+            if r["on"]["ranking"] != r["off"]["ranking"]
+        ]
         lines.append("")
         lines.append(
             f"on/off: mean {means['on'] / means['off']:.2f}, per-question p50 "
             f"{statistics.median(ratios):.2f}; rankings differ on {len(differ)} of "
             f"{len(records)}{': ' + ', '.join(differ) if differ else ''}"
         )
+    seeds = sorted({r.get("seed", 0) for r in records})
+    if len(seeds) > 1:
+        lines.append("")
+        for setting in means:
+            right = [
+                sum(bool(r[setting].get("hit1")) for r in records if r.get("seed", 0) == seed)
+                for seed in seeds
+            ]
+            counts = ", ".join(f"seed {s}: {n}" for s, n in zip(seeds, right, strict=True))
+            lines.append(f"Hit@1 ({setting}), right at rank 1 by seed: {counts}")
     return "\n".join(lines)
 
 
@@ -396,8 +414,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--lookup", type=int, default=4, help="most draft tokens per decode when on")
     p.add_argument("--max-steps", type=int, default=8)
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="0 (greedy: the settings differ in speed alone) or the users' 0.7",
+    )
+    p.add_argument(
+        "--seeds", type=int, nargs="+", default=[0], help="one run of each question per seed"
+    )
     p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--out", type=Path, default=None, help="JSON lines, one per question")
+    p.add_argument("--out", type=Path, default=None, help="JSON lines, one per question and seed")
     p.add_argument(
         "--decode-cost", action="store_true", help="only time a decode of k tokens, k = 1..17"
     )
@@ -520,49 +547,54 @@ def main(argv: list[str] | None = None) -> None:
     index, _ = index_for(kb, args.index_cache, models["off"] if args.describe else None)
     queries, _ = load_dataset(dataset, index, split, kb.parent)
     queries = sample(queries, args.limit, args.sample_seed)
-    retrievers = {
-        s: Retriever(
+
+    def retriever(setting: str, seed: int) -> Retriever:
+        return Retriever(
             index,
-            llm,
+            models[setting],
             strategy="ark-guided",
             n_agents=1,
             max_steps=args.max_steps,
-            temperature=0.0,
-            tools=settings[s],
-            seed=0,
+            temperature=args.temperature,
+            tools=settings[setting],
+            seed=seed,
             prompt=prompt,
         )
-        for s, llm in models.items()
-    }
-    stem = f"{name}-{Path(args.model or '1.5b').stem}{'-grouped' if grouped else ''}"
+
+    sampled = f"-t{args.temperature:g}" if args.temperature else ""
+    stem = f"{name}-{Path(args.model or '1.5b').stem}{'-grouped' if grouped else ''}{sampled}"
     out = args.out or Path(".bench/latency") / f"{stem}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     records = [json.loads(line) for line in out.open()] if out.exists() else []
-    done = {r["id"] for r in records}
-    for i, q in enumerate(queries):
-        if q.id in done:
-            continue
-        order = SETTINGS if i % 2 == 0 else SETTINGS[::-1]
-        record: dict[str, Any] = {"id": q.id, "question": q.text}
-        for setting in order:
-            record[setting] = run_question(retrievers[setting], q.text, q.id)
-            record[setting]["hit1"] = bool(record[setting]["ranking"][:1]) and (
-                record[setting]["ranking"][0] in q.gold
+    # A record of an earlier run without "seed" was seed 0; a rerun skips what is there.
+    done = {(r["id"], r.get("seed", 0)) for r in records}
+    total = len(queries) * len(args.seeds)
+    for seed in args.seeds:
+        retrievers = {s: retriever(s, seed) for s in SETTINGS}
+        for i, q in enumerate(queries):
+            if (q.id, seed) in done:
+                continue
+            order = SETTINGS if i % 2 == 0 else SETTINGS[::-1]
+            record: dict[str, Any] = {"id": q.id, "seed": seed, "question": q.text}
+            for setting in order:
+                record[setting] = run_question(retrievers[setting], q.text, q.id)
+                record[setting]["hit1"] = bool(record[setting]["ranking"][:1]) and (
+                    record[setting]["ranking"][0] in q.gold
+                )
+            records.append(record)
+            with out.open("a") as f:
+                f.write(json.dumps(record) + "\n")
+            print(
+                f"  {name} {len(records)}/{total} (seed {seed}): off "
+                f"{record['off']['wall_s']:.1f} s, on {record['on']['wall_s']:.1f} s",
+                file=sys.stderr,
+                flush=True,
             )
-        records.append(record)
-        with out.open("a") as f:
-            f.write(json.dumps(record) + "\n")
-        print(
-            f"  {name} {len(records)}/{len(queries)}: off {record['off']['wall_s']:.1f} s, "
-            f"on {record['on']['wall_s']:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
     print(f"\n{build_line()}")
     print(
-        f"\n{name}, {len(records)} questions, model {args.model or '1.5b'}"
-        f"{' + ' + args.adapter if args.adapter else ''}, on = "
-        f"{'grouped observations' if grouped else f'lookup {args.lookup}'}\n"
+        f"\n{name}, {len(records)} runs (questions x seeds), model {args.model or '1.5b'}"
+        f"{' + ' + args.adapter if args.adapter else ''}, temperature {args.temperature:g}, "
+        f"on = {'grouped observations' if grouped else f'lookup {args.lookup}'}\n"
     )
     print(table(records))
 
