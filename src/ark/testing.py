@@ -99,6 +99,7 @@ class ScriptedChatModel:
         self.delay = delay
         self.calls: list[list[Message]] = []
         self.schemas: list[dict[str, Any] | None] = []  # response_schema of each call
+        self.temperatures: list[float] = []  # the temperature each call asked for
         if callable(script):
             self._script: Script = script
         else:
@@ -129,6 +130,7 @@ class ScriptedChatModel:
         history = list(messages)
         self.calls.append(history)
         self.schemas.append(response_schema)
+        self.temperatures.append(temperature)
         if self.delay:
             await asyncio.sleep(self.delay)
         reply = self._script(history)

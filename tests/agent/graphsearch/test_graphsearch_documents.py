@@ -202,6 +202,11 @@ def test_the_answer_in_words_comes_from_the_final_step(docs_index):
     assert f"[{museum}] Kestrel Museum -located in-> [{city}] Valdor" in last  # an edge followed
     assert traj.to_dict()["graphsearch"]["answer"]["text"] == "Valdor"
     assert traj.usage["prompt_tokens"] == sum(s.prompt_tokens for s in traj.steps)
+    # The workflow samples at the run's temperature; the answer is written greedily,
+    # as Retriever.answer and naive RAG write theirs.
+    assert AgentConfig().temperature > 0
+    assert set(model.temperatures[:-1]) == {AgentConfig().temperature}
+    assert model.temperatures[-1] == 0.0
     off = run(docs_index, scripted(docs_index), answer=False)
     assert "answer_generation" not in [s.module for s in off.steps]
     assert off.extra["graphsearch"]["answer"] is None and off.answer == traj.answer

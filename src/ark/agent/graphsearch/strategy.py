@@ -432,8 +432,11 @@ class GraphSearch:
         same step ``Retriever.answer`` takes) over what the workflow found, recorded as
         a step (module ``answer_generation``) and under ``graphsearch.answer``. It is
         one model call past ``max_steps``: the paper's workflow ends with an answer
-        however its rounds ended. A bad reply or a failed model is an unanswered
-        :class:`~ark.answer.Answer` saying why, never an exception."""
+        however its rounds ended. Written greedily whatever the workflow's temperature,
+        as ``Retriever.answer`` and the naive-RAG baseline write theirs: rows of an
+        answer table then differ by what was retrieved, not by a sampled reader. A bad
+        reply or a failed model is an unanswered :class:`~ark.answer.Answer` saying
+        why, never an exception."""
         nodes = self._answer_nodes()
         cfg = self.config
         answer = await write_answer(
@@ -442,7 +445,7 @@ class GraphSearch:
             self.index,
             nodes,
             edges=self._followed(nodes),
-            temperature=cfg.temperature,
+            temperature=0.0,
             seed=0 if cfg.seed is None else cfg.seed + self._calls,
         )
         self._answer = answer.to_dict()
