@@ -8,6 +8,7 @@ import pytest
 
 from ark.errors import ArkError
 from ark.ingest import CO_OCCURS, Chunk, FastExtractor, ingest, load_pipeline
+from ark.ingest._fast import PAIR_SPAN
 
 
 def _pipeline_installed() -> bool:
@@ -67,6 +68,56 @@ def test_two_mentions_joined_by_no_verb_only_co_occur(fast):
     assert ["Paris", CO_OCCURS, "France"] in eiffel.triples
     relations = {r for _, r, _ in eiffel.triples}
     assert relations <= {"located in", CO_OCCURS, "of"}
+
+
+CITIES = [
+    "Paris",
+    "Lyon",
+    "Marseille",
+    "Toulouse",
+    "Nice",
+    "Nantes",
+    "Strasbourg",
+    "Montpellier",
+    "Bordeaux",
+    "Lille",
+    "Rennes",
+    "Reims",
+    "Toulon",
+    "Grenoble",
+    "Dijon",
+    "Angers",
+    "Nimes",
+    "Limoges",
+    "Tours",
+    "Amiens",
+    "Metz",
+    "Besancon",
+    "Perpignan",
+    "Orleans",
+    "Rouen",
+    "Caen",
+    "Nancy",
+    "Avignon",
+    "Poitiers",
+    "Calais",
+]
+
+
+@needs_spacy
+def test_a_crowded_sentence_links_near_mentions_not_every_pair(fast):
+    """One sentence naming 30 cities (as a list or a table the parser cannot split
+    reads): each mention pairs with the next PAIR_SPAN, not with all the others."""
+    text = f"The tour visited {', '.join(CITIES[:-1])} and {CITIES[-1]}."
+    assert len(list(fast.nlp(text).sents)) == 1
+    (tour,) = extract(fast, text)
+    pairs = {frozenset((s, o)) for s, _, o in tour.triples}
+    named = [c for c in CITIES if c in tour.entities]
+    assert len(named) > PAIR_SPAN + 2
+    assert frozenset(named[:2]) in pairs  # neighbours are linked
+    assert frozenset((named[0], named[-1])) not in pairs  # the ends are not
+    assert len(tour.triples) <= PAIR_SPAN * len(tour.entities)
+    assert len(tour.triples) < len(tour.entities) * (len(tour.entities) - 1) // 2
 
 
 @needs_spacy
