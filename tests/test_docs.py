@@ -137,3 +137,29 @@ def test_relative_links_outside_the_site_lead_to_files(doc):
 def test_results_keep_the_generality_table_section():
     text = (REPO / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
     assert "\n## Quality beyond MetaQA: the generality table\n" in text
+
+
+def test_ci_installs_what_the_readme_says_and_nothing_else():
+    """.ci/run is the README's install and test command (plus the docs build and the
+    layer contracts): every package spec the README installs is installed by .ci/run,
+    and every one .ci/run installs is in the README, optional parts included."""
+    readme = (REPO / "README.md").read_text()
+    ci = (REPO / ".ci" / "run").read_text()
+
+    def specs(text: str) -> set[str]:
+        found = set()
+        for line in text.splitlines():
+            if line.lstrip().startswith("#"):
+                continue
+            for command in re.findall(r"pip install ([^`&#\n]+)", line):
+                found |= {w.strip("\"'") for w in command.split() if not w.startswith("-")}
+        return found
+
+    ours = specs(ci) - {"pip"}  # pip upgrading itself
+    install = re.search(r"```bash\n(.*?)```", readme, re.S)
+    assert install is not None
+    assert specs(install.group(1)) <= ours  # the install block, all of it
+    assert ours <= specs(readme), ours - specs(readme)  # and nothing the README omits
+    assert {"torch==2.13.0", ".[dev]", "stark-qa==1.1.0"} <= ours
+    assert "apt-get install" in readme and "chromium" in ci
+    assert "python -m pytest -q" in readme and ci.rstrip().endswith("python -m pytest -q")
