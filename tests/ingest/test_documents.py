@@ -38,12 +38,17 @@ def test_a_folder_of_text_and_markdown_files(tmp_path):
     (tmp_path / "sub").mkdir()
     write(tmp_path / "sub" / "a.txt", "Ants dig.")
     write(tmp_path / "notes.csv", "ignored,file")
+    # hidden folders (a repository's .git, a .venv's licence files) are not entered
+    (tmp_path / ".venv" / "lib").mkdir(parents=True)
+    write(tmp_path / ".venv" / "lib" / "LICENSE.txt", "Permission is hereby granted")
+    write(tmp_path / ".hidden.md", "a hidden note")
     found = read_documents(tmp_path)
     assert found.source_format == "folder"
     assert [(d.id, d.title, d.text) for d in found.documents] == [
         ("b.md", "b", "# Bee\nBees make honey."),
         ("sub/a.txt", "a", "Ants dig."),
     ]
+    assert found.other_files == ["notes.csv"]  # counted and named, not read
 
 
 def test_a_hipporag_corpus_list_with_repeated_titles(tmp_path):

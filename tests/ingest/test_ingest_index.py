@@ -106,3 +106,22 @@ def test_cli_refuses_an_unknown_extractor(tmp_path):
         app, ["ingest", str(tmp_path), "-o", str(tmp_path / "x.idx"), "--extractor", "magic"]
     )
     assert result.exit_code == 1 and "unknown --extractor" in result.output
+
+
+def test_cli_names_the_files_of_a_folder_it_did_not_read(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ada.md").write_text("Ada Lovelace was born in London.", encoding="utf-8")
+    for name in ("page.html", "report.pdf", "table.csv", "z.rtf"):
+        (docs / name).write_text("x", encoding="utf-8")
+    with FakeOpenAIServer(respond=lambda request: (200, chat_reply('{"entities": []}'))) as server:
+        args = ["ingest", str(docs), "-o", str(tmp_path / "d.idx"), "--base-url", server.base_url]
+        result = CliRunner().invoke(app, [*args, "--model", "fake-model"])
+        as_json = CliRunner().invoke(app, [*args, "--model", "fake-model", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "4 files not read (only .txt and .md are documents): page.html, report.pdf" in (
+        " ".join(result.output.split())
+    )
+    assert json.loads(as_json.stdout)["other_files"] == [
+        "page.html", "report.pdf", "table.csv", "z.rtf"
+    ]  # fmt: skip

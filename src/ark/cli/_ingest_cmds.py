@@ -145,6 +145,11 @@ def ingest_cmd(
         problems.append(f"{r.failed} model calls failed (run again to retry them)")
     if r.empty_documents:
         problems.append(f"{r.empty_documents} empty documents skipped")
+    if r.other_files:
+        shown = ", ".join(r.other_files[:3]) + (", ..." if len(r.other_files) > 3 else "")
+        problems.append(
+            f"{len(r.other_files)} files not read (only .txt and .md are documents): {shown}"
+        )
     if r.damaged_cache_lines:
         problems.append(f"{r.damaged_cache_lines} damaged cache lines ignored")
     for line in problems:

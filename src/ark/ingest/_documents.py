@@ -4,7 +4,9 @@ Three shapes cover what users and the published GraphRAG corpora ship:
 
 - JSONL, one document per line: ``{"id"?, "title"?, "text"}``;
 - a folder of ``.txt`` / ``.md`` files (searched recursively), one document each,
-  titled by the file name without its extension;
+  titled by the file name without its extension; hidden files and folders (a name
+  starting with ``.``: ``.git``, ``.venv``) are not entered, and the other files
+  found are counted and named in the report, not read;
 - a JSON corpus: a list ``[{"title"?, "text", "id"?}]`` (HippoRAG's corpus files) or an
   object ``{title: [sentences]}`` / ``{title: text}`` (HotpotQA's context as a corpus).
 
@@ -49,7 +51,8 @@ class DocumentSet:
     documents: list[Document]
     source_format: str  # "jsonl" | "folder" | "json-list" | "json-titles"
     empty: int = 0
-    notes: list[str] = field(default_factory=list)
+    #: A folder's files that are not documents (another suffix), relative paths.
+    other_files: list[str] = field(default_factory=list)
 
 
 def read_documents(path: str | Path) -> DocumentSet:
@@ -160,15 +163,28 @@ def _read_text(path: Path) -> str:
         raise GraphFormatError(path, "not UTF-8 text", line) from None
 
 
+def _visible_files(folder: Path) -> Iterator[Path]:
+    """The files under ``folder``, not entering hidden folders (``.git``, ``.venv``:
+    a project folder would otherwise bring thousands of vendored files) nor taking
+    hidden files."""
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            yield from _visible_files(entry)
+        elif entry.is_file():
+            yield entry
+
+
 def _read_folder(folder: Path) -> DocumentSet:
-    files = sorted(
-        p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
-    )
+    files, others = [], []
+    for p in _visible_files(folder):
+        (files if p.suffix.lower() in TEXT_SUFFIXES else others).append(p)
     if not files:
         raise GraphFormatError(
             folder, f"the folder has no {' or '.join(TEXT_SUFFIXES)} files to ingest"
         )
-    docs = DocumentSet([], "folder")
+    docs = DocumentSet([], "folder", other_files=[p.relative_to(folder).as_posix() for p in others])
     seen: dict[str, str] = {}
     for file in files:
         rel = file.relative_to(folder).as_posix()

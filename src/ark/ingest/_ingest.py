@@ -75,6 +75,8 @@ class IngestReport:
     nodes: int | None = None
     edges: int | None = None
     damaged_cache_lines: int = 0
+    #: Files of a documents folder that were not read (not ``.txt`` / ``.md``).
+    other_files: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,6 +138,7 @@ def ingest(
     report = IngestReport(
         documents=len(documents),
         empty_documents=found.empty,
+        other_files=found.other_files,
         chunks=len(chunks),
         extractor=ext.id,
         extracted=0,
