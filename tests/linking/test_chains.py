@@ -233,3 +233,73 @@ def test_the_hints_walk_the_chain_read_from_the_graph(clubs):
         {"node_index": ids["Olympiacos_FC"], "edge_type": "is_in_country"},
     )
     assert f"Add them now: add_to_answer(node_indices=[{ids['Greece']}])" in country.observation
+
+
+# A citation graph: one relation between nodes of one kind, so a paper has it both
+# ways, and only the words say which way a question goes.
+PAPERS = """\
+Deep Residual Learning|cites|Batch Normalization
+Deep Residual Learning|cites|Going Deeper with Convolutions
+Densely Connected Networks|cites|Deep Residual Learning
+Identity Mappings|cites|Deep Residual Learning
+Batch Normalization|cites|Dropout
+Deep Residual Learning|written_by|Kaiming He
+Batch Normalization|written_by|Sergey Ioffe
+Densely Connected Networks|written_by|Gao Huang
+Identity Mappings|written_by|Kaiming He
+"""
+
+
+@pytest.fixture(scope="module")
+def papers(tmp_path_factory):
+    root = tmp_path_factory.mktemp("papers")
+    (root / "kb.txt").write_text(PAPERS, encoding="utf-8")
+    return build_index(root / "kb.txt", root / "idx")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("question", "steps"),
+    [
+        # the named paper undergoes the citing: the citing papers are reached going in
+        ("which papers cite Deep Residual Learning ?", [("cites", "in")]),
+        ("what cited Deep Residual Learning", [("cites", "in")]),
+        ("papers citing Deep Residual Learning", [("cites", "in")]),
+        ("Deep Residual Learning is cited by which papers ?", [("cites", "in")]),
+        # the named paper does the citing
+        ("which papers are cited by Deep Residual Learning ?", [("cites", "out")]),
+        ("which papers does Deep Residual Learning cite ?", [("cites", "out")]),
+        # the first hop's way, then on
+        (
+            "who wrote the papers that cite Deep Residual Learning ?",
+            [("cites", "in"), ("written_by", "out")],
+        ),
+        (
+            "who wrote the papers cited by Deep Residual Learning ?",
+            [("cites", "out"), ("written_by", "out")],
+        ),
+    ],
+)
+def test_the_way_along_a_relation_of_one_kind_comes_from_the_voice(papers, question, steps):
+    assert chain(papers, question) == tuple(steps)
+
+
+@pytest.mark.slow
+def test_the_hint_names_the_nodes_reached_the_way_the_voice_reads(papers):
+    """After the hop along ``cites`` from the named paper, which returns papers both
+    citing it and cited by it, the hint offers only the half the question asks for."""
+    g = papers.graph
+    ids = {g.name(i): i for i in range(g.n_nodes)}
+    paper = ids["Deep Residual Learning"]
+    citing = sorted([ids["Densely Connected Networks"], ids["Identity Mappings"]])
+    cited = sorted([ids["Batch Normalization"], ids["Going Deeper with Convolutions"]])
+    for question, wanted in (
+        ("which papers cite Deep Residual Learning ?", citing),
+        ("which papers are cited by Deep Residual Learning ?", cited),
+    ):
+        session = hinted_session(papers, question)
+        session.call("search_in_graph", {"query": "Deep Residual Learning"})
+        hood = session.call("search_in_neighborhood", {"node_index": paper, "edge_type": "cites"})
+        assert all(str(i) in hood.observation for i in citing + cited)  # both halves shown
+        assert f"add_to_answer(node_indices={wanted})" in hood.observation
+        assert "wording reads cites(" in hood.observation

@@ -348,12 +348,12 @@ class ChainHints(SessionObserver):
                 multi=multi,
                 onward=onward,
             )
-        hits = [(h.index, h.type) for h in result.hits]
+        hits = self._voiced_hits(result.hits, centers, hop)
         found = mediators(self.index)
         nameless = [i for i, _ in hits if i in found] if len(found) else []
         if not self.question:
             return _lines.after_neighborhood(schema, hits, explored, multi=multi, nameless=nameless)
-        return _lines.chain_hint(
+        text = _lines.chain_hint(
             schema,
             self._named,
             hits,
@@ -373,6 +373,38 @@ class ChainHints(SessionObserver):
             nameless=nameless,
             unnamed=self._unnamed,
         )
+        if len(hits) < len(result.hits) and self.chain is not None and text.startswith("Hint: "):
+            relation, step = self.chain.steps[0]
+            said = f"The question's wording reads {relation}({step}) from [{centers[0]}]. "
+            text = "Hint: " + said + text[len("Hint: ") :]
+        return text
+
+    def _voiced_hits(
+        self, hits: Sequence[Any], centers: list[int], hop: list[str]
+    ) -> list[tuple[int, str]]:
+        """``(index, type)`` of the hits the hint may name. On the first hop from the
+        named node along a relation it has both ways (*papers that cite X*), only
+        those reached the way the question's voice reads (:attr:`Chain.voiced`): the
+        others are the relation's other end (the papers X cites)."""
+        chain = self.chain
+        every = [(h.index, h.type) for h in hits]
+        if chain is None or not chain.voiced or centers != [chain.anchor] or not hop:
+            return every
+        relation, way = chain.steps[0]
+        if hop != [relation]:
+            return every
+
+        def ways(hit: Any) -> set[str]:
+            out = set()
+            for r in hit.relations:
+                forward = self._canonical.get(r.type, r.type)
+                if forward == relation:  # a stored reverse reads the other way
+                    flip = {"out": "in", "in": "out"}
+                    out.add(r.direction if forward == r.type else flip[r.direction])
+            return out
+
+        kept = [(h.index, h.type) for h in hits if way in ways(h)]
+        return kept or every
 
     def _matching_relations(self) -> list[str]:
         """The relations whose labels or aliases (or, with the encoder, meaning) match
