@@ -41,7 +41,7 @@ def index_build(
         str,
         typer.Option(
             "--format",
-            help="auto | parquet | csv | triples | hipporag | passages (auto: from the "
+            help="auto | parquet | csv | triples | hipporag | passages | graphrag (auto: from the "
             "folder's files or the file's first bytes).",
         ),
     ] = "auto",

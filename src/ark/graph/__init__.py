@@ -26,6 +26,7 @@ from ark.graph._documents import (
     relation_key,
 )
 from ark.graph._graph import DIRECTION_NAMES, IN, OUT, Graph, Neighborhood, descriptor_text
+from ark.graph._graphrag import load_graphrag
 from ark.graph._labels import NameLabel, relation_label, split_words, type_label
 from ark.graph._loaders import (
     KNOWN_SCHEMAS,
@@ -79,6 +80,7 @@ __all__ = [
     "is_document_graph",
     "layout_meta",
     "load_graph",
+    "load_graphrag",
     "load_hipporag",
     "load_passages",
     "merge_described",

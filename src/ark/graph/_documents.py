@@ -1,14 +1,15 @@
 """The layout of a graph built from documents, shared by every step after it.
 
-A document-derived graph (``ark index build --format hipporag|passages``, ``ark
-ingest``) has two node types and one structural relation, so that the steps after it
+A document-derived graph (``ark index build --format hipporag|graphrag|passages``,
+``ark ingest``) has two node types and one structural relation, so that the steps after it
 (evidence passages, passage recall, the answer step, GraphSearch's semantic channel)
 find the passages by a name rather than by guessing:
 
 - ``passage`` nodes: a chunk or passage; name = its title (or ``"<doc> #<position>"``
   when it has none), text = ``title + "\\n" + text`` (the text alone with no title);
-- ``entity`` nodes: an extracted entity; name = its first spelling, text = the name;
-  entities are one node per :func:`entity_key`;
+- ``entity`` nodes: an extracted entity; name = its first spelling, text = the name
+  (GraphRAG's store: the name, then the description and type it wrote); entities are
+  one node per :func:`entity_key`;
 - ``passage -[mentions]-> entity`` for every entity a passage names, and
   ``entity -[<relation phrase>]-> entity`` for every extracted triple, the relation
   named by :func:`relation_key` of its free-text phrase.

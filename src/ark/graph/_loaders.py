@@ -24,9 +24,9 @@ from ark.errors import GraphFormatError
 from ark.graph._described import is_described_schema_file, read_schema_file
 from ark.graph._graph import Graph
 
-SourceFormat = Literal["auto", "parquet", "csv", "triples", "hipporag", "passages"]
+SourceFormat = Literal["auto", "parquet", "csv", "triples", "hipporag", "passages", "graphrag"]
 #: The formats ``fmt`` may name (besides ``auto``), for messages and the CLI.
-SOURCE_FORMATS = ("parquet", "csv", "triples", "hipporag", "passages")
+SOURCE_FORMATS = ("parquet", "csv", "triples", "hipporag", "passages", "graphrag")
 
 #: Relation schemas recognised by their set of relations, so that a well-known triple
 #: file gets meaningful node types without a schema file. Datasets add theirs
@@ -78,10 +78,12 @@ def load_graph(
     ``nodes.csv``/``edges.csv``), or a triple file (``head|relation|tail`` or
     tab-separated); or, built in the document layout (:mod:`ark.graph._documents`), a
     HippoRAG store (``hipporag``: a folder with its corpus and OpenIE JSON, or the
-    OpenIE JSON) or a passages JSONL (``passages``). ``schema_file``/``types_file``
-    only apply to triples.
+    OpenIE JSON), a passages JSONL (``passages``) or Microsoft GraphRAG's output folder
+    (``graphrag``: its text units, entities and relationships tables).
+    ``schema_file``/``types_file`` only apply to triples.
     """
-    from ark.graph._stores import load_hipporag, load_passages  # it reads lines with ours
+    from ark.graph._graphrag import load_graphrag  # (import cycle: they read with ours)
+    from ark.graph._stores import load_hipporag, load_passages
 
     path = Path(source)
     if not path.exists():
@@ -89,6 +91,8 @@ def load_graph(
     fmt = detect_format(path) if fmt == "auto" else fmt
     if fmt == "hipporag":
         return load_hipporag(path)
+    if fmt == "graphrag":
+        return load_graphrag(path)
     if fmt == "passages":
         if path.is_dir():
             raise GraphFormatError(path, "expected a passages JSONL file, not a directory")
@@ -106,7 +110,8 @@ def detect_format(path: Path) -> SourceFormat:
     """The format of ``path`` from its layout and first bytes: a folder's node/edge
     tables or HippoRAG OpenIE JSON; a file's OpenIE JSON, passages JSONL (a
     ``.jsonl`` name, or a first line that is a JSON object with ``text``) or triples."""
-    from ark.graph._stores import is_hipporag_dir, sniff_file_format  # (import cycle)
+    from ark.graph._graphrag import is_graphrag_dir  # (import cycle)
+    from ark.graph._stores import is_hipporag_dir, sniff_file_format
 
     if path.is_dir():
         for fmt in ("parquet", "csv"):
@@ -114,10 +119,12 @@ def detect_format(path: Path) -> SourceFormat:
                 return fmt  # type: ignore[return-value]
         if is_hipporag_dir(path):
             return "hipporag"
+        if is_graphrag_dir(path):
+            return "graphrag"
         raise GraphFormatError(
             path,
-            "directory has neither nodes.parquet+edges.parquet, nodes.csv+edges.csv nor a "
-            "HippoRAG OpenIE JSON",
+            "directory has neither nodes.parquet+edges.parquet, nodes.csv+edges.csv, a "
+            "HippoRAG OpenIE JSON nor GraphRAG's text_units/entities/relationships tables",
         )
     return sniff_file_format(path)  # type: ignore[return-value]
 

@@ -72,6 +72,7 @@ class _Builder:
         self.skipped: Counter[str] = Counter()
         self.examples: list[dict[str, str]] = []
         self.n_triples = 0
+        self.entity_texts: dict[int, str] = {}  # an entity's text when not its name
 
     def passage(self, name: str, text: str) -> int:
         self.passage_names.append(name)
@@ -89,6 +90,28 @@ class _Builder:
         self.skipped[kind] += 1
         if len(self.examples) < _EXAMPLES:
             self.examples.append({"kind": kind, "where": where, "value": repr(value)[:200]})
+
+    # What a store with its own tables (GraphRAG's) adds one item at a time.
+    skip = _skip
+
+    def entity(self, name: str) -> int:
+        """The entity node of ``name`` (one per :func:`entity_key`), made if new."""
+        return self._entity(name, entity_key(name))
+
+    def entity_text(self, entity: int, text: str) -> None:
+        """The text of an entity node, when the store has more than its name."""
+        self.entity_texts[entity] = text
+
+    def mention(self, passage: int, entity: int) -> None:
+        self.mentions.append((passage, entity))
+
+    def triple(self, head: str, phrase: str, tail: str, passages: Iterable[int]) -> None:
+        """One edge ``head -[phrase]-> tail``, mentioned by each of ``passages``."""
+        h, t = self.entity(head), self.entity(tail)
+        rel = self.relation_ids.setdefault(relation_key(phrase), len(self.relation_ids))
+        self.mentions += [(p, e) for p in passages for e in (h, t)]
+        self.triples.append((h, t, rel))
+        self.n_triples += 1
 
     def add_entities(self, passage: int, items: Iterable[Any], where: str) -> None:
         for item in items:
@@ -130,7 +153,8 @@ class _Builder:
             names=self.passage_names + self.entity_names,
             node_type=np.repeat(np.array([0, 1], dtype=np.int64), [n_pass, n_ent]),
             node_type_names=[PASSAGE_TYPE, ENTITY_TYPE],
-            texts=self.passage_texts + self.entity_names,
+            texts=self.passage_texts
+            + [self.entity_texts.get(i, name) for i, name in enumerate(self.entity_names)],
             src=src,
             dst=dst,
             rel=rel,
