@@ -207,7 +207,7 @@ def test_hipporag_folder_errors(tmp_path):
     (only_corpus / "c.json").write_text(json.dumps(CORPUS), "utf-8")
     with pytest.raises(GraphFormatError, match=r"no HippoRAG OpenIE JSON.*ark ingest"):
         load_hipporag(only_corpus)
-    with pytest.raises(GraphFormatError, match=r"neither .* a HippoRAG OpenIE JSON nor GraphRAG"):
+    with pytest.raises(GraphFormatError, match=r"neither .* HippoRAG .* nor LightRAG"):
         load_graph(only_corpus)
     # The corpus file passed as SOURCE: told what it is.
     with pytest.raises(GraphFormatError, match="this is a corpus"):

@@ -41,8 +41,8 @@ def index_build(
         str,
         typer.Option(
             "--format",
-            help="auto | parquet | csv | triples | hipporag | passages | graphrag (auto: from the "
-            "folder's files or the file's first bytes).",
+            help="auto | parquet | csv | triples | hipporag | passages | graphrag | "
+            "lightrag (auto: from the folder's files or the file's first bytes).",
         ),
     ] = "auto",
     schema: Annotated[

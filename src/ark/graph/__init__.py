@@ -28,6 +28,7 @@ from ark.graph._documents import (
 from ark.graph._graph import DIRECTION_NAMES, IN, OUT, Graph, Neighborhood, descriptor_text
 from ark.graph._graphrag import load_graphrag
 from ark.graph._labels import NameLabel, relation_label, split_words, type_label
+from ark.graph._lightrag import load_lightrag
 from ark.graph._loaders import (
     KNOWN_SCHEMAS,
     SOURCE_FORMATS,
@@ -82,6 +83,7 @@ __all__ = [
     "load_graph",
     "load_graphrag",
     "load_hipporag",
+    "load_lightrag",
     "load_passages",
     "merge_described",
     "passage_ids",

@@ -1,6 +1,6 @@
 """The layout of a graph built from documents, shared by every step after it.
 
-A document-derived graph (``ark index build --format hipporag|graphrag|passages``,
+A document-derived graph (``ark index build --format hipporag|graphrag|lightrag|passages``,
 ``ark ingest``) has two node types and one structural relation, so that the steps after it
 (evidence passages, passage recall, the answer step, GraphSearch's semantic channel)
 find the passages by a name rather than by guessing:

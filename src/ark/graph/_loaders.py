@@ -24,9 +24,11 @@ from ark.errors import GraphFormatError
 from ark.graph._described import is_described_schema_file, read_schema_file
 from ark.graph._graph import Graph
 
-SourceFormat = Literal["auto", "parquet", "csv", "triples", "hipporag", "passages", "graphrag"]
+SourceFormat = Literal[
+    "auto", "parquet", "csv", "triples", "hipporag", "passages", "graphrag", "lightrag"
+]
 #: The formats ``fmt`` may name (besides ``auto``), for messages and the CLI.
-SOURCE_FORMATS = ("parquet", "csv", "triples", "hipporag", "passages", "graphrag")
+SOURCE_FORMATS = ("parquet", "csv", "triples", "hipporag", "passages", "graphrag", "lightrag")
 
 #: Relation schemas recognised by their set of relations, so that a well-known triple
 #: file gets meaningful node types without a schema file. Datasets add theirs
@@ -78,11 +80,13 @@ def load_graph(
     ``nodes.csv``/``edges.csv``), or a triple file (``head|relation|tail`` or
     tab-separated); or, built in the document layout (:mod:`ark.graph._documents`), a
     HippoRAG store (``hipporag``: a folder with its corpus and OpenIE JSON, or the
-    OpenIE JSON), a passages JSONL (``passages``) or Microsoft GraphRAG's output folder
-    (``graphrag``: its text units, entities and relationships tables).
+    OpenIE JSON), a passages JSONL (``passages``), Microsoft GraphRAG's output folder
+    (``graphrag``: its text units, entities and relationships tables) or a LightRAG
+    working directory (``lightrag``: its chunk store and entity GraphML).
     ``schema_file``/``types_file`` only apply to triples.
     """
     from ark.graph._graphrag import load_graphrag  # (import cycle: they read with ours)
+    from ark.graph._lightrag import load_lightrag
     from ark.graph._stores import load_hipporag, load_passages
 
     path = Path(source)
@@ -93,6 +97,8 @@ def load_graph(
         return load_hipporag(path)
     if fmt == "graphrag":
         return load_graphrag(path)
+    if fmt == "lightrag":
+        return load_lightrag(path)
     if fmt == "passages":
         if path.is_dir():
             raise GraphFormatError(path, "expected a passages JSONL file, not a directory")
@@ -111,6 +117,7 @@ def detect_format(path: Path) -> SourceFormat:
     tables or HippoRAG OpenIE JSON; a file's OpenIE JSON, passages JSONL (a
     ``.jsonl`` name, or a first line that is a JSON object with ``text``) or triples."""
     from ark.graph._graphrag import is_graphrag_dir  # (import cycle)
+    from ark.graph._lightrag import is_lightrag_dir
     from ark.graph._stores import is_hipporag_dir, sniff_file_format
 
     if path.is_dir():
@@ -121,10 +128,13 @@ def detect_format(path: Path) -> SourceFormat:
             return "hipporag"
         if is_graphrag_dir(path):
             return "graphrag"
+        if is_lightrag_dir(path):
+            return "lightrag"
         raise GraphFormatError(
             path,
             "directory has neither nodes.parquet+edges.parquet, nodes.csv+edges.csv, a "
-            "HippoRAG OpenIE JSON nor GraphRAG's text_units/entities/relationships tables",
+            "HippoRAG OpenIE JSON, GraphRAG's text_units/entities/relationships tables nor "
+            "LightRAG's chunk store and graph",
         )
     return sniff_file_format(path)  # type: ignore[return-value]
 
