@@ -126,28 +126,23 @@ def load_graphrag(folder: str | Path) -> Graph:
                 titles[str(row["id"])] = row["title"]
 
     units_path = tables["text_units"]
-    units = read_table(units_path, ["id", "text"])
-    doc_column = next((c for c in ("document_id", "document_ids") if c in units.column_names), None)
     unit_node: dict[str, int] = {}
     per_doc: Counter[str] = Counter()
-    columns = ["id", "text"] + ([doc_column] if doc_column else [])
-    for row_no, row in enumerate(units.select(columns).to_pylist()):
+    units = _rows(units_path, ["id", "text"], ("document_id", "document_ids"))
+    for row_no, row in enumerate(units):
         uid, text = row["id"], row["text"]
         if uid is None or not isinstance(text, str) or not text.strip():
             what = "id" if uid is None else "text"
             raise GraphFormatError(units_path, f"a text unit without {what}", row_no, "row")
-        docs = _ids(row.get(doc_column)) if doc_column else []
+        docs = _ids(row.get("document_id", row.get("document_ids")))
         doc = docs[0] if docs else None
         position = per_doc[doc] if doc is not None else row_no
         if doc is not None:
             per_doc[doc] += 1
         title = titles.get(doc) if doc is not None else None
-        name = passage_name(title, doc if title is None else None, position)
-        if title is not None:
-            name = f"{title} #{position}"
+        name = f"{title} #{position}" if title is not None else passage_name(None, doc, position)
         unit_node[str(uid)] = builder.passage(name, text.strip())
 
-    unknown = 0
     ents_path = tables["entities"]
     ent_table = read_table(ents_path, ["text_unit_ids"])
     name_column = next((c for c in ("title", "name") if c in ent_table.column_names), None)
@@ -171,20 +166,10 @@ def load_graphrag(folder: str | Path) -> Graph:
             continue
         node = builder.entity(title)
         description = row.get("description")
-        kind = row.get("type")
-        lines = [" ".join(title.split())]
-        if isinstance(description, str) and description.strip():
-            lines.append(description.strip())
-            descriptions += 1
-        if isinstance(kind, str) and kind.strip():
-            lines.append(f"Type: {kind.strip()}")
-        builder.entity_text(node, "\n".join(lines))
-        for unit in _ids(row.get("text_unit_ids")):
-            passage = unit_node.get(unit)
-            if passage is None:
-                unknown += 1
-            else:
-                builder.mention(passage, node)
+        said = [description] if isinstance(description, str) else []
+        descriptions += builder.describe(node, title, said, row.get("type"))
+        for passage in builder.passages_of(_ids(row.get("text_unit_ids")), unit_node):
+            builder.mention(passage, node)
 
     rels_path = tables["relationships"]
     for row_no, row in enumerate(
@@ -194,20 +179,14 @@ def load_graphrag(folder: str | Path) -> Graph:
         if not all(isinstance(e, str) and entity_key(e) for e in ends):
             builder.skip("triple", f"{rels_path.name} row {row_no}", ends)
             continue
-        passages = []
-        for unit in _ids(row.get("text_unit_ids")):
-            passage = unit_node.get(unit)
-            if passage is None:
-                unknown += 1
-            else:
-                passages.append(passage)
+        passages = builder.passages_of(_ids(row.get("text_unit_ids")), unit_node)
         builder.triple(ends[0], relation_phrase(row.get("description")), ends[1], passages)
 
     files = {role: str(path) for role, path in tables.items()}
     return builder.graph(
         "graphrag",
         files,
-        {"entity_descriptions": descriptions, "unknown_text_unit_ids": unknown},
+        {"entity_descriptions": descriptions, "unknown_text_unit_ids": builder.unknown_chunks},
     )
 
 

@@ -119,18 +119,10 @@ def load_lightrag(folder: str | Path) -> Graph:
 
     graph_path = folder / GRAPH
     nodes, edges = _graphml(graph_path)
-    unknown = descriptions = 0
+    descriptions = 0
 
     def passages(source_id: Any) -> list[int]:
-        nonlocal unknown
-        found = []
-        for chunk in _split(source_id):
-            node = chunk_node.get(chunk)
-            if node is None:
-                unknown += 1
-            else:
-                found.append(node)
-        return found
+        return builder.passages_of(_split(source_id), chunk_node)
 
     for i, item in enumerate(nodes):
         name = item.get("entity_id") or item.get("id")
@@ -138,15 +130,8 @@ def load_lightrag(folder: str | Path) -> Graph:
             builder.skip("entity", f"{GRAPH} node {i}", name)
             continue
         node = builder.entity(name)
-        lines = [" ".join(name.split())]
         said = _split(item.get("description"))
-        if said:
-            descriptions += 1
-            lines += list(dict.fromkeys(said))
-        kind = item.get("entity_type")
-        if isinstance(kind, str) and kind.strip():
-            lines.append(f"Type: {kind.strip()}")
-        builder.entity_text(node, "\n".join(lines))
+        descriptions += builder.describe(node, name, said, item.get("entity_type"))
         for passage in passages(item.get("source_id")):
             builder.mention(passage, node)
 
@@ -162,7 +147,7 @@ def load_lightrag(folder: str | Path) -> Graph:
     return builder.graph(
         "lightrag",
         {"chunks": str(chunks_path), "graph": str(graph_path)},
-        {"entity_descriptions": descriptions, "unknown_chunk_ids": unknown},
+        {"entity_descriptions": descriptions, "unknown_chunk_ids": builder.unknown_chunks},
     )
 
 

@@ -73,6 +73,7 @@ class _Builder:
         self.examples: list[dict[str, str]] = []
         self.n_triples = 0
         self.entity_texts: dict[int, str] = {}  # an entity's text when not its name
+        self.unknown_chunks = 0  # chunk ids a store referred to that it did not hold
 
     def passage(self, name: str, text: str) -> int:
         self.passage_names.append(name)
@@ -86,21 +87,38 @@ class _Builder:
             self.entity_names.append(" ".join(name.split()))  # the first spelling
         return found
 
-    def _skip(self, kind: str, where: str, value: Any) -> None:
+    def skip(self, kind: str, where: str, value: Any) -> None:
+        """Count a malformed item (model output gone wrong), quoting the first few."""
         self.skipped[kind] += 1
         if len(self.examples) < _EXAMPLES:
             self.examples.append({"kind": kind, "where": where, "value": repr(value)[:200]})
-
-    # What a store with its own tables (GraphRAG's) adds one item at a time.
-    skip = _skip
 
     def entity(self, name: str) -> int:
         """The entity node of ``name`` (one per :func:`entity_key`), made if new."""
         return self._entity(name, entity_key(name))
 
-    def entity_text(self, entity: int, text: str) -> None:
-        """The text of an entity node, when the store has more than its name."""
-        self.entity_texts[entity] = text
+    def describe(self, entity: int, name: str, said: Iterable[str], kind: Any) -> bool:
+        """An entity node's text when the store wrote about it (GraphRAG, LightRAG):
+        the name, then each description (``said``, repeats dropped) and ``Type:
+        kind``. Returns whether it had a description."""
+        said = list(dict.fromkeys(d.strip() for d in said if d and d.strip()))
+        lines = [" ".join(name.split()), *said]
+        if isinstance(kind, str) and kind.strip():
+            lines.append(f"Type: {kind.strip()}")
+        self.entity_texts[entity] = "\n".join(lines)
+        return bool(said)
+
+    def passages_of(self, ids: Iterable[str], node_of: dict[str, int]) -> list[int]:
+        """The passage nodes of a store's chunk ids; an id of no chunk is counted in
+        :attr:`unknown_chunks`, not fatal."""
+        found = []
+        for chunk in ids:
+            node = node_of.get(chunk)
+            if node is None:
+                self.unknown_chunks += 1
+            else:
+                found.append(node)
+        return found
 
     def mention(self, passage: int, entity: int) -> None:
         self.mentions.append((passage, entity))
@@ -117,9 +135,9 @@ class _Builder:
         for item in items:
             key = entity_key(item) if isinstance(item, str) else ""
             if key:
-                self.mentions.append((passage, self._entity(item, key)))
+                self.mention(passage, self._entity(item, key))
             else:
-                self._skip("entity", where, item)
+                self.skip("entity", where, item)
 
     def add_triples(self, passage: int, items: Iterable[Any], where: str) -> None:
         for item in items:
@@ -131,13 +149,9 @@ class _Builder:
                 else ()
             )
             if not keys or not all(keys):
-                self._skip("triple", where, item)
+                self.skip("triple", where, item)
                 continue
-            head, tail = self._entity(item[0], keys[0]), self._entity(item[2], keys[2])
-            rel = self.relation_ids.setdefault(keys[1], len(self.relation_ids))
-            self.mentions += [(passage, head), (passage, tail)]
-            self.triples.append((head, tail, rel))
-            self.n_triples += 1
+            self.triple(item[0], item[1], item[2], (passage,))
 
     def graph(self, fmt: str, files: dict[str, str], extra: dict[str, int]) -> Graph:
         n_pass = len(self.passage_names)

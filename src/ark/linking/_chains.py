@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -405,11 +405,31 @@ def _verb(word: str) -> bool:
     return "VERB" in parts_of_speech(word) and word not in STOPWORDS
 
 
+def _verb_labels(linker: RelationLinker) -> list[tuple[str, bool, list[str]]]:
+    """Per forward relation whose label is a verb phrase: (relation, passive, the
+    label's verbs), read once per linker (it does not depend on the question)."""
+    cached = linker.__dict__.get("_verb_labels")
+    if cached is None:
+        cached = []
+        for rel in linker.described.relations:
+            forward = linker.canonical.get(rel.name, rel.name)
+            if forward != rel.name:
+                continue  # a stored reverse: its forward relation's label says it
+            own = tokens(rel.label)
+            passive = len(own) >= 2 and own[-1] == "by" and _verb(own[-2])
+            verbs = [own[-2]] if passive else [w for w in own if _verb(w)]
+            if verbs and (passive or "by" not in own):
+                cached.append((forward, passive, verbs))
+        linker.__dict__["_verb_labels"] = cached
+    return cached  # type: ignore[no-any-return]
+
+
 def voiced_ways(
     linker: RelationLinker,
     words: Sequence[str],
     masked: set[int],
     anchor_span: tuple[int, int],
+    only: Collection[str] | None = None,
 ) -> dict[str, str]:
     """Per (forward) relation whose label is a verb phrase and that the question names
     by that verb, the way a first step along it leaves the named node, read from
@@ -420,17 +440,12 @@ def voiced_ways(
     *what does X cite*), and undergoes it otherwise (*papers that cite X*, *what cited
     X*, *X is cited by*). An active relation leaves the node doing the verb forward
     ("out"), a passive one backward. A word that is also a noun (*references*) counts
-    only before *by*: without it, it may be the noun."""
+    only before *by*: without it, it may be the noun. ``only``: the relations to read
+    (by default every one)."""
     start, end = anchor_span
     ways: dict[str, str] = {}
-    for rel in linker.described.relations:
-        forward = linker.canonical.get(rel.name, rel.name)
-        if forward != rel.name:
-            continue  # a stored reverse: its forward relation's label says it
-        own = tokens(rel.label)
-        passive = len(own) >= 2 and own[-1] == "by" and _verb(own[-2])
-        verbs = [own[-2]] if passive else [w for w in own if _verb(w)]
-        if not verbs or (not passive and "by" in own):
+    for forward, passive, verbs in _verb_labels(linker):
+        if only is not None and forward not in only:
             continue
         for i, word in enumerate(words):
             if i in masked or not any(word_match(word, v) == 1.0 for v in verbs):
@@ -484,11 +499,9 @@ def read_chains(
     voiced: dict[str, str] = {}
     if anchor_span is not None:
         firsts = {table.steps[s] for s in table.first_steps(anchor)}
-        voiced = {
-            rel: way
-            for rel, way in voiced_ways(linker, words, masked, anchor_span).items()
-            if (rel, "out") in firsts and (rel, "in") in firsts
-        }
+        both = {rel for rel, way in firsts if way == "out" and (rel, "in") in firsts}
+        if both:
+            voiced = voiced_ways(linker, words, masked, anchor_span, only=both)
 
     def between(i: int) -> list[int]:
         return list(range(i + 1, start)) if i < start else list(range(end, i))

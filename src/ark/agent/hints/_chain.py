@@ -399,8 +399,7 @@ class ChainHints(SessionObserver):
             for r in hit.relations:
                 forward = self._canonical.get(r.type, r.type)
                 if forward == relation:  # a stored reverse reads the other way
-                    flip = {"out": "in", "in": "out"}
-                    out.add(r.direction if forward == r.type else flip[r.direction])
+                    out.add(r.direction if forward == r.type else _OTHER_WAY[r.direction])
             return out
 
         kept = [(h.index, h.type) for h in hits if way in ways(h)]
@@ -490,6 +489,10 @@ class ChainHints(SessionObserver):
             self._uses.add(use)
             self.followed.append(relation)
         return [relation]
+
+
+#: The other way along an edge: a stored reverse's "out" is its forward relation's "in".
+_OTHER_WAY = {"out": "in", "in": "out"}
 
 
 def _named_nodes(
