@@ -214,7 +214,77 @@ def test_the_cli_says_what_was_asked_and_what_was_not(index, monkeypatch):
     )
     assert result.exit_code == 0, result.output
     out = " ".join(result.output.split())
-    assert "Asked the model about 5 relations and 1 node types in 3 calls (4 a call)" in out
+    assert "Asked the model about 5 relations and 1 node types in 3 calls (4 a call;" in out
+    assert re.search(r"[\d,]+ prompt and [\d,]+ reply tokens\)", out)
     assert "from their own words: 2" in out
     assert "15 less frequent relations were not asked about (--max-relations 5)" in out
     assert len(model.calls) == 3
+
+
+def _words_answer(names, extra=0):
+    words = [f"w{k}" for k in range(extra)]
+    return json_reply({"items": [{"name": n, "aliases": [f"{n} word", *words]} for n in names]})
+
+
+def test_words_only_asks_for_no_description_and_stores_the_words(index):
+    from ark.linking._describe import SYSTEM, WORDS_SYSTEM
+
+    model = ScriptedChatModel(lambda messages: _words_answer(_asked(messages)))
+    described = describe_index(
+        index, model, batch_size=8, max_relations=3, descriptions=False, max_words=4
+    )
+    item = model.schemas[0]["properties"]["items"]["items"]
+    assert set(item["properties"]) == {"name", "aliases"} and "description" not in item["required"]
+    assert item["properties"]["aliases"]["maxItems"] == 4
+    assert model.calls[0][0].content == WORDS_SYSTEM != SYSTEM
+    assert "description" not in model.calls[0][-1].content and "up to 4 aliases" in (
+        model.calls[0][-1].content
+    )
+    rel = described.relation("rel_00")
+    assert rel.aliases == ("rel_00 word",) and rel.description == ""
+    layer = described.layers["model:scripted-test-model"]
+    assert "description" not in layer["relations"]["rel_00"]
+    assert layer["report"]["descriptions"] is False and layer["report"]["max_words"] == 4
+    assert not layer.get("rejected")
+
+
+def test_words_only_keeps_at_most_max_words_and_rejects_an_item_with_a_description(index):
+    def script(messages):
+        names = _asked(messages)
+        if names and names[0] == "rel_00":  # one item says more than was asked for
+            items = [
+                {"name": n, "aliases": [f"{n} {w}" for w in ("word", "a", "b")]} for n in names
+            ]
+            items[1]["description"] = "not asked for"
+            return json_reply({"items": items})
+        return _words_answer(names)
+
+    described = describe_index(
+        index, ScriptedChatModel(script), max_relations=3, descriptions=False, max_words=2
+    )
+    assert described.relation("rel_00").aliases == ("rel_00 word", "rel_00 a")  # cut to 2
+    layer = described.layers["model:scripted-test-model"]
+    assert set(layer["rejected"]) == {"relations.rel_01"}
+    assert "expected ['aliases']" in layer["rejected"]["relations.rel_01"]
+
+
+def test_a_work_file_of_the_other_mode_is_not_reused(index):
+    def dies_on_second(messages):
+        if len(first.calls) == 2:
+            raise Interrupted
+        return _answer(_asked(messages))
+
+    first = ScriptedChatModel(dies_on_second)
+    with pytest.raises(Interrupted):
+        describe_index(index, first, batch_size=8, max_relations=0)
+    other = ScriptedChatModel(lambda messages: _words_answer(_asked(messages)))
+    describe_index(open_index(index.path), other, batch_size=8, max_relations=0, descriptions=False)
+    assert len(other.calls) == 4  # nothing resumed from the run that asked for descriptions
+
+
+def test_the_report_counts_the_models_tokens(index):
+    model = _model()
+    described = describe_index(index, model, batch_size=8, max_relations=3)
+    report = described.layers["model:scripted-test-model"]["report"]
+    assert report["calls"] == 2
+    assert report["prompt_tokens"] > 0 and report["completion_tokens"] > 0

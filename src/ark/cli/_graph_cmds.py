@@ -187,6 +187,18 @@ def index_describe(
     batch_size: Annotated[
         int, typer.Option("--batch-size", help="Relations or types per model call.", min=1)
     ] = 8,
+    descriptions: Annotated[
+        bool,
+        typer.Option(
+            "--descriptions/--no-descriptions",
+            help="Have the model write a one-line description of each besides its "
+            "words (--no-descriptions: the words alone, fewer reply tokens; the question "
+            "reading uses the words, the agents' schema listing both).",
+        ),
+    ] = True,
+    max_words: Annotated[
+        int, typer.Option("--max-words", help="Most words asked for each.", min=1)
+    ] = 6,
     as_json: JsonOpt = False,
 ) -> None:
     """Have a model write the description and everyday words of each relation and node
@@ -216,6 +228,8 @@ def index_describe(
                 batch_size=batch_size,
                 max_relations=max_relations,
                 on_report=report.update,
+                descriptions=descriptions,
+                max_words=max_words,
             )
         except ArkError as exc:
             fail(str(exc), as_json=as_json, code=type(exc).__name__)
@@ -239,8 +253,9 @@ def index_describe(
                 if report["resumed_batches"]
                 else ""
             )
-            + f"); from their own words: {report['own_words']}; from the schema file: "
-            f"{report['from_file']}; rejected replies: {report['rejected']}."
+            + f"; {report['prompt_tokens']:,} prompt and {report['completion_tokens']:,} "
+            f"reply tokens); from their own words: {report['own_words']}; from the schema "
+            f"file: {report['from_file']}; rejected replies: {report['rejected']}."
         )
         if report["beyond_cap"]:
             console.print(

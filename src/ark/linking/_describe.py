@@ -77,8 +77,17 @@ MAX_WORDS = 6
 #: save little more, since the reply's tokens, not the prompt, are the cost.
 BATCH_SIZE = 8
 
-#: Reply tokens allowed per item of a batch.
+#: Reply tokens allowed per item of a batch (with a description; words only).
 TOKENS_PER_ITEM = 80
+TOKENS_PER_WORDS_ITEM = 48
+
+#: Whether the model writes a one-line description of each relation besides its
+#: words (the default). The words are what the question reading uses; a description
+#: goes into the agents' schema listing and is roughly a third of the reply's tokens,
+#: which are the cost: ``descriptions=False`` (``--no-descriptions``) asks for the
+#: words alone. Which should be the default waits on a measurement of both on every
+#: dev set (the offline reading and the agents' Hit@1).
+DESCRIPTIONS = True
 
 #: Most relations asked of the model by default, the most frequent first, so that a
 #: 5,000-relation schema costs what a 200-relation one does; the rest keep their names'
@@ -110,6 +119,22 @@ SYSTEM = (
     f"{json.dumps(list(EXAMPLE_ALIASES))}}}."
 )
 
+#: :data:`SYSTEM` when only the words are asked for.
+WORDS_SYSTEM = (
+    "You document the schema of a knowledge graph for a question-answering system. "
+    "For each relation or node type listed, write the different words and short "
+    "phrases people use for it in questions, in English: what they call the tail "
+    "(nouns), the verbs, synonyms and informal words. Reply with JSON only.\n"
+    f'Example: relation "{EXAMPLE_NAME}" (person -> company) gives {{"name": '
+    f'"{EXAMPLE_NAME}", "aliases": {json.dumps(list(EXAMPLE_ALIASES))}}}.'
+)
+
+
+def system_prompt(descriptions: bool = True) -> str:
+    """The system message of a describe call (with or without descriptions)."""
+    return SYSTEM if descriptions else WORDS_SYSTEM
+
+
 #: Aliases of the worked example an item may repeat before it counts as the example
 #: copied rather than an answer (half of :data:`MAX_WORDS`).
 MAX_EXAMPLE_ALIASES = MAX_WORDS // 2
@@ -125,19 +150,18 @@ log = logging.getLogger(__name__)
 PROMPT_WORDS = frozenset({"head", "tail", "entity", "entities", "node", "nodes", "relation"})
 
 
-def batch_schema(names: Sequence[str]) -> dict[str, Any]:
+def batch_schema(
+    names: Sequence[str], *, descriptions: bool = True, max_words: int = MAX_WORDS
+) -> dict[str, Any]:
     """The reply schema of one batch: a list of exactly ``len(names)`` items, each
     naming one of ``names`` (an enum, so a grammar-constrained model cannot misspell
-    one) with its description and aliases."""
-    item = {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "enum": list(names)},
-            "description": {"type": "string"},
-            "aliases": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_WORDS},
-        },
-        "required": ["name", "description", "aliases"],
-    }
+    one) with its aliases (at most ``max_words``) and, if ``descriptions``, its
+    description."""
+    properties: dict[str, Any] = {"name": {"type": "string", "enum": list(names)}}
+    if descriptions:
+        properties["description"] = {"type": "string"}
+    properties["aliases"] = {"type": "array", "items": {"type": "string"}, "maxItems": max_words}
+    item = {"type": "object", "properties": properties, "required": list(properties)}
     return {
         "type": "object",
         "properties": {
@@ -152,7 +176,13 @@ def batch_schema(names: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def relations_prompt(described: DescribedSchema, names: Sequence[str]) -> str:
+def relations_prompt(
+    described: DescribedSchema,
+    names: Sequence[str],
+    *,
+    descriptions: bool = True,
+    max_words: int = MAX_WORDS,
+) -> str:
     """One batch's question: a line per relation (name, label, ends, two real edges)."""
     lines = []
     for i, name in enumerate(names, 1):
@@ -161,25 +191,45 @@ def relations_prompt(described: DescribedSchema, names: Sequence[str]) -> str:
         ends = f", {doc.source_type} -> {doc.target_type}" if doc.source_type else ""
         examples = "; ".join(f"{h} -> {t}" for h, t in doc.examples) or "none shown"
         lines.append(f'{i}. "{doc.name}" (read as "{doc.label}"){ends}; e.g. {examples}')
+    if not descriptions:
+        return (
+            "Relations (head -> tail):\n" + "\n".join(lines) + f"\nFor each, write up to "
+            f"{max_words} aliases a question could use for it, as JSON "
+            '{"items": [{"name": "...", "aliases": ["...", ...]}, ...]}, one item per '
+            "relation, in this order."
+        )
     return (
         "Relations (head -> tail):\n" + "\n".join(lines) + "\nFor each, write a short "
         f"description (what the tail is to the head, under ten words) and up to "
-        f"{MAX_WORDS} aliases a question could use for it, as JSON "
+        f"{max_words} aliases a question could use for it, as JSON "
         '{"items": [{"name": "...", "description": "...", "aliases": '
         '["...", ...]}, ...]}, one item per relation, in this order.'
     )
 
 
-def types_prompt(described: DescribedSchema, names: Sequence[str]) -> str:
+def types_prompt(
+    described: DescribedSchema,
+    names: Sequence[str],
+    *,
+    descriptions: bool = True,
+    max_words: int = MAX_WORDS,
+) -> str:
     """One batch's question about node types."""
     lines = []
     for i, name in enumerate(names, 1):
         doc = described.type(name)
         assert doc is not None
         lines.append(f'{i}. "{doc.name}" (read as "{doc.label}")')
+    if not descriptions:
+        return (
+            "Node types:\n" + "\n".join(lines) + f"\nFor each, write up to {max_words} "
+            "other words a question could use for such nodes (plural, synonyms), as JSON "
+            '{"items": [{"name": "...", "aliases": ["...", ...]}, ...]}, one item per type, '
+            "in this order."
+        )
     return (
         "Node types:\n" + "\n".join(lines) + "\nFor each, write a short description and up to "
-        f"{MAX_WORDS} other words a question could use for such nodes (plural, synonyms), "
+        f"{max_words} other words a question could use for such nodes (plural, synonyms), "
         'as JSON {"items": [{"name": "...", "description": "...", "aliases": ["...", ...]}, '
         "...]}, one item per type, in this order."
     )
@@ -259,34 +309,40 @@ def _plain(description: str, source: str | None, target: str | None) -> str:
     return description
 
 
-def check_reply(data: Any) -> dict[str, Any] | str:
+def check_reply(
+    data: Any, *, descriptions: bool = True, max_words: int = MAX_WORDS
+) -> dict[str, Any] | str:
     """``data`` (a parsed reply) as ``{"description", "aliases"}`` if it fits the
-    response schema — exactly those keys, a string and a list of strings, each within
-    the sizes a schema file may have and holding no NUL, control character or lone
-    surrogate — else a string saying why not."""
+    response schema — exactly those keys (``aliases`` alone when ``descriptions`` is
+    off; the result then has an empty description), a string and a list of strings,
+    each within the sizes a schema file may have and holding no NUL, control character
+    or lone surrogate — else a string saying why not. At most ``max_words`` aliases
+    are kept."""
     if not isinstance(data, dict):
         return "not a JSON object" if data is not None else "no JSON in the reply"
     keys = set(data)
-    if keys != {"description", "aliases"}:
-        return f"keys {sorted(map(str, keys))}, expected ['aliases', 'description']"
-    problem = text_problem(data["description"], MAX_DESCRIPTION_CHARS)
+    expected = {"description", "aliases"} if descriptions else {"aliases"}
+    if keys != expected:
+        return f"keys {sorted(map(str, keys))}, expected {sorted(expected)}"
+    description = data.get("description", "")
+    problem = text_problem(description, MAX_DESCRIPTION_CHARS)
     if problem:
         return f"description: {problem}"
     raw = data["aliases"]
     if not isinstance(raw, list):
         return f"aliases: expected a list of strings, got {type(raw).__name__}"
-    for i, alias in enumerate(raw[: 4 * MAX_WORDS]):
+    for i, alias in enumerate(raw[: 4 * max_words]):
         problem = text_problem(alias, MAX_ALIAS_CHARS)
         if problem:
             return f"aliases[{i}]: {problem}"
-    if len(raw) > 4 * MAX_WORDS:
-        return f"aliases: {len(raw)} given, at most {MAX_WORDS} asked for"
+    if len(raw) > 4 * max_words:
+        return f"aliases: {len(raw)} given, at most {max_words} asked for"
     aliases = list(dict.fromkeys(" ".join(a.split()) for a in raw if a.strip()))
-    return {"description": data["description"].strip(), "aliases": aliases[:MAX_WORDS]}
+    return {"description": description.strip(), "aliases": aliases[:max_words]}
 
 
 def check_batch_reply(
-    data: Any, names: Sequence[str]
+    data: Any, names: Sequence[str], *, descriptions: bool = True, max_words: int = MAX_WORDS
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str], int]:
     """A batch reply checked item by item against ``names`` (the batch asked):
     ``(accepted, rejected, strangers)``. ``accepted`` maps a name to
@@ -313,7 +369,11 @@ def check_batch_reply(
             rejected[name] = "named twice in the reply"
             accepted.pop(name, None)
             continue
-        said = check_reply({k: v for k, v in item.items() if k != "name"})
+        said = check_reply(
+            {k: v for k, v in item.items() if k != "name"},
+            descriptions=descriptions,
+            max_words=max_words,
+        )
         if isinstance(said, str):
             rejected[name] = said
         elif echoes_example(said, name):
@@ -442,6 +502,8 @@ async def ask_model(
     batch_size: int = BATCH_SIZE,
     plan: DescribePlan | None = None,
     work: _WorkFile | None = None,
+    descriptions: bool = True,
+    max_words: int = MAX_WORDS,
 ) -> dict[str, Any]:
     """What ``llm`` says of the relations and types ``plan`` asks about (by default
     every forward relation and type), ``batch_size`` to a call, as a layer for
@@ -449,9 +511,14 @@ async def ask_model(
     did not fit, by ``relations.NAME``/``types.NAME``) and ``report`` (the counts).
     Relations the plan gives their own words get them; a stored reverse gets its
     forward relation's aliases. ``progress(done, total)`` is called after each batch
-    with the relations and types done so far."""
+    with the relations and types done so far. ``descriptions`` off asks for the words
+    alone (the items then have no description); ``max_words``: aliases asked per item."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if max_words < 1:
+        raise ValueError(f"max_words must be at least 1, got {max_words}")
+    shape = {"descriptions": descriptions, "max_words": max_words}
+    per_item = TOKENS_PER_ITEM if descriptions else TOKENS_PER_WORDS_ITEM
     if plan is None:
         plan = plan_describe(described, max_relations=None, types=types)
     jobs = [("relations", b) for b in _batches(plan.relations, batch_size)]
@@ -459,33 +526,43 @@ async def ask_model(
     total = len(plan.relations) + len(plan.types)
     sections: dict[str, dict[str, dict[str, Any]]] = {"relations": {}, "types": {}}
     rejected: dict[str, str] = {}
-    calls = resumed = strangers = done = 0
+    calls = resumed = strangers = done = prompt_tokens = completion_tokens = 0
     for section, names in jobs:
         key = _WorkFile.batch_key(section, names)
         kept = work.batches.get(key) if work is not None else None
         if kept is not None:
             resumed += 1
-            accepted, why, odd = check_batch_reply(kept.get("reply"), names)
+            accepted, why, odd = check_batch_reply(kept.get("reply"), names, **shape)
             said_before = kept.get("rejected")
             if isinstance(said_before, dict):  # why they were rejected, not "left out"
                 why = {n: str(said_before.get(n, w))[:200] for n, w in why.items()}
             odd = int(kept.get("strangers", 0)) if isinstance(kept.get("strangers"), int) else 0
         else:
             prompt = (relations_prompt if section == "relations" else types_prompt)(
-                described, names
+                described, names, **shape
             )
             completion = await llm.complete(
-                [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)],
+                [
+                    Message(role="system", content=system_prompt(descriptions)),
+                    Message(role="user", content=prompt),
+                ],
                 [],
                 temperature=0.0,
-                max_tokens=40 + TOKENS_PER_ITEM * len(names),
+                max_tokens=40 + per_item * len(names),
                 seed=seed,
-                response_schema=batch_schema(names),
+                response_schema=batch_schema(names, **shape),
             )
             calls += 1
-            accepted, why, odd = check_batch_reply(completion.data, names)
+            prompt_tokens += completion.usage.prompt_tokens
+            completion_tokens += completion.usage.completion_tokens
+            accepted, why, odd = check_batch_reply(completion.data, names, **shape)
             if work is not None:
-                reply = {"items": [{"name": n, **said} for n, said in accepted.items()]}
+                reply = {
+                    "items": [
+                        {"name": n, **(said if descriptions else {"aliases": said["aliases"]})}
+                        for n, said in accepted.items()
+                    ]
+                }
                 work.save(key, {"reply": reply, "rejected": why, "strangers": odd})
         strangers += odd
         rejected.update({f"{section}.{n}": w for n, w in why.items() if n not in accepted})
@@ -494,6 +571,8 @@ async def ask_model(
             doc = described.relation(name) if section == "relations" else None
             if said["description"] and doc is not None:
                 said["description"] = _plain(said["description"], doc.source_type, doc.target_type)
+            if not said["description"]:  # not asked for (or left empty): nothing to store
+                del said["description"]
             sections[section][name] = said
         done += len(names)
         if progress:
@@ -514,7 +593,11 @@ async def ask_model(
         "asked": len(plan.relations),
         "types_asked": len(plan.types),
         "batch_size": batch_size,
+        "descriptions": descriptions,
+        "max_words": max_words,
         "calls": calls,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
         "resumed_batches": resumed,
         "own_words": len(plan.own_words),
         "from_file": len(plan.from_file) + len(plan.types_from_file),
@@ -534,6 +617,8 @@ def describe_index(
     batch_size: int = BATCH_SIZE,
     max_relations: int | None = MAX_RELATIONS,
     on_report: Callable[[dict[str, Any]], None] | None = None,
+    descriptions: bool = DESCRIPTIONS,
+    max_words: int = MAX_WORDS,
 ) -> DescribedSchema:
     """Describe ``index``'s schema with ``llm`` and store it in the index, replacing an
     earlier model's words and keeping a user's schema file's (which win).
@@ -542,7 +627,9 @@ def describe_index(
     ``max_relations`` relations, ``batch_size`` to a call; the counts are stored under
     the model layer's ``report`` and passed to ``on_report`` (also when nothing fits and
     nothing is stored). Finished batches are kept in :data:`WORK_FILE` so an
-    interrupted run resumes where it stopped.
+    interrupted run resumes where it stopped. ``descriptions``: whether the model also
+    writes a one-line description of each (off by default, see :data:`DESCRIPTIONS`);
+    ``max_words``: the most aliases asked for each.
 
     A reply that does not fit the response schema changes nothing: that relation or
     type keeps what an earlier model said of it; each is logged (a warning) and
@@ -562,11 +649,25 @@ def describe_index(
     build = index.base_digest
     work = _WorkFile(
         Path(index.path) / WORK_FILE,
-        {"model": llm.name, "seed": seed, "build": build, "max_words": MAX_WORDS},
+        {
+            "model": llm.name,
+            "seed": seed,
+            "build": build,
+            "max_words": max_words,
+            "descriptions": descriptions,
+        },
     )
     layer = asyncio.run(
         ask_model(
-            base, llm, seed=seed, progress=progress, batch_size=batch_size, plan=plan, work=work
+            base,
+            llm,
+            seed=seed,
+            progress=progress,
+            batch_size=batch_size,
+            plan=plan,
+            work=work,
+            descriptions=descriptions,
+            max_words=max_words,
         )
     )
     if on_report is not None:
