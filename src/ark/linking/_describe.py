@@ -123,8 +123,8 @@ SYSTEM = (
 WORDS_SYSTEM = (
     "You document the schema of a knowledge graph for a question-answering system. "
     "For each relation or node type listed, write the different words and short "
-    "phrases people use for it in questions, in English: what they call the tail "
-    "(nouns), the verbs, synonyms and informal words. Reply with JSON only.\n"
+    "phrases people use for it in questions: what they call the tail (nouns), the "
+    "verbs, synonyms and informal words. Reply with JSON only.\n"
     f'Example: relation "{EXAMPLE_NAME}" (person -> company) gives {{"name": '
     f'"{EXAMPLE_NAME}", "aliases": {json.dumps(list(EXAMPLE_ALIASES))}}}.'
 )
