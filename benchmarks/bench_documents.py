@@ -5,7 +5,7 @@
         [--models]
         [--limit N] [--sample-seed 0] [--agents 1] [--max-steps 8] [--seed 0]
         [--temperature 0.7] [--model 1.5b|0.5b|GGUF | --base-url URL --model NAME]
-        [--no-answer] [--embed] [--out .bench/documents] [--label current]
+        [--no-answer] [--reader one|steps] [--embed] [--out .bench/documents] [--label current]
 
 One table over the same questions (a MuSiQue- or HotpotQA-format file, ``musique:FILE``
 or ``hotpotqa:FILE``, over an index built from its corpus, e.g. ``ark index build
@@ -25,6 +25,10 @@ or ``hotpotqa:FILE``, over an index built from its corpus, e.g. ``ark index buil
   each answering from its retrieval as ``ark ask --answer`` does (``--no-answer``:
   retrieval only); recall reads their evidence passages, linked ones included
   (``--linked-passages``, default 3; 0 for what the agents reached alone).
+
+``--reader steps`` has the answering rows (not ``graphsearch``, whose workflow writes
+its own answer) read in lookups of one fact each (``ark.answer.write_answer_in_steps``)
+instead of one call; such a row's run goes to ``OUT/LABEL/ROW+steps``.
 
 Without ``--rows``, the rows needing no model (``bm25``, ``dense``) run, and with
 ``--models`` the model rows too. Every row goes through the evaluation API (the same
@@ -63,7 +67,28 @@ COLUMNS = (
 
 
 def row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:
-    """The :class:`~ark.eval.Evaluation` settings of one row."""
+    """The :class:`~ark.eval.Evaluation` settings of one row (``--reader`` on the rows
+    that answer)."""
+    settings = _row_settings(row, args)
+    if _reads(row, args):
+        settings["answer_reader"] = args.reader
+    return settings
+
+
+def _reads(row: str, args: argparse.Namespace) -> bool:
+    """Whether ``--reader`` changes the row: it answers, and not by its own final step
+    (GraphSearch writes its answer itself)."""
+    answers = bool(_row_settings(row, args).get("answer"))
+    return answers and args.reader != "one" and row != "graphsearch"
+
+
+def row_dir(row: str, args: argparse.Namespace) -> str:
+    """Where a row's run goes under ``OUT/LABEL``: its name, and ``+READER`` when its
+    answer is read otherwise than in one call (so both readings sit side by side)."""
+    return f"{row}+{args.reader}" if _reads(row, args) else row
+
+
+def _row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:
     if row == "bm25":
         return {"method": "bm25"}
     if row == "dense":
@@ -100,7 +125,7 @@ def ensure_embeddings(index_path: Path, model: str | None) -> None:
 
 
 def run_row(row: str, args: argparse.Namespace, llm: ChatModel | None) -> dict[str, Any]:
-    out = args.out / args.label / row
+    out = args.out / args.label / row_dir(row, args)
     settings = row_settings(row, args)
     if row == "dense" and args.embed:
         ensure_embeddings(args.index, args.dense_model)
@@ -189,6 +214,12 @@ def main(argv: list[str] | None = None) -> None:
         default=True,
         help="agent rows answer in words (scored by EM and F1)",
     )
+    p.add_argument(
+        "--reader",
+        choices=["one", "steps"],
+        default="one",
+        help="how the answering rows read: one call, or in lookups (ark.answer.READERS)",
+    )
     p.add_argument("--embed", action="store_true", help="embed the index for dense if needed")
     p.add_argument(
         "--linked-passages",
@@ -207,11 +238,11 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, dict[str, Any] | str] = {}
     for row in rows:
         try:
-            results[row] = run_row(row, args, llm)
+            results[row_dir(row, args)] = run_row(row, args, llm)
         except ArkError as exc:
             if row != "dense":  # only the optional extra may be missing
                 sys.exit(f"{row}: {exc}")
-            results[row] = str(exc)
+            results[row_dir(row, args)] = str(exc)
     limit = f"{args.limit} (sample seed {args.sample_seed})" if args.limit else "all"
     print(f"\n{args.dataset} over {args.index}, questions: {limit}, run {args.label!r}\n")
     print(table(results))

@@ -18,6 +18,9 @@ IRCoT-style readers do). It replaces the answer step's schema and instructions i
 process only. ``--bm25`` reads BM25's top ``--passages`` passages instead (naive RAG's
 list), to compare a reading on both lists. ``--passages-only`` drops the ranked entity
 nodes: the reader gets the evidence passages alone, as naive RAG gets BM25's.
+``--reader steps`` reads the same nodes with ``ark.answer.write_answer_in_steps`` (the
+question split into lookups of one fact, each read from the nodes that fit it best)
+instead of the one-call answer step.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import json
 from pathlib import Path
 
 import ark.answer._write as answer_step
-from ark.answer import write_answer
+from ark.answer import write_answer, write_answer_in_steps
 from ark.eval._methods import BM25Method
 from ark.eval.metrics import exact_match, f1_score
 from ark.graph import PASSAGE_TYPE
@@ -63,10 +66,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--facts-first", action="store_true", help="the chained-reading experiment")
     p.add_argument("--bm25", action="store_true", help="read BM25's top passages instead")
     p.add_argument("--passages-only", action="store_true", help="no ranked entity nodes")
+    p.add_argument("--reader", choices=["one", "steps"], default="one", help="answer step")
     args = p.parse_args(argv)
     tag = f"p{args.passages}" + ("-bm25" if args.bm25 else "")
     tag += "-facts" if args.facts_first else ""
     tag += "-only" if args.passages_only else ""
+    tag += "-steps" if args.reader == "steps" else ""
     out = args.out or args.results.with_name(f"probe-{tag}.jsonl")
     if args.facts_first:
         facts_first()
@@ -88,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
             nodes = ranked + [q for q in r["passages"] if q not in ranked][: args.passages]
             if bm25 is not None:
                 nodes = bm25.search(r["query"], args.passages)
-            answer = asyncio.run(write_answer(llm, r["query"], index, nodes))
+            reader = write_answer_in_steps if args.reader == "steps" else write_answer
+            answer = asyncio.run(reader(llm, r["query"], index, nodes))
             text = answer.text if answer.answerable else ""
             rec = {
                 "query_id": r["query_id"],
@@ -98,6 +104,9 @@ def main(argv: list[str] | None = None) -> None:
                 "em": exact_match(text, r["gold_answers"]),
                 "f1": f1_score(text, r["gold_answers"]),
                 "prompt_tokens": answer.prompt_tokens,
+                "completion_tokens": answer.completion_tokens,
+                "latency_s": answer.latency_s,
+                "steps": answer.steps,
             }
             f.write(json.dumps(rec) + "\n")
             f.flush()

@@ -89,3 +89,35 @@ def test_retrieve_alone_has_no_answer(docs):
     result = Retriever(docs, model, n_agents=1).retrieve("Who is the mayor?")
     assert result.answer is None and "answer" not in result.to_dict()
     assert len(model.calls) == 5  # no answer call
+
+
+def test_answer_can_read_in_steps(docs):
+    from ark.answer._steps import LOOKUP_SCHEMA
+
+    model = ScriptedChatModel(
+        [
+            tool_call("search_in_graph", query="Lena Marsh painter"),
+            tool_call("search_in_neighborhood", node_index=LENA),
+            tool_call("search_in_neighborhood", node_index=PORT),
+            tool_call("add_to_answer", node_indices=[TOMAS]),
+            tool_call("finish"),
+            json_reply({"lookups": ["Where was Lena Marsh born?", "Who is the mayor of #1?"]}),
+            json_reply({"answer": "Port Avel", "citations": [P_LENA]}),
+            json_reply({"answer": "Tomas Reed", "citations": [P_TOMAS]}),
+        ],
+        per_call=True,
+    )
+    result = Retriever(docs, model, n_agents=1, seed=0).answer("Who is the mayor?", reader="steps")
+    assert result.answer is not None and result.answer.text == "Tomas Reed"
+    assert result.answer.citations == [P_LENA, P_TOMAS]
+    assert model.schemas[-2:] == [LOOKUP_SCHEMA, LOOKUP_SCHEMA]
+    assert result.cited_paths()[P_TOMAS]  # the citations keep their evidence paths
+
+
+def test_an_unknown_reader_fails_before_the_retrieval(docs):
+    from ark.errors import ArkError
+
+    model = ScriptedChatModel([])
+    with pytest.raises(ArkError, match="unknown answer reader"):
+        Retriever(docs, model, n_agents=1, seed=0).answer("Who is the mayor?", reader="twice")
+    assert model.calls == []

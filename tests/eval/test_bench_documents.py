@@ -39,4 +39,23 @@ def test_baseline_rows_make_one_table(bench, tmp_path, capsys):
 
 
 def test_naive_rag_is_bm25_with_the_answer_step(bench):
-    assert bench.row_settings("naive-rag", None) == {"method": "bm25", "answer": True}
+    from types import SimpleNamespace
+
+    one = SimpleNamespace(reader="one")
+    assert bench.row_settings("naive-rag", one) == {"method": "bm25", "answer": True}
+    assert bench.row_dir("naive-rag", one) == "naive-rag"
+
+
+def test_the_reader_choice_reaches_the_answering_rows_only(bench):
+    from types import SimpleNamespace
+
+    steps = SimpleNamespace(
+        reader="steps", agents=1, max_steps=8, temperature=0.7, seed=0, answer=True,
+        linked_passages=None,
+    )  # fmt: skip
+    assert bench.row_settings("naive-rag", steps)["answer_reader"] == "steps"
+    assert bench.row_dir("naive-rag", steps) == "naive-rag+steps"
+    assert bench.row_settings("ark-guided", steps)["answer_reader"] == "steps"
+    assert "answer_reader" not in bench.row_settings("bm25", steps)  # it does not answer
+    assert bench.row_dir("graphsearch", steps) == "graphsearch"  # it writes its own answer
+    assert "answer_reader" not in bench.row_settings("graphsearch", steps)

@@ -260,3 +260,41 @@ def test_hit_at_1_over_documents_reads_the_evidence_passages(doc_index, tmp_path
     assert record["status"] == "ok" and record["ranking"][0] == entity
     assert record["passages"][0] in record["gold"]
     assert record["metrics"]["hit@1"] == 1.0
+
+
+def test_the_answer_can_be_read_in_steps_and_the_config_says_so(doc_index, tmp_path):
+    from ark.answer._steps import LOOKUP_SYSTEM, PLAN_SYSTEM
+
+    def model(messages: list[Message]) -> Message:
+        if messages[0].content == PLAN_SYSTEM:
+            return json_reply({"lookups": ["Where was Mira Dunfield born?", "Where is #1?"]})
+        if messages[0].content == LOOKUP_SYSTEM:
+            said = "Bellhaven" if "Mira" in messages[-1].content.split("\n")[0] else "Tarsk"
+            return json_reply({"answer": said, "citations": []})
+        raise AssertionError("the one-call reader was not expected")
+
+    llm = ScriptedChatModel(model)
+    one = write_json(tmp_path / "one.json", MUSIQUE[:1])
+    summary = evaluate(
+        f"musique:{one}", doc_index, tmp_path / "run", method="bm25", answer=True,
+        answer_reader="steps", llm=llm,
+    )  # fmt: skip
+    record = read_records(tmp_path / "run")[0]
+    assert record["answer"]["text"] == "Tarsk" and record["metrics"]["em"] == 1.0
+    assert summary["config"]["answer_reader"] == "steps"
+    assert len(llm.calls) == 3  # the plan and two lookups
+    plain = evaluate(f"musique:{one}", doc_index, tmp_path / "plain", method="bm25")
+    assert "answer_reader" not in plain["config"]  # the default is not recorded
+
+
+def test_an_unknown_answer_reader_is_refused_before_anything_runs(doc_index, tmp_path):
+    from ark.errors import ArkError
+    from ark.eval import Evaluation
+
+    run = Evaluation(
+        dataset="metaqa:1-hop", index=doc_index, out=tmp_path / "r", answer=True,
+        answer_reader="twice",
+    )  # fmt: skip
+    with pytest.raises(ArkError, match="unknown answer reader 'twice'; use one or steps"):
+        run.check()
+    assert not (tmp_path / "r").exists()

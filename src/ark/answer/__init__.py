@@ -1,11 +1,14 @@
 """Answers in words: after retrieval, a model writes a short answer from the retrieved
 nodes' text only, citing node indices, or says the evidence does not answer.
 
-:func:`write_answer` is the one entry point; ``Retriever.answer`` (retrieval, then
-this step over the ranking and its evidence passages), GraphSearch's final step and
-the evaluation's naive-RAG baseline call it.
+:func:`write_answer` reads in one call; ``Retriever.answer`` (retrieval, then this
+step over the ranking and its evidence passages), GraphSearch's final step and the
+evaluation's naive-RAG baseline call it. :func:`write_answer_in_steps` reads the same
+nodes in lookups of one fact each (for multi-hop questions and small models), falling
+back to the one call.
 """
 
+from ark.answer._steps import READERS, reader_named, write_answer_in_steps
 from ark.answer._write import (
     ANSWER_SCHEMA,
     DEFAULT_MAX_CHARS,
@@ -26,10 +29,13 @@ __all__ = [
     "DEFAULT_MAX_NODE_CHARS",
     "MAX_CHARS_LIMIT",
     "MAX_QUESTION_CHARS",
+    "READERS",
     "Answer",
     "AnswerStatus",
     "Edge",
     "answer_prompt",
+    "reader_named",
     "write_answer",
+    "write_answer_in_steps",
     "write_answer_sync",
 ]

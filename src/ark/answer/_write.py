@@ -118,6 +118,11 @@ class Answer:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    #: Read in steps (:func:`ark.answer.write_answer_in_steps`): each lookup's question
+    #: (``#k`` filled in), answer, citations and the nodes shown to it; a last item
+    #: ``{"fallback": why}`` when the one-call reading answered instead. Empty for
+    #: the one-call reading.
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Answer:
@@ -141,6 +146,7 @@ class Answer:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "latency_s": self.latency_s,
+            **({"steps": [dict(s) for s in self.steps]} if self.steps else {}),
         }
 
 

@@ -112,7 +112,11 @@ def _run(
             prompt=student.prompt,
             tools=student.tools,
         )
-        result = retriever.answer(question) if opts.answer else retriever.retrieve(question)
+        result = (
+            retriever.answer(question, reader=opts.reader)
+            if opts.answer
+            else retriever.retrieve(question)
+        )
     except ArkError as exc:
         fail(str(exc), as_json=opts.as_json, code=type(exc).__name__)
     except Exception as exc:  # never a traceback: say what failed
@@ -285,6 +289,15 @@ AnswerOpt = Annotated[
         "evidence does not answer. --json adds an answer object.",
     ),
 ]
+ReaderOpt = Annotated[
+    str,
+    typer.Option(
+        "--reader",
+        help="How --answer reads: one call over everything retrieved (one), or in "
+        "lookups of one fact each, the question split first (steps: for multi-hop "
+        "questions and small models; a few more calls).",
+    ),
+]
 TimeoutOpt = Annotated[
     float | None,
     typer.Option(
@@ -322,6 +335,7 @@ class RunOptions:
     as_json: bool = False
     why: bool = False
     answer: bool = False
+    reader: str = "one"
     save_trajectories: Path | None = None
     llm_cache: Path | None = None
     seed: int = 0
@@ -350,6 +364,7 @@ _RUN_OPTION_TYPES: dict[str, Any] = {
     "as_json": JsonOpt,
     "why": WhyOpt,
     "answer": AnswerOpt,
+    "reader": ReaderOpt,
     "save_trajectories": SaveOpt,
     "llm_cache": LlmCacheOpt,
     "seed": SeedOpt,

@@ -129,6 +129,14 @@ def eval_cmd(
             "(a baseline answers from its top 5 passages: bm25 --answer is naive RAG).",
         ),
     ] = False,
+    reader: Annotated[
+        str,
+        typer.Option(
+            "--reader",
+            help="How --answer reads: one call (one), or in lookups of one fact each "
+            "(steps), as `ark ask --reader`.",
+        ),
+    ] = "one",
     linked_passages: Annotated[
         int | None,
         typer.Option(
@@ -183,6 +191,7 @@ def eval_cmd(
             prices=prices(price_in, price_out, prices_file),
             ray=RaySettings(ray_address, ray_workers) if ray else None,
             answer=answer,
+            answer_reader=reader,
             linked_passages=linked_passages,
         )
         run.check()  # refused before the progress bar shows

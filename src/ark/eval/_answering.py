@@ -73,12 +73,21 @@ def scored_text(answer: dict[str, Any]) -> str:
 
 
 class AnsweringMethod:
-    """A baseline, then the answer step with ``model`` over its first ``k`` passages."""
+    """A baseline, then the answer step with ``model`` over its first ``k`` passages
+    (``reader``: the name of the answer step, ``ark.answer.READERS``)."""
 
     def __init__(
-        self, method: Method, model: ChatModel, index: Index, k: int = ANSWER_PASSAGES
+        self,
+        method: Method,
+        model: ChatModel,
+        index: Index,
+        k: int = ANSWER_PASSAGES,
+        reader: str = "one",
     ) -> None:
         require_answer_step()
+        from ark.answer import reader_named
+
+        self.write = reader_named(reader)
         self.method = method
         self.name = method.name
         self.model = model
@@ -86,15 +95,13 @@ class AnsweringMethod:
         self.k = k
 
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
-        from ark.answer import write_answer
-
         out = await self.method(query_id, text)
         if out.error is not None:  # nothing retrieved: no answer, scored as an empty one
             out.answer = no_answer(f"retrieval failed: {out.error}")
             return out
         passages = out.passages if out.passages is not None else out.ranking
         try:
-            answer = await write_answer(self.model, text, self.index, passages[: self.k])
+            answer = await self.write(self.model, text, self.index, passages[: self.k])
         except ArkError as exc:  # a node the answer step refuses: this question only
             out.answer = no_answer(f"{type(exc).__name__}: {exc}")
             return out

@@ -32,6 +32,7 @@ from ark.agent import (
     strategy_info,
     strategy_names,
 )
+from ark.answer import READERS as ANSWER_READERS
 from ark.cost import PriceTable
 from ark.errors import ArkError
 from ark.eval._methods import BM25Method, DenseMethod, Method, RetrieverMethod
@@ -102,6 +103,10 @@ class Evaluation:
     #: scored by EM and F1 on questions with gold answer strings (MuSiQue, HotpotQA).
     #: A baseline answers from its first 5 passages (BM25's: "naive RAG").
     answer: bool = False
+    #: How the answer is read (``ark.answer.READERS``): ``one`` call over what was
+    #: retrieved, or in ``steps`` (lookups of one fact each). Recorded in the config
+    #: only when not ``one``, so runs made before the choice existed still resume.
+    answer_reader: str = "one"
     #: Over documents, the passages linked to the lead passage that a result lists
     #: (:mod:`ark.agent._passages`); None: the method's default (ark: 3, a baseline:
     #: 0, its own list); 0: none.
@@ -121,6 +126,10 @@ class Evaluation:
         if isinstance(self.strategy, str) and self.strategy not in strategy_names():
             raise ArkError(
                 f"unknown --strategy {self.strategy!r}; use {' or '.join(strategy_names())}"
+            )
+        if self.answer_reader not in ANSWER_READERS:
+            raise ArkError(
+                f"unknown answer reader {self.answer_reader!r}; use {' or '.join(ANSWER_READERS)}"
             )
         if self.linked_passages is not None and self.linked_passages < 0:
             raise ArkError(f"--linked-passages must be 0 or more, not {self.linked_passages}")
@@ -335,9 +344,11 @@ class Evaluation:
         from ark.eval._answering import ANSWER_PASSAGES, AnsweringMethod, require_answer_step
 
         require_answer_step()
+        reader = {"answer_reader": self.answer_reader} if self.answer_reader != "one" else {}
         if isinstance(method, RetrieverMethod):
             method.answer = True  # Retriever.aanswer: its ranking and evidence passages
-            return method, {"answer": True, "answer_model": method.retriever.llm.name}
+            method.answer_reader = self.answer_reader
+            return method, {"answer": True, "answer_model": method.retriever.llm.name, **reader}
         if llm is not None:
             chat = with_llm_cache(llm, model.llm_cache)
         else:
@@ -347,8 +358,10 @@ class Evaluation:
             "answer": True,
             "answer_model": chat.name,
             "answer_passages": ANSWER_PASSAGES,
+            **reader,
         }
-        return AnsweringMethod(method, chat, index, ANSWER_PASSAGES), config
+        answering = AnsweringMethod(method, chat, index, ANSWER_PASSAGES, self.answer_reader)
+        return answering, config
 
 
 def _phrase_encoder_record(tools: ToolConfig, index: Index) -> dict[str, str]:

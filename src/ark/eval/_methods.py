@@ -144,12 +144,14 @@ class RetrieverMethod:
     def __init__(self, retriever: Retriever, *, answer: bool = False) -> None:
         self.retriever = retriever
         self.strategy = retriever.strategy_name
-        #: Retrieve and answer in words (``Retriever.aanswer``), as ``ark ask --answer``.
+        #: Retrieve and answer in words (``Retriever.aanswer``), as ``ark ask --answer``,
+        #: read by the answer step of this name (``ark.answer.READERS``).
         self.answer = answer
+        self.answer_reader = "one"
 
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
         if self.answer:
-            result = await self.retriever.aanswer(text, query_id)
+            result = await self.retriever.aanswer(text, query_id, reader=self.answer_reader)
         else:
             result = await self.retriever.aretrieve(text, query_id)
         trajectories = result.trajectories
