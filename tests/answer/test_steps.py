@@ -19,7 +19,7 @@ from _passages_fixture import (
     build_document_index,
 )
 from ark.answer import ANSWER_SCHEMA, Answer, write_answer_in_steps
-from ark.answer._steps import LOOKUP_SCHEMA, fill, rank_for
+from ark.answer._steps import LOOKUP_SCHEMA, chained, fill, rank_for
 from ark.errors import ArkError
 
 POOL = [P_SEALS, P_HARBOUR, P_TOMAS, P_PORT, P_LENA]  # the answer passages last
@@ -93,6 +93,19 @@ def test_a_one_lookup_or_bad_plan_falls_back_to_the_one_call_reading(index, firs
     assert model.schemas[-1] == ANSWER_SCHEMA  # the one-call reader, over the whole pool
     assert sorted(shown(model.calls[-1])) == sorted(POOL)
     assert answer.steps[-1] == {"fallback": why}
+
+
+def test_a_plan_whose_lookups_do_not_build_on_each_other_is_not_read_in_steps(index):
+    # The question's parts in surface order, the second naming no earlier answer.
+    parts = ["Who is the mayor?", "Where was Lena Marsh born?"]
+    one = json_reply({"answerable": True, "answer": "Tomas Reed", "citations": [P_PORT]})
+    model = ScriptedChatModel([json_reply({"lookups": parts}), one], per_call=True)
+    answer = run(index, model)
+    assert len(model.calls) == 2 and model.schemas[-1] == ANSWER_SCHEMA
+    assert answer.text == "Tomas Reed"
+    assert answer.steps == [{"plan": parts}, {"fallback": "the lookups do not build on each other"}]
+    assert chained(["Where was Lena Marsh born?", "Who is the mayor of #1?"])
+    assert not chained(["Where was Lena Marsh born?", "Who is the mayor of #2?"])  # not earlier
 
 
 def test_an_unknown_last_lookup_falls_back_with_the_lookups_kept(index):

@@ -21,9 +21,10 @@ The steps, each one JSON reply under a schema:
    order) and the first :data:`NODES_PER_LOOKUP` are shown; the model answers the
    lookup in a few words, citing what it used, or says ``unknown``.
 3. **Answer**: the last lookup's answer, citing every lookup's citations (the chain's
-   evidence). When the plan is one lookup, is not JSON, or the last lookup is unknown,
-   the one-call reader answers from all the given nodes instead, so a reading in steps
-   never has less to go on than the one-call reading.
+   evidence). When the plan is one lookup, is not JSON, is not a chain (a lookup after
+   the first that names no earlier answer, :func:`chained`), or the last lookup is
+   unknown, the one-call reader answers from all the given nodes instead, so a reading
+   in steps never has less to go on than the one-call reading.
 
 Only the given nodes' text is read, as in the one-call reader: the lookups re-rank what
 retrieval returned; they do not search the graph again. Each lookup's question, answer
@@ -68,11 +69,16 @@ MAX_LOOKUP_CHARS = 200
 UNKNOWN = "unknown"
 
 PLAN_SYSTEM = (
-    "You split a question into the simple lookups that answer it, in order. Each lookup "
-    "asks for one fact. A later lookup refers to an earlier lookup's answer as #1, #2, "
-    "... A question that asks for one fact is one lookup. Reply with JSON only.\n"
+    "You split a question into the simple lookups that answer it, in the order they "
+    "must be made: first the fact about the entity the question names, then each fact "
+    "that builds on the one before, and last what the question asks. Each lookup asks "
+    "for one fact. Lookup N's answer is called #N; a later lookup writes #N where it "
+    "needs that answer. A question that asks for one fact is one lookup. Reply with "
+    "JSON only.\n"
     'Example: "Who is the spouse of the director of Titanic?" gives {"lookups": '
-    '["Who directed Titanic?", "Who is the spouse of #1?"]}.'
+    '["Who directed Titanic?", "Who is the spouse of #1?"]}.\n'
+    'Example: "When did the museum open in the city where Anna Berg was born?" gives '
+    '{"lookups": ["Where was Anna Berg born?", "When did the museum in #1 open?"]}.'
 )
 
 LOOKUP_SYSTEM = (
@@ -173,6 +179,18 @@ def _plan(data: Any, max_lookups: int) -> list[str]:
     return [s for s in out if s][:max_lookups]
 
 
+def chained(lookups: Sequence[str]) -> bool:
+    """Whether every lookup after the first builds on an earlier one (names some #k,
+    k before it). A plan that does not is a list of the question's parts in its
+    surface order, not a chain: the 1.5B split "the currency before the Euro in the
+    country Signmark is from" into the currency first, then the country, and answered
+    the last lookup's entity. Such a plan is not read in steps."""
+    for i, lookup in enumerate(lookups[1:], start=2):
+        if not any(0 < int(k) < i for k in _REF.findall(lookup)):
+            return False
+    return True
+
+
 async def write_answer_in_steps(
     model: ChatModel,
     question: str,
@@ -240,6 +258,9 @@ async def write_answer_in_steps(
     lookups = _plan(data, max_lookups)
     if len(lookups) < 2:
         return await one_call("one lookup" if lookups else "no plan in the reply")
+    if not chained(lookups):
+        steps.append({"plan": lookups})
+        return await one_call("the lookups do not build on each other")
     answers: list[str] = []
     cited: list[int] = []
     seen: list[int] = []
