@@ -282,6 +282,7 @@ def test_the_answer_can_be_read_in_steps_and_the_config_says_so(doc_index, tmp_p
     record = read_records(tmp_path / "run")[0]
     assert record["answer"]["text"] == "Tarsk" and record["metrics"]["em"] == 1.0
     assert summary["config"]["answer_reader"] == "steps"
+    assert [s["answer"] for s in record["answer"]["steps"]] == ["Bellhaven", "Tarsk"]
     assert len(llm.calls) == 3  # the plan and two lookups
     plain = evaluate(f"musique:{one}", doc_index, tmp_path / "plain", method="bm25")
     assert "answer_reader" not in plain["config"]  # the default is not recorded

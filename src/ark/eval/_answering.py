@@ -47,6 +47,8 @@ def answer_record(answer: Answer) -> dict[str, Any]:
         "prompt_tokens": answer.prompt_tokens,
         "completion_tokens": answer.completion_tokens,
     }
+    if answer.steps:  # read in steps: each lookup, and why the one call answered if it did
+        record["steps"] = [dict(step) for step in answer.steps]
     if answer.status in FAILED_STATUSES:
         record["error"] = answer.reason or answer.status
     return record
