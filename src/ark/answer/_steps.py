@@ -44,10 +44,10 @@ import numpy as np
 from ark.answer._write import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_NODE_CHARS,
-    MAX_CHARS_LIMIT,
     MAX_QUESTION_CHARS,
     Answer,
     Edge,
+    _check_budget,
     _citations,
     _evidence,
     _graph,
@@ -212,10 +212,7 @@ async def write_answer_in_steps(
     unanswered :class:`Answer` saying why instead of an exception, a node outside the
     graph an :class:`~ark.errors.ArkError`. ``temperature`` applies to the fallback
     one-call reading; the plan and the lookups are greedy."""
-    if not 0 < max_chars <= MAX_CHARS_LIMIT:
-        raise ArkError(
-            f"max_chars must be in 1..{MAX_CHARS_LIMIT} (to fit a 16k context), not {max_chars}"
-        )
+    _check_budget(max_chars, max_node_chars)
     if max_lookups < 1 or nodes_per_lookup < 1:
         raise ArkError("max_lookups and nodes_per_lookup must be at least 1")
     graph = _graph(index_or_graph)

@@ -225,6 +225,16 @@ def answer_prompt(question: str, evidence: str) -> list[Message]:
     return [Message(role="system", content=SYSTEM), Message(role="user", content=user)]
 
 
+def _check_budget(max_chars: int, max_node_chars: int) -> None:
+    """Refuse a text budget the answer step cannot keep (a caller's bug)."""
+    if not 0 < max_chars <= MAX_CHARS_LIMIT:
+        raise ArkError(
+            f"max_chars must be in 1..{MAX_CHARS_LIMIT} (to fit a 16k context), not {max_chars}"
+        )
+    if max_node_chars < 1:
+        raise ArkError(f"max_node_chars must be at least 1, not {max_node_chars}")
+
+
 def _graph(index_or_graph: Index | Graph) -> Graph:
     """The graph of an index (a static or a segmented one), or the graph itself."""
     return getattr(index_or_graph, "graph", index_or_graph)  # type: ignore[no-any-return]
@@ -251,12 +261,7 @@ async def write_answer(
     :class:`~ark.errors.ArkError` (a caller's bug); everything the model does is
     reported in the :class:`Answer` instead.
     """
-    if not 0 < max_chars <= MAX_CHARS_LIMIT:
-        raise ArkError(
-            f"max_chars must be in 1..{MAX_CHARS_LIMIT} (to fit a 16k context), not {max_chars}"
-        )
-    if max_node_chars < 1:
-        raise ArkError(f"max_node_chars must be at least 1, not {max_node_chars}")
+    _check_budget(max_chars, max_node_chars)
     graph = _graph(index_or_graph)
     ev = _evidence(graph, nodes, edges, max_chars, max_node_chars)
     seen = {
