@@ -49,6 +49,7 @@ import numpy as np
 
 from ark.agent._evidence import EvidencePath, NodeEvidence
 from ark.graph import MENTIONS, PASSAGE_TYPE, Graph
+from ark.index import score_nodes
 
 __all__ = [
     "LINK_MAX_MENTIONS",
@@ -177,12 +178,7 @@ def question_relevance(index: Any, question: str) -> Relevance:
     terms = bm25.query_terms(question)
 
     def score(nodes: np.ndarray) -> np.ndarray:
-        nodes = np.asarray(nodes, dtype=np.int64)
-        out = np.zeros(len(nodes), dtype=np.float32)
-        if len(terms) and len(nodes):  # score_docs walks the postings: ascending ids
-            order = np.argsort(nodes, kind="stable")
-            out[order] = bm25.score_docs(terms, nodes[order])
-        return out
+        return score_nodes(bm25, terms, nodes)
 
     return score
 

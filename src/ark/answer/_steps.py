@@ -39,8 +39,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
 from ark.answer._write import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_NODE_CHARS,
@@ -51,12 +49,13 @@ from ark.answer._write import (
     _citations,
     _evidence,
     _graph,
+    _known_nodes,
     _name,
     write_answer,
 )
 from ark.errors import ArkError
 from ark.graph import Graph
-from ark.index import Index
+from ark.index import Index, score_nodes
 from ark.llm import ChatModel, LLMError, Message
 
 #: Most lookups a plan may have (MuSiQue's questions chain two to four facts).
@@ -136,13 +135,7 @@ def rank_for(index: Index | Graph, text: str, nodes: Sequence[int]) -> list[int]
     order = list(dict.fromkeys(int(n) for n in nodes))
     if bm25 is None or not order:
         return order
-    terms = bm25.query_terms(text)
-    if not len(terms):
-        return order
-    arr = np.asarray(order, dtype=np.int64)
-    by_id = np.argsort(arr, kind="stable")  # score_docs walks the postings: ascending ids
-    scores = np.zeros(len(arr), dtype=np.float64)
-    scores[by_id] = bm25.score_docs(terms, arr[by_id])
+    scores = score_nodes(bm25, bm25.query_terms(text), order)
     ranked = sorted(range(len(order)), key=lambda i: (-scores[i], i))
     return [order[i] for i in ranked]
 
@@ -216,10 +209,7 @@ async def write_answer_in_steps(
     if max_lookups < 1 or nodes_per_lookup < 1:
         raise ArkError("max_lookups and nodes_per_lookup must be at least 1")
     graph = _graph(index_or_graph)
-    pool = list(dict.fromkeys(int(n) for n in nodes))
-    for node in pool:
-        if not 0 <= node < graph.n_nodes:
-            raise ArkError(f"node {node} is not in the graph (indices 0..{graph.n_nodes - 1})")
+    pool = _known_nodes(graph, nodes)
     options: dict[str, Any] = {
         "edges": edges,
         "max_chars": max_chars,

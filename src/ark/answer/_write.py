@@ -189,9 +189,7 @@ def _evidence(
     omitted: list[int] = []
     used = 0
     cut = 0
-    for node in dict.fromkeys(int(n) for n in nodes):
-        if not 0 <= node < graph.n_nodes:
-            raise ArkError(f"node {node} is not in the graph (indices 0..{graph.n_nodes - 1})")
+    for node in _known_nodes(graph, nodes):
         block, was_cut = _node_block(graph, node, max_node_chars)
         if omitted or used + len(block) + 2 > max_chars:
             omitted.append(node)  # the budget ran out: this and every later node
@@ -233,6 +231,15 @@ def _check_budget(max_chars: int, max_node_chars: int) -> None:
         )
     if max_node_chars < 1:
         raise ArkError(f"max_node_chars must be at least 1, not {max_node_chars}")
+
+
+def _known_nodes(graph: Graph, nodes: Sequence[int]) -> list[int]:
+    """``nodes`` once each, in order; a node outside the graph is a caller's bug."""
+    out = list(dict.fromkeys(int(n) for n in nodes))
+    for node in out:
+        if not 0 <= node < graph.n_nodes:
+            raise ArkError(f"node {node} is not in the graph (indices 0..{graph.n_nodes - 1})")
+    return out
 
 
 def _graph(index_or_graph: Index | Graph) -> Graph:

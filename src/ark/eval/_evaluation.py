@@ -32,7 +32,7 @@ from ark.agent import (
     strategy_info,
     strategy_names,
 )
-from ark.answer import READERS as ANSWER_READERS
+from ark.answer import reader_named
 from ark.cost import PriceTable
 from ark.errors import ArkError
 from ark.eval._methods import BM25Method, DenseMethod, Method, RetrieverMethod
@@ -127,10 +127,7 @@ class Evaluation:
             raise ArkError(
                 f"unknown --strategy {self.strategy!r}; use {' or '.join(strategy_names())}"
             )
-        if self.answer_reader not in ANSWER_READERS:
-            raise ArkError(
-                f"unknown answer reader {self.answer_reader!r}; use {' or '.join(ANSWER_READERS)}"
-            )
+        reader_named(self.answer_reader)  # an unknown reader: Retriever.answer's own error
         if self.linked_passages is not None and self.linked_passages < 0:
             raise ArkError(f"--linked-passages must be 0 or more, not {self.linked_passages}")
         if self.linked_passages and self.method == "dense":

@@ -1,6 +1,6 @@
 """The persisted index: graph arrays plus a BM25 index over node text."""
 
-from ark.index._bm25 import BM25Index, BM25Params, build_bm25
+from ark.index._bm25 import BM25Index, BM25Params, build_bm25, score_nodes
 from ark.index._compact import compact_index, read_remap
 from ark.index._dense import (
     DEFAULT_DENSE_MODEL,
@@ -45,6 +45,7 @@ __all__ = [
     "remove_from_index",
     "repair_index",
     "save_described",
+    "score_nodes",
     "snapshot_stamp",
     "update_index",
     "verify_index",

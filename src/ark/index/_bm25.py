@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -372,6 +373,21 @@ class BM25Index:
         if (directory / TERM_MAX_FILE).exists():  # else computed on first use
             index._term_max = _frozen(np.load(directory / TERM_MAX_FILE, mmap_mode="r"), np.float32)
         return index
+
+
+def score_nodes(bm25: Any, terms: np.ndarray, nodes: Iterable[int]) -> np.ndarray:
+    """BM25 of the query ``terms`` for each of ``nodes``, in the order given (float32).
+
+    ``score_docs`` (of a :class:`BM25Index` or an updated index's BM25) walks the
+    postings and needs ascending, unique documents; callers that rank a list of their
+    own (the passages of an evidence path, the nodes an answer reads) have it in
+    another order, so it is sorted for the call and the scores put back."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    out = np.zeros(len(nodes), dtype=np.float32)
+    if len(terms) and len(nodes):
+        order = np.argsort(nodes, kind="stable")
+        out[order] = bm25.score_docs(terms, nodes[order])
+    return out
 
 
 def build_bm25(

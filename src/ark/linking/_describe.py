@@ -109,30 +109,31 @@ EXAMPLE_NAME = "employed_by"
 EXAMPLE_DESCRIPTION = "the company a person works for"
 EXAMPLE_ALIASES = ("employer", "works for", "company", "job at", "employed at", "boss")
 
-SYSTEM = (
-    "You document the schema of a knowledge graph for a question-answering system. "
-    "For each relation or node type listed, write a one-line description and the "
-    "different words and short phrases people use for it in questions: what they call "
-    "the tail (nouns), the verbs, synonyms and informal words. Reply with JSON only.\n"
-    f'Example: relation "{EXAMPLE_NAME}" (person -> company) gives {{"name": '
-    f'"{EXAMPLE_NAME}", "description": "{EXAMPLE_DESCRIPTION}", "aliases": '
-    f"{json.dumps(list(EXAMPLE_ALIASES))}}}."
-)
-
-#: :data:`SYSTEM` when only the words are asked for.
-WORDS_SYSTEM = (
-    "You document the schema of a knowledge graph for a question-answering system. "
-    "For each relation or node type listed, write the different words and short "
-    "phrases people use for it in questions: what they call the tail (nouns), the "
-    "verbs, synonyms and informal words. Reply with JSON only.\n"
-    f'Example: relation "{EXAMPLE_NAME}" (person -> company) gives {{"name": '
-    f'"{EXAMPLE_NAME}", "aliases": {json.dumps(list(EXAMPLE_ALIASES))}}}.'
-)
-
 
 def system_prompt(descriptions: bool = True) -> str:
-    """The system message of a describe call (with or without descriptions)."""
-    return SYSTEM if descriptions else WORDS_SYSTEM
+    """The system message of a describe call: what to write for each relation or type
+    (a description only when ``descriptions``) and the worked example in that shape."""
+    asked = "a one-line description and the different" if descriptions else "the different"
+    described = f'"description": "{EXAMPLE_DESCRIPTION}", ' if descriptions else ""
+    return (
+        "You document the schema of a knowledge graph for a question-answering system. "
+        f"For each relation or node type listed, write {asked} words and short phrases "
+        "people use for it in questions: what they call the tail (nouns), the verbs, "
+        "synonyms and informal words. Reply with JSON only.\n"
+        f'Example: relation "{EXAMPLE_NAME}" (person -> company) gives {{"name": '
+        f'"{EXAMPLE_NAME}", {described}"aliases": {json.dumps(list(EXAMPLE_ALIASES))}}}.'
+    )
+
+
+SYSTEM = system_prompt(True)
+#: :data:`SYSTEM` when only the words are asked for.
+WORDS_SYSTEM = system_prompt(False)
+
+
+def _reply_shape(descriptions: bool) -> str:
+    """The JSON a batch's reply has, as its prompt shows it."""
+    described = '"description": "...", ' if descriptions else ""
+    return f'{{"items": [{{"name": "...", {described}"aliases": ["...", ...]}}, ...]}}'
 
 
 #: Aliases of the worked example an item may repeat before it counts as the example
@@ -191,19 +192,15 @@ def relations_prompt(
         ends = f", {doc.source_type} -> {doc.target_type}" if doc.source_type else ""
         examples = "; ".join(f"{h} -> {t}" for h, t in doc.examples) or "none shown"
         lines.append(f'{i}. "{doc.name}" (read as "{doc.label}"){ends}; e.g. {examples}')
-    if not descriptions:
-        return (
-            "Relations (head -> tail):\n" + "\n".join(lines) + f"\nFor each, write up to "
-            f"{max_words} aliases a question could use for it, as JSON "
-            '{"items": [{"name": "...", "aliases": ["...", ...]}, ...]}, one item per '
-            "relation, in this order."
-        )
+    asked = (
+        "a short description (what the tail is to the head, under ten words) and "
+        if descriptions
+        else ""
+    )
     return (
-        "Relations (head -> tail):\n" + "\n".join(lines) + "\nFor each, write a short "
-        f"description (what the tail is to the head, under ten words) and up to "
-        f"{max_words} aliases a question could use for it, as JSON "
-        '{"items": [{"name": "...", "description": "...", "aliases": '
-        '["...", ...]}, ...]}, one item per relation, in this order.'
+        "Relations (head -> tail):\n" + "\n".join(lines) + f"\nFor each, write {asked}up "
+        f"to {max_words} aliases a question could use for it, as JSON "
+        f"{_reply_shape(descriptions)}, one item per relation, in this order."
     )
 
 
@@ -220,18 +217,11 @@ def types_prompt(
         doc = described.type(name)
         assert doc is not None
         lines.append(f'{i}. "{doc.name}" (read as "{doc.label}")')
-    if not descriptions:
-        return (
-            "Node types:\n" + "\n".join(lines) + f"\nFor each, write up to {max_words} "
-            "other words a question could use for such nodes (plural, synonyms), as JSON "
-            '{"items": [{"name": "...", "aliases": ["...", ...]}, ...]}, one item per type, '
-            "in this order."
-        )
+    asked = "a short description and " if descriptions else ""
     return (
-        "Node types:\n" + "\n".join(lines) + "\nFor each, write a short description and up to "
-        f"{max_words} other words a question could use for such nodes (plural, synonyms), "
-        'as JSON {"items": [{"name": "...", "description": "...", "aliases": ["...", ...]}, '
-        "...]}, one item per type, in this order."
+        "Node types:\n" + "\n".join(lines) + f"\nFor each, write {asked}up to {max_words} "
+        "other words a question could use for such nodes (plural, synonyms), as JSON "
+        f"{_reply_shape(descriptions)}, one item per type, in this order."
     )
 
 
