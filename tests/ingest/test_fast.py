@@ -158,3 +158,30 @@ def test_a_chunk_longer_than_the_pipeline_reads_is_refused_with_advice(fast):
     huge = Chunk("big", 0, "word " * (fast.nlp.max_length // 5 + 1))
     with pytest.raises(ArkError, match=r"big#0 has .* use a smaller --chunk-tokens"):
         list(fast.extract_many([huge]))
+
+
+@needs_spacy
+def test_a_mention_is_cut_at_a_bracket_it_does_not_close(fast):
+    # spaCy's noun chunks of these sentences open a bracket they do not close
+    one, two = extract(
+        fast,
+        "A directory, a read-only run (resume) or an unwritable report directory is an error.",
+        "Adapters: MetaQA (schema, question files), STaRK (conversion, candidate types).",
+    )
+    assert "read-only run" in one.entities
+    assert {"STaRK", "candidate types"} <= set(two.entities)
+    assert not any("(" in e or ")" in e for e in one.entities + two.entities)
+
+
+@needs_spacy
+def test_a_markdown_document_is_read_as_its_prose_not_its_markup(fast):
+    text = (
+        "# The `ark.llm` protocol\n\n"
+        "See [import-linter](https://import-linter.readthedocs.io/) for the contracts.\n\n"
+        "| package | what it holds |\n|---|---|\n| `ark.graph` | typed nodes and edges |\n"
+    )
+    md, txt = fast.extract_many([Chunk("guide/house.md", 0, text), Chunk("house.txt", 0, text)])
+    assert {"ark.llm protocol", "import-linter", "typed nodes"} <= set(md.entities)
+    assert not any(c in e for e in md.entities for c in "|`[]")
+    # the same text from a file that is not Markdown is read as written
+    assert any("|" in e or "`" in e for e in txt.entities)

