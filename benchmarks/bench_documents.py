@@ -26,9 +26,11 @@ or ``hotpotqa:FILE``, over an index built from its corpus, e.g. ``ark index buil
   retrieval only); recall reads their evidence passages, linked ones included
   (``--linked-passages``, default 3; 0 for what the agents reached alone).
 
-``--reader steps`` has the answering rows (not ``graphsearch``, whose workflow writes
-its own answer) read in lookups of one fact each (``ark.answer.write_answer_in_steps``)
-instead of one call; such a row's run goes to ``OUT/LABEL/ROW+steps``.
+The answering rows read in one call unless ``--reader steps`` has them (not
+``graphsearch``, whose workflow writes its own answer) read in lookups of one fact each
+(``ark.answer.write_answer_in_steps``, the library's default since session 55); such a
+row's run goes to ``OUT/LABEL/ROW+steps``. One call stays this bench's default so that
+its rows compare with the runs recorded before.
 
 Without ``--rows``, the rows needing no model (``bm25``, ``dense``) run, and with
 ``--models`` the model rows too. Every row goes through the evaluation API (the same
@@ -70,7 +72,10 @@ def row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:
     """The :class:`~ark.eval.Evaluation` settings of one row (``--reader`` on the rows
     that answer)."""
     settings = _row_settings(row, args)
-    if _reads(row, args):
+    if settings.get("answer") and row != "graphsearch":
+        # Always set: the library reads in steps unless told (ark.answer.DEFAULT_READER),
+        # while this bench's rows read in one call unless --reader says otherwise, so
+        # that they stay comparable with the runs recorded before that default.
         settings["answer_reader"] = args.reader
     return settings
 

@@ -23,7 +23,8 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
 
 def ask(index: Index, answer: dict[str, object], *flags: str):  # type: ignore[no-untyped-def]
     """One agent follows Lena Marsh -born in-> Port Avel <-mayor of- Tomas Reed and
-    adds Tomas Reed; the next request (the answer step) gets ``answer`` as JSON."""
+    adds Tomas Reed; the answer step (by default in steps: its plan of one lookup
+    falls back to the one call) gets ``answer`` as JSON."""
     pytest.importorskip("openai", reason="the [openai] extra is not installed")
     from fake_openai import FakeOpenAIServer, chat_reply, function_call
 
@@ -35,6 +36,9 @@ def ask(index: Index, answer: dict[str, object], *flags: str):  # type: ignore[n
         ("finish", "{}"),
     ]
     replies = [(200, chat_reply(tool_calls=[function_call(n, a)])) for n, a in calls]
+    if "--answer" in flags and "--reader" not in flags:
+        plan = {"lookups": ["Who is the mayor of Lena Marsh's birthplace?"]}
+        replies.append((200, chat_reply(content=json.dumps(plan))))
     replies.append((200, chat_reply(content=json.dumps(answer))))
     with FakeOpenAIServer(replies) as server:
         result = CliRunner().invoke(
@@ -63,6 +67,9 @@ def test_ask_answer_json_has_the_answer_beside_the_ranking(docs, monkeypatch):
     # the chain's passages, then those the agent was only shown
     supporting = [p["index"] for p in data["passages"] if p["via"] != "seen"]
     assert sorted(supporting) == [P_LENA, P_PORT, P_TOMAS]  # order: tests/agent/test_passages
+    # Read in steps by default: the plan had one lookup, so the one call answered.
+    assert "lookups" in json.dumps(requests[-2]["response_format"])
+    assert data["answer"]["steps"][-1] == {"fallback": "one lookup"}
     # The answer step asked for JSON and read the passages' text.
     assert "response_format" in requests[-1]
     assert "mayor of Port Avel since 2010" in requests[-1]["messages"][-1]["content"]

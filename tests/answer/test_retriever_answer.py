@@ -40,7 +40,8 @@ def chain(reply: dict[str, object]) -> ScriptedChatModel:
 
 def test_answer_reads_the_ranking_and_the_evidence_passages(docs):
     model = chain({"answerable": True, "answer": "Tomas Reed", "citations": [P_TOMAS, TOMAS]})
-    result = Retriever(docs, model, n_agents=1, seed=0).answer("Who is the mayor?")
+    retriever = Retriever(docs, model, n_agents=1, seed=0)
+    result = retriever.answer("Who is the mayor?", reader="one")
     assert [r.index for r in result.ranking] == [TOMAS]
     answer = result.answer
     assert answer is not None and answer.answerable
@@ -78,7 +79,7 @@ def test_a_bad_answer_reply_keeps_the_retrieval(docs):
         ],
         per_call=True,
     )
-    result = Retriever(docs, model, n_agents=1).answer("Who is the mayor?")
+    result = Retriever(docs, model, n_agents=1).answer("Who is the mayor?", reader="one")
     assert [r.index for r in result.ranking] == [P_LENA]
     assert result.answer is not None and result.answer.status == "bad_reply"
     assert result.cited_paths() == {}
@@ -91,7 +92,7 @@ def test_retrieve_alone_has_no_answer(docs):
     assert len(model.calls) == 5  # no answer call
 
 
-def test_answer_can_read_in_steps(docs):
+def test_answer_reads_in_steps_by_default(docs):
     from ark.answer._steps import LOOKUP_SCHEMA
 
     model = ScriptedChatModel(
@@ -107,7 +108,7 @@ def test_answer_can_read_in_steps(docs):
         ],
         per_call=True,
     )
-    result = Retriever(docs, model, n_agents=1, seed=0).answer("Who is the mayor?", reader="steps")
+    result = Retriever(docs, model, n_agents=1, seed=0).answer("Who is the mayor?")
     assert result.answer is not None and result.answer.text == "Tomas Reed"
     assert result.answer.citations == [P_LENA, P_TOMAS]
     assert model.schemas[-2:] == [LOOKUP_SCHEMA, LOOKUP_SCHEMA]

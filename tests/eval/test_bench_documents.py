@@ -42,7 +42,10 @@ def test_naive_rag_is_bm25_with_the_answer_step(bench):
     from types import SimpleNamespace
 
     one = SimpleNamespace(reader="one")
-    assert bench.row_settings("naive-rag", one) == {"method": "bm25", "answer": True}
+    # in one call, said outright: the library's default reads in steps
+    assert bench.row_settings("naive-rag", one) == {
+        "method": "bm25", "answer": True, "answer_reader": "one",
+    }  # fmt: skip
     assert bench.row_dir("naive-rag", one) == "naive-rag"
 
 

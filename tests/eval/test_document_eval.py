@@ -89,8 +89,9 @@ def test_bm25_with_the_answer_step_is_naive_rag(doc_index, questions, tmp_path):
 
     llm = ScriptedChatModel(reader)
     summary = evaluate(
-        f"musique:{questions}", doc_index, tmp_path / "run", method="bm25", answer=True, llm=llm
-    )
+        f"musique:{questions}", doc_index, tmp_path / "run", method="bm25", answer=True,
+        answer_reader="one", llm=llm,
+    )  # fmt: skip
     records = {r["query_id"]: r for r in read_records(tmp_path / "run")}
     assert len(llm.calls) == 3
     for call in llm.calls:  # each answer is written from that question's top 5 passages
@@ -262,7 +263,7 @@ def test_hit_at_1_over_documents_reads_the_evidence_passages(doc_index, tmp_path
     assert record["metrics"]["hit@1"] == 1.0
 
 
-def test_the_answer_can_be_read_in_steps_and_the_config_says_so(doc_index, tmp_path):
+def test_the_answer_is_read_in_steps_by_default_and_the_config_says_so(doc_index, tmp_path):
     from ark.answer._steps import LOOKUP_SYSTEM, PLAN_SYSTEM
 
     def model(messages: list[Message]) -> Message:
@@ -276,9 +277,8 @@ def test_the_answer_can_be_read_in_steps_and_the_config_says_so(doc_index, tmp_p
     llm = ScriptedChatModel(model)
     one = write_json(tmp_path / "one.json", MUSIQUE[:1])
     summary = evaluate(
-        f"musique:{one}", doc_index, tmp_path / "run", method="bm25", answer=True,
-        answer_reader="steps", llm=llm,
-    )  # fmt: skip
+        f"musique:{one}", doc_index, tmp_path / "run", method="bm25", answer=True, llm=llm
+    )
     record = read_records(tmp_path / "run")[0]
     assert record["answer"]["text"] == "Tarsk" and record["metrics"]["em"] == 1.0
     assert summary["config"]["answer_reader"] == "steps"

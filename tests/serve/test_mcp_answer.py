@@ -39,7 +39,10 @@ def call(server, *calls):  # type: ignore[no-untyped-def]
 
 def test_answer_from_the_nodes_a_client_passes(docs):
     model = ScriptedChatModel(
-        [json_reply({"answerable": True, "answer": "Tomas Reed", "citations": [P_PORT, 77]})],
+        [
+            json_reply({"lookups": [QUESTION]}),  # read in steps: one lookup, the one call
+            json_reply({"answerable": True, "answer": "Tomas Reed", "citations": [P_PORT, 77]}),
+        ],
         per_call=True,
     )
     tools, (result,) = call(
@@ -56,8 +59,9 @@ def test_answer_from_the_nodes_a_client_passes(docs):
         "Answer: Tomas Reed",
         f"- cites [{P_PORT}] Port Avel (passage)",
     ]
+    assert answer["steps"][-1] == {"fallback": "one lookup"}
     # The model read those nodes' text and nothing else of the graph.
-    prompt = model.calls[0][-1].content
+    prompt = model.calls[1][-1].content
     assert "Its mayor is Tomas Reed." in prompt and "Harbour seals" not in prompt
 
 
@@ -69,6 +73,7 @@ def test_answer_retrieves_first_when_given_no_nodes(docs):
             tool_call("search_in_neighborhood", node_index=PORT),
             tool_call("add_to_answer", node_indices=[TOMAS]),
             tool_call("finish"),
+            json_reply({"lookups": [QUESTION]}),
             json_reply({"answerable": True, "answer": "Tomas Reed", "citations": [P_TOMAS]}),
         ],
         per_call=True,

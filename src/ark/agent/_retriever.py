@@ -26,7 +26,7 @@ from ark.agent._strategy import (
     StrategyFactory,
     resolve_strategy,
 )
-from ark.answer import Answer, Edge, reader_named
+from ark.answer import DEFAULT_READER, Answer, Edge, reader_named
 from ark.cost import PriceTable, query_cost
 from ark.errors import ArkError
 from ark.graph import MENTIONS, Graph
@@ -270,7 +270,7 @@ class Retriever:
         *,
         max_nodes: int = ANSWER_NODES,
         max_passages: int = ANSWER_PASSAGES,
-        reader: str = "one",
+        reader: str = DEFAULT_READER,
         **options: Any,
     ) -> RetrievalResult:
         """Retrieve, then have the model answer in words from what was retrieved.
@@ -280,12 +280,12 @@ class Retriever:
         ``max_passages`` evidence passages not among them, and the relations of the
         shown nodes' evidence paths (not ``mentions``: the passage itself is shown).
         ``options`` go to :func:`ark.answer.write_answer` (``max_chars``,
-        ``max_node_chars``, ``max_tokens``). ``reader``: ``"one"`` (one call) or
-        ``"steps"`` (:func:`ark.answer.write_answer_in_steps`: the question split into
-        lookups of one fact, each read from the nodes that fit it; for multi-hop
-        questions and small models). The result is the retrieval's, with
-        :attr:`RetrievalResult.answer` set; :meth:`RetrievalResult.cited_paths` gives
-        each citation's evidence paths.
+        ``max_node_chars``, ``max_tokens``). ``reader``: ``"steps"`` (the default,
+        :func:`ark.answer.write_answer_in_steps`: the question split into lookups of
+        one fact, each read from the nodes that fit it; a question of one fact falls
+        back to the one call) or ``"one"`` (one call over every node). The result is
+        the retrieval's, with :attr:`RetrievalResult.answer` set;
+        :meth:`RetrievalResult.cited_paths` gives each citation's evidence paths.
         """
         write = reader_named(reader)  # an unknown name fails before the retrieval
         result = await self.aretrieve(query, query_id)

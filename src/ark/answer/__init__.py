@@ -8,7 +8,7 @@ nodes in lookups of one fact each (for multi-hop questions and small models), fa
 back to the one call.
 """
 
-from ark.answer._steps import READERS, reader_named, write_answer_in_steps
+from ark.answer._steps import DEFAULT_READER, READERS, reader_named, write_answer_in_steps
 from ark.answer._write import (
     ANSWER_SCHEMA,
     DEFAULT_MAX_CHARS,
@@ -27,6 +27,7 @@ __all__ = [
     "ANSWER_SCHEMA",
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_NODE_CHARS",
+    "DEFAULT_READER",
     "MAX_CHARS_LIMIT",
     "MAX_QUESTION_CHARS",
     "READERS",

@@ -24,6 +24,7 @@ from ark.agent import (
     strategy_info,
     strategy_names,
 )
+from ark.answer import DEFAULT_READER
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
@@ -293,9 +294,9 @@ ReaderOpt = Annotated[
     str,
     typer.Option(
         "--reader",
-        help="How --answer reads: one call over everything retrieved (one), or in "
-        "lookups of one fact each, the question split first (steps: for multi-hop "
-        "questions and small models; a few more calls).",
+        help="How --answer reads: in lookups of one fact each, the question split "
+        "first (steps, the default; a question of one fact falls back to one call), "
+        "or one call over everything retrieved (one).",
     ),
 ]
 TimeoutOpt = Annotated[
@@ -335,7 +336,7 @@ class RunOptions:
     as_json: bool = False
     why: bool = False
     answer: bool = False
-    reader: str = "one"
+    reader: str = DEFAULT_READER
     save_trajectories: Path | None = None
     llm_cache: Path | None = None
     seed: int = 0

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ark.answer import DEFAULT_READER
 from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
 from ark.cli._app import app
 from ark.cli._llm_opts import (
@@ -133,10 +134,10 @@ def eval_cmd(
         str,
         typer.Option(
             "--reader",
-            help="How --answer reads: one call (one), or in lookups of one fact each "
-            "(steps), as `ark ask --reader`.",
+            help="How --answer reads: in lookups of one fact each (steps, the "
+            "default), or one call (one), as `ark ask --reader`.",
         ),
-    ] = "one",
+    ] = DEFAULT_READER,
     linked_passages: Annotated[
         int | None,
         typer.Option(

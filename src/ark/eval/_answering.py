@@ -76,7 +76,8 @@ def scored_text(answer: dict[str, Any]) -> str:
 
 class AnsweringMethod:
     """A baseline, then the answer step with ``model`` over its first ``k`` passages
-    (``reader``: the name of the answer step, ``ark.answer.READERS``)."""
+    (``reader``: the name of the answer step, ``ark.answer.READERS``; None: the
+    default, ``ark.answer.DEFAULT_READER``)."""
 
     def __init__(
         self,
@@ -84,12 +85,12 @@ class AnsweringMethod:
         model: ChatModel,
         index: Index,
         k: int = ANSWER_PASSAGES,
-        reader: str = "one",
+        reader: str | None = None,
     ) -> None:
         require_answer_step()
-        from ark.answer import reader_named
+        from ark.answer import DEFAULT_READER, reader_named
 
-        self.write = reader_named(reader)
+        self.write = reader_named(reader or DEFAULT_READER)
         self.method = method
         self.name = method.name
         self.model = model

@@ -32,7 +32,7 @@ from ark.agent import (
     strategy_info,
     strategy_names,
 )
-from ark.answer import reader_named
+from ark.answer import DEFAULT_READER, reader_named
 from ark.cost import PriceTable
 from ark.errors import ArkError
 from ark.eval._methods import BM25Method, DenseMethod, Method, RetrieverMethod
@@ -103,10 +103,11 @@ class Evaluation:
     #: scored by EM and F1 on questions with gold answer strings (MuSiQue, HotpotQA).
     #: A baseline answers from its first 5 passages (BM25's: "naive RAG").
     answer: bool = False
-    #: How the answer is read (``ark.answer.READERS``): ``one`` call over what was
-    #: retrieved, or in ``steps`` (lookups of one fact each). Recorded in the config
-    #: only when not ``one``, so runs made before the choice existed still resume.
-    answer_reader: str = "one"
+    #: How the answer is read (``ark.answer.READERS``): in ``steps`` (lookups of one
+    #: fact each; the default) or ``one`` call over what was retrieved. Recorded in the
+    #: config only when not ``one``, so a run made before the choice existed (read in
+    #: one call) resumes only with ``one``.
+    answer_reader: str = DEFAULT_READER
     #: Over documents, the passages linked to the lead passage that a result lists
     #: (:mod:`ark.agent._passages`); None: the method's default (ark: 3, a baseline:
     #: 0, its own list); 0: none.

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ark.agent import RetrievalResult, Retriever, linked_passages, question_relevance
+from ark.answer import DEFAULT_READER
 from ark.graph import PASSAGE_TYPE, passage_ids
 from ark.index import BM25Index, DenseEncoder, DenseIndex, Index, build_bm25
 from ark.trajectory import Trajectory
@@ -147,7 +148,7 @@ class RetrieverMethod:
         #: Retrieve and answer in words (``Retriever.aanswer``), as ``ark ask --answer``,
         #: read by the answer step of this name (``ark.answer.READERS``).
         self.answer = answer
-        self.answer_reader = "one"
+        self.answer_reader = DEFAULT_READER
 
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
         if self.answer:

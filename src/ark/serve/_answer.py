@@ -2,10 +2,11 @@
 
 A client that ran its own agent over ARK's tools passes the question and the nodes it
 retrieved (best first): the server's model writes a short answer from their text
-(:func:`ark.answer.write_answer`), citing node indices, or says the evidence does not
-answer. A client that passes only the question gets ARK's own retrieval first
-(:meth:`ark.Retriever.answer`: the ranking, its evidence passages, and each citation's
-evidence paths) — slower, since the agent makes several model calls.
+(the default answer step, :data:`ark.answer.DEFAULT_READER`: in lookups of one fact
+each), citing node indices, or says the evidence does not answer. A client that
+passes only the question gets ARK's own retrieval first (:meth:`ark.Retriever.answer`:
+the ranking, its evidence passages, and each citation's evidence paths) — slower,
+since the agent makes several model calls.
 
 The model is the server's: one given to :func:`~ark.serve.mcp_server.make_server`, or
 else :func:`ark.llm.make_chat_model`'s default — the local model, offline, unless
@@ -26,7 +27,7 @@ from typing import Any
 from ark._coerce import as_int
 from ark._safe import short_repr
 from ark.agent import Retriever
-from ark.answer import Answer, write_answer
+from ark.answer import DEFAULT_READER, Answer, reader_named
 from ark.index import Index
 from ark.llm import ChatModel, LLMError
 from ark.serve._service import CallError
@@ -117,7 +118,8 @@ class AnswerService:
                     "answer": answer.to_dict(),
                 }
             if nodes is not None:
-                answer = asyncio.run(write_answer(llm, question, index, nodes))
+                write = reader_named(DEFAULT_READER)
+                answer = asyncio.run(write(llm, question, index, nodes))
                 structured = {"question": question, "answer": answer.to_dict()}
                 return _render(index, answer, {}), structured
             s = self.settings
