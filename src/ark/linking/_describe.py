@@ -83,10 +83,12 @@ TOKENS_PER_WORDS_ITEM = 48
 
 #: Whether the model writes a one-line description of each relation besides its
 #: words (the default). The words are what the question reading uses; a description
-#: goes into the agents' schema listing and is roughly a third of the reply's tokens,
-#: which are the cost: ``descriptions=False`` (``--no-descriptions``) asks for the
-#: words alone. Which should be the default waits on a measurement of both on every
-#: dev set (the offline reading and the agents' Hit@1).
+#: goes into the agents' schema listing and is about a fifth of the reply's tokens.
+#: ``descriptions=False`` (``--no-descriptions``) asks for the words alone: 20 % faster
+#: with the local 1.5B, but without writing the description first it writes the name
+#: back (``directed_by``: *directed by*, not *director*), and the offline reading fell
+#: below the undescribed index's on four of seven dev sets (``benchmarks/RESULTS.md``,
+#: session 55). So descriptions stay on by default.
 DESCRIPTIONS = True
 
 #: Most relations asked of the model by default, the most frequent first, so that a
@@ -618,7 +620,7 @@ def describe_index(
     the model layer's ``report`` and passed to ``on_report`` (also when nothing fits and
     nothing is stored). Finished batches are kept in :data:`WORK_FILE` so an
     interrupted run resumes where it stopped. ``descriptions``: whether the model also
-    writes a one-line description of each (off by default, see :data:`DESCRIPTIONS`);
+    writes a one-line description of each (on by default, see :data:`DESCRIPTIONS`);
     ``max_words``: the most aliases asked for each.
 
     A reply that does not fit the response schema changes nothing: that relation or
