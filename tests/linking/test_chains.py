@@ -170,6 +170,15 @@ def test_a_relation_named_once_but_taken_there_and_back(movie_index):
         ("directed_by", "in"),
         ("has_genre", "out"),
     )
+    # The node's own type word ("the film Big") does not put the relation named
+    # before it further from the node than the one named after it: the path starts
+    # where "share" says, not with the relation named after the node.
+    question = "the films that share actors with the film Big have which genres"
+    assert chain(movie_index, question) == (
+        ("starred_actors", "out"),
+        ("starred_actors", "in"),
+        ("has_genre", "out"),
+    )
     # A director tagged with a genre (names collide in real graphs) makes another
     # reading, films of the genre of Big's director; it leaves *whose* and *also*
     # unread, and ranks below.
