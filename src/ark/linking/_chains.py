@@ -515,8 +515,7 @@ def read_chains(
         """Content words between position ``i`` and the node's name, the node's own
         type word aside (*actors with the film X* names ``actors`` next to X)."""
         return sum(
-            words[j] not in STOPWORDS and not (j in type_words and own_type(j))
-            for j in between(i)
+            words[j] not in STOPWORDS and not (j in type_words and own_type(j)) for j in between(i)
         )
 
     wanted_types = {t for t, at in types if not all(own_type(i) for i in at)}
