@@ -72,7 +72,7 @@ def row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:
     """The :class:`~ark.eval.Evaluation` settings of one row (``--reader`` on the rows
     that answer)."""
     settings = _row_settings(row, args)
-    if settings.get("answer") and row != "graphsearch":
+    if _read_by_reader(row, settings):
         # Always set: the library reads in steps unless told (ark.answer.DEFAULT_READER),
         # while this bench's rows read in one call unless --reader says otherwise, so
         # that they stay comparable with the runs recorded before that default.
@@ -80,17 +80,17 @@ def row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:
     return settings
 
 
-def _reads(row: str, args: argparse.Namespace) -> bool:
-    """Whether ``--reader`` changes the row: it answers, and not by its own final step
-    (GraphSearch writes its answer itself)."""
-    answers = bool(_row_settings(row, args).get("answer"))
-    return answers and args.reader != "one" and row != "graphsearch"
+def _read_by_reader(row: str, settings: dict[str, Any]) -> bool:
+    """Whether ``--reader`` reads the row's answer: it answers, and not by its own final
+    step (GraphSearch writes its answer itself)."""
+    return bool(settings.get("answer")) and row != "graphsearch"
 
 
 def row_dir(row: str, args: argparse.Namespace) -> str:
     """Where a row's run goes under ``OUT/LABEL``: its name, and ``+READER`` when its
     answer is read otherwise than in one call (so both readings sit side by side)."""
-    return f"{row}+{args.reader}" if _reads(row, args) else row
+    reads = _read_by_reader(row, _row_settings(row, args)) and args.reader != "one"
+    return f"{row}+{args.reader}" if reads else row
 
 
 def _row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:

@@ -68,11 +68,14 @@ def main(argv: list[str] | None = None) -> None:
     if not isinstance(records, list) or not all("paragraphs" in r for r in records):
         sys.exit(f"make_musique_sample: {args.questions} is not a MuSiQue question file")
     chosen = sample(records, args.k, args.sample_seed)
-    corpus = corpus_of(chosen)
+    try:
+        corpus = corpus_of(chosen)
+        supporting = sum(bool(p["is_supporting"]) for r in chosen for p in r["paragraphs"])
+    except (KeyError, TypeError) as exc:
+        sys.exit(f"make_musique_sample: {args.questions}: a paragraph lacks {exc}")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "corpus.json").write_text(json.dumps(corpus, ensure_ascii=False, indent=1))
     (args.out / "questions.json").write_text(json.dumps(chosen, ensure_ascii=False, indent=1))
-    supporting = sum(p["is_supporting"] for r in chosen for p in r["paragraphs"])
     print(
         f"{len(chosen)} questions, {len(corpus)} paragraphs ({supporting} supporting) "
         f"-> {args.out}/corpus.json, {args.out}/questions.json"
