@@ -11,7 +11,7 @@ import pytest
 from _doubles import LLMError, ScriptedChatModel, json_reply, prose
 from ark.cost import Price, PriceTable
 from ark.errors import ArkError
-from ark.ingest import RESPONSE_SCHEMA, ingest
+from ark.ingest import RESPONSE_SCHEMA, ingest, response_schema, salvage_json
 from ark.llm import Message
 
 DOCS = [
@@ -69,7 +69,7 @@ def test_replies_become_the_passages_file_and_a_bad_reply_is_counted(tmp_path):
     assert report.bad_replies == 1 and report.dropped_triples == 1 and report.failed == 0
     assert (report.entities, report.triples, report.relations) == (4, 2, 2)
     # every call asked for the JSON schema, at temperature 0, with the chunk's title
-    assert llm.schemas == [RESPONSE_SCHEMA] * 3
+    assert llm.schemas == [response_schema(d["text"]) for d in DOCS]
     assert sorted(title_of(c) for c in llm.calls) == sorted(d["title"] for d in DOCS)
     rows = passages(report)
     assert [r["id"] for r in rows] == ["ada#0", "bab#0", "eng#0"]
@@ -180,3 +180,91 @@ def test_an_output_that_is_not_an_index_is_refused_before_any_model_call(tmp_pat
     with pytest.raises(ArkError, match="is not an ARK index"):
         ingest(write_docs(tmp_path), out, llm=llm, work_dir=tmp_path / "w")
     assert llm.calls == []
+
+
+def test_the_schema_bounds_each_list_by_the_chunks_length():
+    """A greedy small model can write one triple until the token limit; the schema's
+    bounds end such a loop early. Short chunks get the floor, long ones one triple per
+    three words and one entity per two, rounded up to a multiple of 8."""
+    short = response_schema("Ada Lovelace was born in London.")
+    assert short["properties"]["triples"]["maxItems"] == 8
+    assert short["properties"]["entities"]["maxItems"] == 8
+    long = response_schema(" ".join(["word"] * 100))
+    assert long["properties"]["triples"]["maxItems"] == 40  # ceil(100 / 3) = 34 -> 40
+    assert long["properties"]["entities"]["maxItems"] == 56  # 50 -> 56
+    # the rest is the documented shape, untouched
+    triple = RESPONSE_SCHEMA["properties"]["triples"]["items"]
+    assert long["properties"]["triples"]["items"] == triple
+    assert "maxItems" not in RESPONSE_SCHEMA["properties"]["triples"]
+
+
+def test_the_grammar_of_a_bounded_schema_refuses_one_item_more():
+    """The bound reaches the local model's decoder: the grammar made from the schema
+    (llama.cpp's JSON-schema converter) has room for 8 triples and no ninth."""
+    pytest.importorskip("llama_cpp.llama_grammar")
+    from ark.llm.local._model import json_grammar
+
+    rules = dict(
+        line.split(" ::= ", 1)
+        for line in json_grammar(response_schema("Ada was born in London.")).splitlines()
+    )
+    assert rules["triples"].count("triples-item") == 8
+    assert rules["entities"].count("string") == 8
+    unbounded = dict(line.split(" ::= ", 1) for line in json_grammar(RESPONSE_SCHEMA).splitlines())
+    assert unbounded["triples"].count("triples-item") < 8  # a loop: no end but max_tokens
+
+
+def _cut(text: str) -> Message:
+    return Message(role="assistant", content=text)
+
+
+class _CutModel(ScriptedChatModel):
+    """Replies cut at the token limit: ``finish_reason="length"``, as a backend says."""
+
+    async def complete(self, messages, tools, **kwargs):
+        import dataclasses
+
+        completion = await super().complete(messages, tools, **kwargs)
+        return dataclasses.replace(completion, finish_reason="length")
+
+
+def test_a_reply_cut_at_the_token_limit_keeps_what_was_complete(tmp_path):
+    looping = (
+        '{"entities": ["Ada Lovelace", "London"], "triples": [["Ada Lovelace", "born in", '
+        '"London"], ["Ada Lovelace", "born in", "London"], ["Ada Lovelace", "bo'
+    )
+    replies = {
+        "Ada Lovelace": _cut(looping),
+        "Charles Babbage": _cut('{"entities": ["Charles Bab'),  # nothing whole: bad
+        "Analytical Engine": _cut("Sorry"),
+    }
+    report = ingest(
+        write_docs(tmp_path), None, llm=_CutModel(by_title(replies)), work_dir=tmp_path / "w"
+    )
+    assert report.cut_replies == 1 and report.bad_replies == 2
+    row = passages(report)[0]
+    assert row["entities"] == ["Ada Lovelace", "London"]
+    assert row["triples"] == [["Ada Lovelace", "born in", "London"]]  # the repeat once
+    saved = [json.loads(x) for x in (tmp_path / "w" / "extractions.jsonl").read_text().splitlines()]
+    assert sum(1 for x in saved if x.get("cut")) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '{"entities": ["A", "B"], "triples": [["A", "x", "B"], ["A", "y"',
+            {"entities": ["A", "B"], "triples": [["A", "x", "B"]]},
+        ),
+        ('{"entities": ["A", "B"], "triples": [', {"entities": ["A", "B"], "triples": []}),
+        ('{"entities": ["A", "B"], "tri', {"entities": ["A", "B"]}),
+        ('{"entities": ["A", "B\\" C", "D', {"entities": ["A", 'B" C']}),
+        ('{"entities": ["A [x]", "B {y}"', {"entities": ["A [x]", "B {y}"]}),
+        ('{"entities": []}', {"entities": []}),
+        ('{"entities": ["A', {"entities": []}),
+        ('{"enti', None),
+        ("no json at all", None),
+    ],
+)
+def test_salvage_keeps_whole_items_only(text, expected):
+    assert salvage_json(text) == expected

@@ -139,6 +139,8 @@ def ingest_cmd(
     problems = []
     if r.bad_replies:
         problems.append(f"{r.bad_replies} bad replies (chunks kept with nothing extracted)")
+    if r.cut_replies:
+        problems.append(f"{r.cut_replies} replies cut at --max-tokens (kept what was complete)")
     if r.dropped_triples:
         problems.append(f"{r.dropped_triples} malformed triples dropped")
     if r.failed:

@@ -27,7 +27,13 @@ from ark.ingest._documents import Document, DocumentSet, read_documents
 from ark.ingest._extraction import Extraction, clean_extraction
 from ark.ingest._fast import CO_OCCURS, PIPELINES, FastExtractor, load_pipeline
 from ark.ingest._ingest import IngestReport, ProgressFn, default_work_dir, ingest
-from ark.ingest._model import PROMPT_VERSION, RESPONSE_SCHEMA, ModelExtractor
+from ark.ingest._model import (
+    PROMPT_VERSION,
+    RESPONSE_SCHEMA,
+    ModelExtractor,
+    response_schema,
+    salvage_json,
+)
 
 __all__ = [
     "CHUNK_TOKENS",
@@ -52,4 +58,6 @@ __all__ = [
     "ingest",
     "load_pipeline",
     "read_documents",
+    "response_schema",
+    "salvage_json",
 ]

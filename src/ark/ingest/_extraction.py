@@ -21,13 +21,15 @@ __all__ = ["Extraction", "Extractor", "clean_extraction"]
 class Extraction:
     """Entities and triples of one chunk; ``ok=False`` when the extractor's reply was
     unusable (the chunk stays a passage, with nothing extracted). ``dropped`` counts
-    the triples thrown away as malformed (not three non-empty strings)."""
+    the triples thrown away as malformed (not three non-empty strings). ``cut``: the
+    reply was cut at its token limit and holds what was complete before the cut."""
 
     entities: list[str] = field(default_factory=list)
     triples: list[list[str]] = field(default_factory=list)
     ok: bool = True
     error: str | None = None
     dropped: int = 0
+    cut: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
     llm_s: float = 0.0
@@ -38,6 +40,8 @@ class Extraction:
             d["error"] = self.error
         if self.dropped:
             d["dropped"] = self.dropped
+        if self.cut:
+            d["cut"] = True
         if self.prompt_tokens or self.completion_tokens:
             d["prompt_tokens"] = self.prompt_tokens
             d["completion_tokens"] = self.completion_tokens
@@ -52,6 +56,7 @@ class Extraction:
             ok=bool(d.get("ok", True)),
             error=d.get("error"),
             dropped=int(d.get("dropped", 0)),
+            cut=bool(d.get("cut", False)),
             prompt_tokens=int(d.get("prompt_tokens", 0)),
             completion_tokens=int(d.get("completion_tokens", 0)),
             llm_s=float(d.get("llm_s", 0.0)),

@@ -55,9 +55,11 @@ class IngestReport:
     #: directory (an earlier run, or a repeated text).
     extracted: int
     reused: int
-    #: Model replies that said nothing usable (the chunk has no entities); triples
+    #: Model replies that said nothing usable (the chunk has no entities); replies
+    #: cut at the token limit (kept: what was complete before the cut); triples
     #: dropped as malformed; model calls that failed (retried on the next run).
     bad_replies: int
+    cut_replies: int
     dropped_triples: int
     failed: int
     entities: int
@@ -144,6 +146,7 @@ def ingest(
         extracted=0,
         reused=0,
         bad_replies=0,
+        cut_replies=0,
         dropped_triples=0,
         failed=0,
         entities=0,
@@ -318,6 +321,7 @@ def _summarise(
         if extraction is None:
             continue
         report.bad_replies += 0 if extraction.ok else 1
+        report.cut_replies += 1 if extraction.cut else 0
         report.dropped_triples += extraction.dropped
         entities.update(entity_key(e) for e in extraction.entities)
         triples.update(
