@@ -12,28 +12,18 @@ scored as an empty answer (0), recorded with its status, and never stops the run
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ark.answer import DEFAULT_READER, Answer, reader_named
 from ark.errors import ArkError
 from ark.eval._methods import Method, MethodOutput
 from ark.index import Index
 from ark.llm import ChatModel
 
-if TYPE_CHECKING:
-    from ark.answer import Answer
-
 #: Passages a baseline's answer is written from (naive RAG's top 5).
 ANSWER_PASSAGES = 5
 #: Statuses of :class:`ark.answer.Answer` that mean the answer step failed.
 FAILED_STATUSES = ("bad_reply", "model_error")
-
-
-def require_answer_step() -> None:
-    """Refuse ``--answer`` before any question runs when the answer step is missing."""
-    try:
-        import ark.answer  # noqa: F401
-    except ImportError as exc:
-        raise ArkError(f"--answer needs the answer step (ark.answer): {exc}") from None
 
 
 def answer_record(answer: Answer) -> dict[str, Any]:
@@ -87,9 +77,6 @@ class AnsweringMethod:
         k: int = ANSWER_PASSAGES,
         reader: str | None = None,
     ) -> None:
-        require_answer_step()
-        from ark.answer import DEFAULT_READER, reader_named
-
         self.write = reader_named(reader or DEFAULT_READER)
         self.method = method
         self.name = method.name

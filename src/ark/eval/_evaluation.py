@@ -35,6 +35,7 @@ from ark.agent import (
 from ark.answer import DEFAULT_READER, reader_named
 from ark.cost import PriceTable
 from ark.errors import ArkError
+from ark.eval._answering import ANSWER_PASSAGES, AnsweringMethod
 from ark.eval._methods import BM25Method, DenseMethod, Method, RetrieverMethod
 from ark.eval._runner import ProgressFn, run_queries
 from ark.eval._runstore import RunStore
@@ -339,9 +340,6 @@ class Evaluation:
         An agent answers with its own model; a baseline with ``llm`` or the model
         :attr:`model` names (for ``dense``, whose ``--model`` is the encoder, the
         default chat model)."""
-        from ark.eval._answering import ANSWER_PASSAGES, AnsweringMethod, require_answer_step
-
-        require_answer_step()
         reader = {"answer_reader": self.answer_reader} if self.answer_reader != "one" else {}
         if isinstance(method, RetrieverMethod):
             method.answer = True  # Retriever.aanswer: its ranking and evidence passages
