@@ -21,7 +21,12 @@ The k questions are those ``ark eval --limit k --sample-seed S`` picks
 
 - ``corpus.json`` — ``[{"title", "text"}]``: every paragraph of the k questions, once
   per distinct (title, text), in question order (the input of ``ark ingest``);
-- ``questions.json`` — the k records, unchanged (``--dataset musique:FILE``).
+- ``questions.json`` — the k records, unchanged (``--dataset musique:FILE``);
+- with ``--openie FILE`` (HippoRAG's OpenIE JSON of the whole corpus), ``store/``: the
+  corpus again and that file's entries for these paragraphs alone — the gpt-3.5
+  extraction of the very passages the sample holds, for ``ark index build OUT/store
+  --format hipporag``. A paragraph the file has no entry for is named, and the folder
+  is not written.
 
 Reads the question file only; nothing is fetched.
 """
@@ -54,12 +59,36 @@ def corpus_of(records: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
+def store_of(corpus: list[dict[str, str]], openie: Path) -> dict[str, Any]:
+    """``openie`` (a HippoRAG OpenIE JSON) cut to the paragraphs of ``corpus``, in the
+    file's order; every other key of the file kept."""
+    try:
+        data = json.loads(openie.read_text(encoding="utf-8"))
+        docs = {(d["title"], d["text"]): d for d in data["docs"]}
+        keep = {(p["title"], p["text"]) for p in corpus}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        sys.exit(f"make_musique_sample: {openie} is not a HippoRAG OpenIE JSON: {exc}")
+    missing = [p["title"] for p in corpus if (p["title"], p["text"]) not in docs]
+    if missing:
+        sys.exit(
+            f"make_musique_sample: {openie} has no entry for {len(missing)} paragraph(s) "
+            f"of the sample, e.g. {missing[0]!r}"
+        )
+    return {**data, "docs": [d for key, d in docs.items() if key in keep]}
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
     p.add_argument("--k", type=int, default=5, help="questions in the sample")
     p.add_argument("--sample-seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("/work/devdata/mq-sample"))
+    p.add_argument(
+        "--openie",
+        type=Path,
+        default=None,
+        help="HippoRAG's OpenIE JSON of the corpus: also write OUT/store/ (see above)",
+    )
     args = p.parse_args(argv)
     try:
         records = json.loads(args.questions.read_text(encoding="utf-8"))
@@ -73,9 +102,15 @@ def main(argv: list[str] | None = None) -> None:
         supporting = sum(bool(p["is_supporting"]) for r in chosen for p in r["paragraphs"])
     except (KeyError, TypeError) as exc:
         sys.exit(f"make_musique_sample: {args.questions}: a paragraph lacks {exc}")
+    store = store_of(corpus, args.openie) if args.openie is not None else None
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "corpus.json").write_text(json.dumps(corpus, ensure_ascii=False, indent=1))
     (args.out / "questions.json").write_text(json.dumps(chosen, ensure_ascii=False, indent=1))
+    if store is not None:
+        (args.out / "store").mkdir(exist_ok=True)
+        (args.out / "store" / "corpus.json").write_text(json.dumps(corpus, ensure_ascii=False))
+        (args.out / "store" / "openie.json").write_text(json.dumps(store, ensure_ascii=False))
+        print(f"{len(store['docs'])} OpenIE entries -> {args.out}/store/")
     print(
         f"{len(chosen)} questions, {len(corpus)} paragraphs ({supporting} supporting) "
         f"-> {args.out}/corpus.json, {args.out}/questions.json"
