@@ -3,6 +3,7 @@ failed calls retried later, tokens and cost, and the passages file it all produc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -214,16 +215,10 @@ def test_the_grammar_of_a_bounded_schema_refuses_one_item_more():
     assert unbounded["triples"].count("triples-item") < 8  # a loop: no end but max_tokens
 
 
-def _cut(text: str) -> Message:
-    return Message(role="assistant", content=text)
-
-
 class _CutModel(ScriptedChatModel):
     """Replies cut at the token limit: ``finish_reason="length"``, as a backend says."""
 
     async def complete(self, messages, tools, **kwargs):
-        import dataclasses
-
         completion = await super().complete(messages, tools, **kwargs)
         return dataclasses.replace(completion, finish_reason="length")
 
@@ -234,9 +229,9 @@ def test_a_reply_cut_at_the_token_limit_keeps_what_was_complete(tmp_path):
         '"London"], ["Ada Lovelace", "born in", "London"], ["Ada Lovelace", "bo'
     )
     replies = {
-        "Ada Lovelace": _cut(looping),
-        "Charles Babbage": _cut('{"entities": ["Charles Bab'),  # nothing whole: bad
-        "Analytical Engine": _cut("Sorry"),
+        "Ada Lovelace": prose(looping),
+        "Charles Babbage": prose('{"entities": ["Charles Bab'),  # nothing whole: bad
+        "Analytical Engine": prose("Sorry"),
     }
     report = ingest(
         write_docs(tmp_path), None, llm=_CutModel(by_title(replies)), work_dir=tmp_path / "w"

@@ -133,7 +133,7 @@ def salvage_json(text: str) -> dict[str, Any] | None:
     end, closers = last
     try:
         data = json.loads(text[text.index("{") : end] + closers)
-    except (ValueError, json.JSONDecodeError):
+    except ValueError:  # json.JSONDecodeError is one
         return None
     return data if isinstance(data, dict) else None
 
