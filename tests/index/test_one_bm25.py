@@ -145,3 +145,46 @@ def test_term_ids_from_elsewhere_are_resolved_before_the_kernel_reads_them():
         past = np.append(ids, len(fresh.vocab) + 1_000)
         got = fresh.top_k(past, 10)
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_the_added_documents_pass_answers_as_a_rebuild_with_long_lists_and_short():
+    """The added documents are read whole when their lists are short and pruned
+    (MaxScore) when long; both answer as a rebuild. Many added documents share the
+    common words, so some queries take each way (checked)."""
+    rng = np.random.default_rng(21)
+    base_texts, new_texts = _texts(rng, 300, 120), _texts(rng, 1500, 160, long=True)
+    seg = _updated(base_texts, new_texts, np.zeros(0, np.int64))
+    rebuilt = build_bm25(base_texts + new_texts, 1800, Tokenizer(), BM25Params())
+    budget = int(seg._view.budgets[1])
+    ways = set()
+    for i in range(40):
+        words = rng.integers(0, 6 if i % 2 else 160, size=int(rng.integers(1, 5)))
+        query = " ".join(f"w{int(x)}" for x in words)
+        terms = seg.query_terms(query)
+        delta_ids = [seg.delta.vocab[w] for w in set(query.split()) if w in seg.delta.vocab]
+        ways.add(sum(int(np.diff(seg.delta.indptr)[d]) for d in delta_ids) > budget)
+        for k in (1, 5, 20):
+            docs, scores = seg.top_k(terms, k)
+            want_docs, want = rebuilt.top_k(rebuilt.query_terms(query), k)
+            np.testing.assert_allclose(scores, want, rtol=1e-5)
+            if not np.any(np.isclose(np.diff(want), 0, rtol=1e-5)):
+                assert np.array_equal(docs, want_docs)
+    assert ways == {True, False}
+
+
+@pytest.mark.parametrize("n", [0, 3, 12, 40, 90])
+def test_the_top_k_of_both_sides_is_a_sort_by_score_then_document(n):
+    """The merge of the base's and the added documents' candidates (a selection loop
+    for few, a sort for many) equals sorting by score descending, ties by document."""
+    from ark.index import _kernels
+
+    rng = np.random.default_rng(n)
+    for k in (1, 5, 13):
+        nb = int(rng.integers(0, n + 1))
+        docs = rng.permutation(1000)[:n].astype(np.int64)
+        scores = rng.integers(0, 4, size=n).astype(np.float32)  # many ties
+        got_d, got_s = _kernels._merge_top(docs[:nb], scores[:nb], docs[nb:], scores[nb:], k)
+        pairs = zip(docs.tolist(), scores.tolist(), strict=True)
+        want = sorted(pairs, key=lambda x: (-x[1], x[0]))[:k]
+        assert got_d.tolist() == [d for d, _ in want]
+        assert got_s.tolist() == [s for _, s in want]

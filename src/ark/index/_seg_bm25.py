@@ -239,7 +239,10 @@ class SegmentedBM25:
 
     def top_k(self, terms: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` best live documents by exact score, ties by ascending index."""
-        return self.base.search(self._view, self._known(terms), k)
+        docs, scores = self.base.search(self._view, terms, k)
+        if len(docs) != len(scores):  # a term not resolved yet (the kernel checks)
+            docs, scores = self.base.search(self._view, self._known(terms), k)
+        return docs, scores
 
 
 class _VocabView:
