@@ -176,8 +176,8 @@ def test_an_interrupted_describe_resumes_without_redoing_finished_batches(index)
         return _answer(_asked(messages))
 
     first = ScriptedChatModel(dies_on_third)
-    with pytest.raises(Interrupted):
-        describe_index(index, first, batch_size=8, max_relations=0)
+    with pytest.raises(Interrupted):  # one batch at a time: the third and after are lost
+        describe_index(index, first, batch_size=8, max_relations=0, concurrency=1)
     assert (index.path / WORK_FILE).exists()
     assert open_index(index.path).described.sources == ("name",)  # nothing stored yet
     again = _model()
@@ -198,10 +198,62 @@ def test_another_models_work_file_is_not_reused(index):
 
     first = ScriptedChatModel(dies_on_second, name="model-a")
     with pytest.raises(Interrupted):
-        describe_index(index, first, batch_size=8, max_relations=0)
+        describe_index(index, first, batch_size=8, max_relations=0, concurrency=1)
     other = _model(name="model-b")
     describe_index(open_index(index.path), other, batch_size=8, max_relations=0)
     assert len(other.calls) == 4
+
+
+class Counting(ScriptedChatModel):
+    """Counts the calls in flight at once."""
+
+    inflight = peak = 0
+
+    async def complete(self, *args, **kwargs):
+        self.inflight += 1
+        self.peak = max(self.peak, self.inflight)
+        try:
+            return await super().complete(*args, **kwargs)
+        finally:
+            self.inflight -= 1
+
+
+def _stored(described):
+    return {r.name: (r.description, r.aliases) for r in described.relations}
+
+
+def test_batches_are_asked_several_at_once_and_merged_as_one_at_a_time(tmp_path):
+    """Four batches in flight (a served model answers them in parallel); a model that
+    says it takes one (``max_concurrency``, as the plain local backend does) gets one
+    at a time; both store the same words."""
+    results = []
+    for one in (False, True):
+        (tmp_path / f"kb{one}.txt").write_text(_kb(), encoding="utf-8")
+        index = build_index(tmp_path / f"kb{one}.txt", tmp_path / f"idx{one}")
+        model = Counting(lambda messages: _answer(_asked(messages)), delay=0.01)
+        if one:
+            model.max_concurrency = 1
+        results.append(_stored(describe_index(index, model, batch_size=4, max_relations=0)))
+        assert model.peak == (1 if one else 4)
+        report = open_index(index.path).described.layers["model:scripted-test-model"]["report"]
+        assert report["concurrency"] == model.peak and report["calls"] == 6
+    assert results[0] == results[1]
+
+
+def test_batches_finished_beside_a_failed_one_are_kept_for_the_resume(index):
+    def dies_on_second(messages):
+        if _asked(messages)[0] == "rel_08":
+            raise Interrupted
+        return _answer(_asked(messages))
+
+    first = ScriptedChatModel(dies_on_second, delay=0.01)
+    with pytest.raises(Interrupted):
+        describe_index(index, first, batch_size=8, max_relations=0, concurrency=4)
+    again = _model()
+    described = describe_index(open_index(index.path), again, batch_size=8, max_relations=0)
+    assert [_asked(c)[0] for c in again.calls] == ["rel_08"]  # only the batch that failed
+    assert described.relation("rel_19").aliases == ("rel_19 word",)
+    assert described.layers["model:scripted-test-model"]["report"]["resumed_batches"] == 3
 
 
 def test_the_cli_says_what_was_asked_and_what_was_not(index, monkeypatch):

@@ -199,6 +199,24 @@ def index_describe(
     max_words: Annotated[
         int, typer.Option("--max-words", help="Most words asked for each.", min=1)
     ] = 6,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency",
+            help="Calls in flight at once (default: 1 for the local model, its slots with "
+            "--parallel, 4 for a served model).",
+            min=1,
+        ),
+    ] = None,
+    parallel: Annotated[
+        bool | None,
+        typer.Option(
+            "--parallel/--no-parallel",
+            help="Local model: decode several batches' replies together, one sequence each "
+            "(default: ARK_LOCAL_PARALLEL).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Have a model write the description and everyday words of each relation and node
@@ -209,7 +227,7 @@ def index_describe(
 
     index = _open(index_dir, as_json)
     try:
-        llm = make_chat_model(model=model, base_url=base_url)
+        llm = make_chat_model(model=model, base_url=base_url, parallel=parallel)
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
     with stage_progress(disable=as_json) as bar:
@@ -230,6 +248,7 @@ def index_describe(
                 on_report=report.update,
                 descriptions=descriptions,
                 max_words=max_words,
+                concurrency=concurrency,
             )
         except ArkError as exc:
             fail(str(exc), as_json=as_json, code=type(exc).__name__)

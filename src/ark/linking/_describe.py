@@ -77,6 +77,13 @@ MAX_WORDS = 6
 #: save little more, since the reply's tokens, not the prompt, are the cost.
 BATCH_SIZE = 8
 
+#: Batches in flight at once, unless the model says how many it takes
+#: (``max_concurrency``: the plain local backend 1, the batched one its slots). A served
+#: model answers them in parallel; the local batched backend (``--parallel``) decodes
+#: their next tokens in one step and reads the shared system prompt once. Results are
+#: merged in batch order, so the outcome does not depend on which finishes first.
+CONCURRENCY = 4
+
 #: Reply tokens allowed per item of a batch (with a description; words only).
 TOKENS_PER_ITEM = 80
 TOKENS_PER_WORDS_ITEM = 48
@@ -496,6 +503,7 @@ async def ask_model(
     work: _WorkFile | None = None,
     descriptions: bool = True,
     max_words: int = MAX_WORDS,
+    concurrency: int | None = None,
 ) -> dict[str, Any]:
     """What ``llm`` says of the relations and types ``plan`` asks about (by default
     every forward relation and type), ``batch_size`` to a call, as a layer for
@@ -504,9 +512,15 @@ async def ask_model(
     Relations the plan gives their own words get them; a stored reverse gets its
     forward relation's aliases. ``progress(done, total)`` is called after each batch
     with the relations and types done so far. ``descriptions`` off asks for the words
-    alone (the items then have no description); ``max_words``: aliases asked per item."""
+    alone (the items then have no description); ``max_words``: aliases asked per item;
+    ``concurrency``: batches asked at once (None: the model's ``max_concurrency``, else
+    :data:`CONCURRENCY`)."""
+    if concurrency is None:
+        concurrency = int(getattr(llm, "max_concurrency", CONCURRENCY))
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}")
     shape = {"descriptions": descriptions, "max_words": max_words}
@@ -519,7 +533,13 @@ async def ask_model(
     sections: dict[str, dict[str, dict[str, Any]]] = {"relations": {}, "types": {}}
     rejected: dict[str, str] = {}
     calls = resumed = strangers = done = prompt_tokens = completion_tokens = 0
-    for section, names in jobs:
+    gate = asyncio.Semaphore(concurrency)
+    failed: list[list[str]] = []
+
+    async def answer(section: str, names: list[str]) -> tuple[dict[str, Any], dict[str, str], int]:
+        """One batch's checked reply: from the work file if a run before finished it,
+        else from the model (then saved there at once)."""
+        nonlocal calls, resumed, done, prompt_tokens, completion_tokens
         key = _WorkFile.batch_key(section, names)
         kept = work.batches.get(key) if work is not None else None
         if kept is not None:
@@ -533,17 +553,24 @@ async def ask_model(
             prompt = (relations_prompt if section == "relations" else types_prompt)(
                 described, names, **shape
             )
-            completion = await llm.complete(
-                [
-                    Message(role="system", content=system_prompt(descriptions)),
-                    Message(role="user", content=prompt),
-                ],
-                [],
-                temperature=0.0,
-                max_tokens=40 + per_item * len(names),
-                seed=seed,
-                response_schema=batch_schema(names, **shape),
-            )
+            async with gate:
+                if failed:  # another batch failed: start no more (the run is over)
+                    raise asyncio.CancelledError
+                try:
+                    completion = await llm.complete(
+                        [
+                            Message(role="system", content=system_prompt(descriptions)),
+                            Message(role="user", content=prompt),
+                        ],
+                        [],
+                        temperature=0.0,
+                        max_tokens=40 + per_item * len(names),
+                        seed=seed,
+                        response_schema=batch_schema(names, **shape),
+                    )
+                except BaseException:
+                    failed.append(names)
+                    raise
             calls += 1
             prompt_tokens += completion.usage.prompt_tokens
             completion_tokens += completion.usage.completion_tokens
@@ -556,6 +583,14 @@ async def ask_model(
                     ]
                 }
                 work.save(key, {"reply": reply, "rejected": why, "strangers": odd})
+        done += len(names)
+        if progress:
+            progress(done, total)
+        return accepted, why, odd
+
+    # Every batch at once, ``concurrency`` of them at the model; merged in batch order.
+    answers = await asyncio.gather(*(answer(section, names) for section, names in jobs))
+    for (section, _), (accepted, why, odd) in zip(jobs, answers, strict=True):
         strangers += odd
         rejected.update({f"{section}.{n}": w for n, w in why.items() if n not in accepted})
         for name, said in distinct_words(accepted).items():
@@ -566,9 +601,6 @@ async def ask_model(
             if not said["description"]:  # not asked for (or left empty): nothing to store
                 del said["description"]
             sections[section][name] = said
-        done += len(names)
-        if progress:
-            progress(done, total)
     relations = sections["relations"]
     for name in plan.own_words:
         doc = described.relation(name)
@@ -585,6 +617,7 @@ async def ask_model(
         "asked": len(plan.relations),
         "types_asked": len(plan.types),
         "batch_size": batch_size,
+        "concurrency": concurrency,
         "descriptions": descriptions,
         "max_words": max_words,
         "calls": calls,
@@ -611,6 +644,7 @@ def describe_index(
     on_report: Callable[[dict[str, Any]], None] | None = None,
     descriptions: bool = DESCRIPTIONS,
     max_words: int = MAX_WORDS,
+    concurrency: int | None = None,
 ) -> DescribedSchema:
     """Describe ``index``'s schema with ``llm`` and store it in the index, replacing an
     earlier model's words and keeping a user's schema file's (which win).
@@ -621,7 +655,8 @@ def describe_index(
     nothing is stored). Finished batches are kept in :data:`WORK_FILE` so an
     interrupted run resumes where it stopped. ``descriptions``: whether the model also
     writes a one-line description of each (on by default, see :data:`DESCRIPTIONS`);
-    ``max_words``: the most aliases asked for each.
+    ``max_words``: the most aliases asked for each; ``concurrency``: batches asked at
+    once (None: as many as the model takes, see :data:`CONCURRENCY`).
 
     A reply that does not fit the response schema changes nothing: that relation or
     type keeps what an earlier model said of it; each is logged (a warning) and
@@ -660,6 +695,7 @@ def describe_index(
             work=work,
             descriptions=descriptions,
             max_words=max_words,
+            concurrency=concurrency,
         )
     )
     if on_report is not None:

@@ -172,6 +172,7 @@ class LocalBatchedChatModel(LocalChatModel):
         self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self._vocab = llm._model.vocab
         self._slots = [_Slot(i) for i in range(slots)]
+        self.max_concurrency = slots  # one sequence per call in flight
         self._queue: list[_Request] = []
         self._active: list[_Request] = []  # admitted, in admission order
         self._cond = threading.Condition()

@@ -210,6 +210,11 @@ MIN_REPLY_TOKENS = 64
 class LocalChatModel:
     """llama.cpp in-process; one model instance shared by all agents (calls serialised)."""
 
+    #: Calls worth sending at once (read by callers that fan out, such as ``ark index
+    #: describe``): one, since calls are serialised; sending them in order keeps which
+    #: prompt reuses which cached prefix, and so a greedy run, the same every time.
+    max_concurrency = 1
+
     def __init__(
         self,
         model_path: str | Path | None = None,
