@@ -410,3 +410,32 @@ def test_a_hop_off_the_chain_points_back_to_where_it_started(movie_index):
         f'came from does: search_in_neighborhood(node_index={big}, edge_type="has_genre", '
         'node_type="genre").'
     )
+
+
+def test_the_first_hop_starts_at_the_node_the_question_names_not_the_top_hit(tmp_path):
+    """A query repeating the question's other words ranks a club named "... Football"
+    above the player the question names; the hint starts from the player (the reading's
+    anchor), not from the top hit."""
+    from ark.index import build_index
+
+    lines = [
+        "PAULINHO|plays_in_club|Club_Santos",
+        "Club_Santos|is_in_country|Brazil",
+        "Sebastian_COATES|plays_in_club|Club_Nacional_de_Football",
+        "Club_Nacional_de_Football|is_in_country|Uruguay",
+        "Luis_SUAREZ|plays_in_club|Club_Barcelona",
+        "Club_Barcelona|is_in_country|Spain",
+        "PAULINHO_SOUZA|plays_in_club|Club_Barcelona",  # a second Paulinho: a commoner word
+        "PAULINHO_ALVES|plays_in_club|Club_Santos",
+    ]
+    (tmp_path / "kb.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    question = "where is the football club that PAULINHO plays for ?"
+    session = hinted_session(index, question)
+    found = session.call("search_in_graph", {"query": "football club paulinho plays for"})
+    club, player = node(index, "Club_Nacional_de_Football"), node(index, "PAULINHO")
+    hits = [h.index for h in found.result.hits]
+    assert hits.index(club) < hits.index(player)  # the search ranks the club first
+    assert f"Hint: [{player}] PAULINHO" in found.observation
+    assert f"node_index={player}, " in found.observation
+    assert f"[{club}] Club_Nacional_de_Football (entity) matches" not in found.observation

@@ -312,11 +312,14 @@ class ChainHints(SessionObserver):
             if name != "search_in_graph" or not self._chain or explored:
                 return ""
             top = result.hits[0].score
-            candidates = [
-                (h.index, h.name, h.type, session.tools.links(h.index))
-                for h in result.hits[:3]
-                if h.score >= 0.9 * top
-            ]
+            # The node the reading found named in the question comes first wherever the
+            # search ranked it: a query that repeats the question's other words ("the
+            # football club that X plays for") can rank a club named "... Football ..."
+            # above X, and the hint must not call that the best match.
+            read = {e.index for e in self.reading.entities} if self.reading else set()
+            hits = [h for h in result.hits if h.index in read]
+            hits += [h for h in result.hits[:3] if h.score >= 0.9 * top and h.index not in read]
+            candidates = [(h.index, h.name, h.type, session.tools.links(h.index)) for h in hits]
             return _lines.first_hop(
                 self._chain, self.question or "", candidates, ordered=self.chain is not None
             )
