@@ -439,3 +439,16 @@ def test_the_first_hop_starts_at_the_node_the_question_names_not_the_top_hit(tmp
     assert f"Hint: [{player}] PAULINHO" in found.observation
     assert f"node_index={player}, " in found.observation
     assert f"[{club}] Club_Nacional_de_Football (entity) matches" not in found.observation
+    # A query of the other words alone does not return the player: the hint names him,
+    # says the search did not return him, and the session lets the model explore him.
+    other = hinted_session(index, question, refuse_unseen=True)
+    clubs = other.call("search_in_graph", {"query": "football club"})
+    assert player not in [h.index for h in clubs.result.hits]
+    assert clubs.observation.splitlines()[-1] == (
+        f"Hint: [{player}] PAULINHO (entity) is the node the question names, and this search "
+        "did not return it; the question names plays_in_club, which it has: "
+        f'search_in_neighborhood(node_index={player}, edge_type="plays_in_club", '
+        'node_type="entity").'
+    )
+    hop = other.call("search_in_neighborhood", {"node_index": player, "edge_type": "plays_in_club"})
+    assert "Club_Santos" in hop.observation

@@ -318,11 +318,22 @@ class ChainHints(SessionObserver):
             # above X, and the hint must not call that the best match.
             read = {e.index for e in self.reading.entities} if self.reading else set()
             hits = [h for h in result.hits if h.index in read]
+            ordered = self.chain is not None
+            if read and not hits:
+                # A query of the question's other words ("football club") returned other
+                # nodes: the hop starts from the node the question names, said as such.
+                g, e = self.index.graph, self.reading.entities[0]  # type: ignore[union-attr]
+                links = session.tools.links(e.index)
+                own = [(e.index, g.name(e.index), g.type_name(e.index), links)]
+                line = _lines.first_hop(
+                    self._chain, self.question or "", own, ordered=ordered, returned=False
+                )
+                if line:
+                    self.shown.add(e.index)
+                    return line
             hits += [h for h in result.hits[:3] if h.score >= 0.9 * top and h.index not in read]
             candidates = [(h.index, h.name, h.type, session.tools.links(h.index)) for h in hits]
-            return _lines.first_hop(
-                self._chain, self.question or "", candidates, ordered=self.chain is not None
-            )
+            return _lines.first_hop(self._chain, self.question or "", candidates, ordered=ordered)
         hop = self._follow(arguments.get("edge_type"), result.hits, centers)
         if anchors and len(centers) > 1 and set(anchors) <= set(centers):
             merged = [(m.hit.index, len(m.centers)) for m in result.merged]

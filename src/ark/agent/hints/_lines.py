@@ -234,13 +234,16 @@ def first_hop(
     candidates: Sequence[tuple[int, str, str, Sequence[tuple[str, str, str, int]]]],
     *,
     ordered: bool = False,
+    returned: bool = True,
 ) -> str:
     """The hint after a global search: the first of the ``candidates`` ((index, name,
     type, what its neighborhood holds as (neighbor type, relation, direction, count)),
     best match first) that has a relation the question names, with the ready-made call
     along the named relation mentioned nearest to the node's name in the question
     (``films acted by X``: the relation of ``acted``), or, when ``named`` is
-    ``ordered`` (a chain read from the graph), the first of them the node has."""
+    ``ordered`` (a chain read from the graph), the first of them the node has.
+    ``returned=False``: the candidate is the node the question names, which the search
+    did not return (a query of the question's other words), and the hint says so."""
     for index, name, node_type, links in candidates:
         present = {rel for _, rel, _, _ in links}
         options = [n for n in named if n.relation in present]
@@ -256,8 +259,13 @@ def first_hop(
             if options[0].positions
             else f"the path read from it to what the question asks for starts along {relation}"
         )
+        lead = (
+            "matches the question best"
+            if returned
+            else "is the node the question names, and this search did not return it"
+        )
         return (
-            f"Hint: [{index}] {name} ({node_type}) matches the question best; {said}: "
+            f"Hint: [{index}] {name} ({node_type}) {lead}; {said}: "
             f"search_in_neighborhood(node_index={index}, "
             f'edge_type="{relation}", node_type="{other}").'
         )
