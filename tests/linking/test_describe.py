@@ -149,8 +149,15 @@ def test_the_cli_describes_through_an_openai_compatible_server(index, monkeypatc
         },
         {"items": [{"name": "entity", "description": "a thing", "aliases": []}]},
     ]  # fmt: skip
-    replies = [(200, chat_reply(content=json.dumps(b))) for b in bodies]
-    with FakeOpenAIServer(replies) as server:
+    relations, types = (chat_reply(content=json.dumps(b)) for b in bodies)
+
+    def respond(request):
+        # Describe sends its batches at once to a server: each gets the reply to what
+        # it asks about, whichever arrives first.
+        asked = request["messages"][-1]["content"]
+        return (200, relations if asked.startswith("Relations") else types)
+
+    with FakeOpenAIServer(respond=respond) as server:
         result = CliRunner().invoke(
             app,
             ["index", "describe", str(index.path), "--base-url", server.base_url,
