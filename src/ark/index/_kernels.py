@@ -170,6 +170,17 @@ def _count_above(acc, touched, n_touched, need, stride):  # type: ignore[no-unty
 
 
 @njit(cache=True, nogil=True)
+def _by_bound(term_max, terms, mult):  # type: ignore[no-untyped-def]
+    """Each term's upper bound (its highest weight times its count) and the terms'
+    order by decreasing bound (stable): the order every pass adds lists in, so that
+    two passes over the same lists sum every score to the same bits."""
+    bounds = np.empty(len(terms), np.float64)
+    for j in range(len(terms)):
+        bounds[j] = term_max[terms[j]] * mult[j]
+    return bounds, np.argsort(-bounds, kind="mergesort")
+
+
+@njit(cache=True, nogil=True)
 def top_k_weighted(  # type: ignore[no-untyped-def]
     indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, theta0
 ):
@@ -204,10 +215,7 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
     m = len(terms)
     if m == 0 or k <= 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
-    bounds = np.empty(m, np.float64)
-    for j in range(m):
-        bounds[j] = term_max[terms[j]] * mult[j]
-    order = np.argsort(-bounds, kind="mergesort")
+    bounds, order = _by_bound(term_max, terms, mult)
     terms, mult, bounds = terms[order], mult[order], bounds[order]
     rest = np.zeros(m + 1, np.float64)  # rest[j]: bound of the terms from j on
     lengths = np.empty(m, np.int64)
@@ -493,21 +501,11 @@ def _unresolved(raw, term_idf):  # type: ignore[no-untyped-def]
 def _above(indptr, indices, data, term_max, terms, mult, acc, touched, theta0):  # type: ignore[no-untyped-def]
     """Every document scoring at least ``theta0`` (in no order), all of ``terms``'
     lists read: the added documents' pass when their lists are short. Lists are added
-    in :func:`top_k_weighted`'s order (decreasing bound, stable), so every sum has
-    the same bits as that routine's."""
-    m = len(terms)
-    order = np.arange(m)
-    for i in range(1, m):  # insertion sort: a handful of terms
-        o = order[i]
-        bound = np.float64(term_max[terms[o]] * mult[o])
-        j = i
-        while j > 0 and np.float64(term_max[terms[order[j - 1]]] * mult[order[j - 1]]) < bound:
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = o
+    in :func:`top_k_weighted`'s order (:func:`_by_bound`), so every sum has the same
+    bits as that routine's."""
+    _, order = _by_bound(term_max, terms, mult)
     n_touched = 0
-    for i in range(m):
-        j = order[i]
+    for j in order:
         n_touched = _accumulate(indptr, indices, data, terms[j], mult[j], acc, touched, n_touched)
     need = max(theta0, TINY)
     n = 0
@@ -535,9 +533,7 @@ def _merge_top(docs_b, scores_b, docs_d, scores_d, k):  # type: ignore[no-untype
         docs = np.concatenate((docs_b, docs_d))
         scores = np.concatenate((scores_b, scores_d))
         by_doc = np.argsort(docs)
-        docs, scores = docs[by_doc], scores[by_doc]
-        order = np.argsort(-scores, kind="mergesort")[:k]
-        return docs[order], scores[order]
+        return _best(docs[by_doc], scores[by_doc], n, k)
     m = min(k, n)
     out_d = np.empty(m, np.int64)
     out_s = np.empty(m, np.float32)

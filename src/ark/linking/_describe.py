@@ -534,12 +534,12 @@ async def ask_model(
     rejected: dict[str, str] = {}
     calls = resumed = strangers = done = prompt_tokens = completion_tokens = 0
     gate = asyncio.Semaphore(concurrency)
-    failed: list[list[str]] = []
+    failed = False
 
     async def answer(section: str, names: list[str]) -> tuple[dict[str, Any], dict[str, str], int]:
         """One batch's checked reply: from the work file if a run before finished it,
         else from the model (then saved there at once)."""
-        nonlocal calls, resumed, done, prompt_tokens, completion_tokens
+        nonlocal calls, resumed, done, prompt_tokens, completion_tokens, failed
         key = _WorkFile.batch_key(section, names)
         kept = work.batches.get(key) if work is not None else None
         if kept is not None:
@@ -569,7 +569,7 @@ async def ask_model(
                         response_schema=batch_schema(names, **shape),
                     )
                 except BaseException:
-                    failed.append(names)
+                    failed = True
                     raise
             calls += 1
             prompt_tokens += completion.usage.prompt_tokens
