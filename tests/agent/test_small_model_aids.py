@@ -452,3 +452,29 @@ def test_the_first_hop_starts_at_the_node_the_question_names_not_the_top_hit(tmp
     )
     hop = other.call("search_in_neighborhood", {"node_index": player, "edge_type": "plays_in_club"})
     assert "Club_Santos" in hop.observation
+
+
+def test_a_chain_no_word_names_is_handed_to_the_model_not_stated(movie_index):
+    """"which was Big headed by": no relation's words say *headed*, so the chain the
+    graph's shape picks (directed_by here, the cast on MetaQA) is a guess; the hint
+    lists the node's relations and says none was read, and the later hints claim no
+    path either."""
+    big = node(movie_index, "Big")
+    hints = ChainHints(movie_index, "which was Big headed by")
+    assert hints.chain is None and hints.guess is not None
+    assert hints.guess.unexplained == ("headed",)
+    session = ToolSession(movie_index, observers=[hints])
+    found = session.call("search_in_graph", {"query": "Big"})
+    assert found.observation.splitlines()[-1] == (
+        f"Hint: [{big}] Big (movie) matches the question best. No relation's name or words "
+        "match 'headed' in the question, so no path was read from it. Its relations: "
+        "directed_by (1 person); starred_actors (1 person); has_genre (1 genre). Explore it "
+        f"along the one that answers the question: search_in_neighborhood(node_index={big}, "
+        "edge_type=...)."
+    )
+    hop = session.call("search_in_neighborhood", {"node_index": big, "edge_type": "starred_actors"})
+    assert "path read" not in hop.observation and "names" not in hop.observation
+    assert "No relation followed so far explains 'headed'" in hop.observation
+    # A relation the question's words name is still read and stated.
+    named = ChainHints(movie_index, "which person directed Big")
+    assert named.guess is None and named.chain is not None

@@ -96,9 +96,19 @@ class ChainHints(SessionObserver):
         #: several, the relations the linker is sure of.
         self.reading = read.reading if read else None
         self.chain = read.chain if read else None
+        #: A chain no word of the question names while words of it are unexplained
+        #: (*what words describe X*, when no relation's words say *describe*): the
+        #: graph's shape alone chose it, so the hints state no path and hand the
+        #: choice to the model (:func:`._lines.unread_hop`); kept here for the record.
+        self.guess: Chain | None = None
+        chain = read.chain if read else None
+        if chain is not None and chain.unexplained and not any(at for _, at in chain.explains):
+            self.guess, self.chain = chain, None
         if self.chain is not None:
             self._chain = _lines.chain_relations(self.chain)
             self._unaccounted: tuple[str, ...] = self.chain.unexplained
+        elif self.guess is not None:
+            self._chain, self._unaccounted = [], self.guess.unexplained
         elif self.reading is not None:
             self._chain = _lines.named_relations(self.reading.linking)
             self._unaccounted = self.reading.linking.unaccounted
@@ -309,6 +319,8 @@ class ChainHints(SessionObserver):
                 return _lines.intersection_call(
                     self._anchors, self._anchor_relations(session.tools), multi=multi
                 )
+            if name == "search_in_graph" and self.guess is not None and not explored:
+                return self._unread_hop(session, result)
             if name != "search_in_graph" or not self._chain or explored:
                 return ""
             top = result.hits[0].score
@@ -392,6 +404,19 @@ class ChainHints(SessionObserver):
             said = f"The question's wording reads {relation}({step}) from [{centers[0]}]. "
             text = "Hint: " + said + text[len("Hint: ") :]
         return text
+
+    def _unread_hop(self, session: ToolSession, result: Any) -> str:
+        """The first hop when the reading is a guess (:attr:`guess`): from the node the
+        question names (said so when the search did not return it), its relations
+        listed, none claimed."""
+        assert self.guess is not None and self.reading is not None
+        g, anchor = self.index.graph, self.guess.anchor
+        returned = any(h.index == anchor for h in result.hits)
+        candidate = (anchor, g.name(anchor), g.type_name(anchor), session.tools.links(anchor))
+        line = _lines.unread_hop(candidate, self._unaccounted, returned=returned)
+        if line and not returned:
+            self.shown.add(anchor)
+        return line
 
     def _voiced_hits(
         self, hits: Sequence[Any], centers: list[int], hop: list[str]

@@ -272,6 +272,40 @@ def first_hop(
     return ""
 
 
+def unread_hop(
+    candidate: tuple[int, str, str, Sequence[tuple[str, str, str, int]]],
+    unexplained: Sequence[str],
+    *,
+    returned: bool = True,
+) -> str:
+    """The hint after a global search when the reading named none of the chain's
+    relations and left words of the question unexplained (*what words describe X*,
+    *which was X headed by*): the graph's shape alone then picks a path, right about
+    half the time on the dev sets, so the hint hands the node over with its relations
+    and says that none was read, instead of stating a path. The model, which knows
+    what *headed by* means, picks the relation. ``candidate``: (index, name, type,
+    what its neighborhood holds, as :meth:`ark.tools.GraphTools.links` gives it)."""
+    index, name, node_type, links = candidate
+    kinds: dict[str, list[str]] = {}
+    for other, relation, _, count in links:
+        kinds.setdefault(relation, []).append(f"{count} {other}")
+    if not kinds:
+        return ""
+    shown = "; ".join(f"{rel} ({', '.join(ends)})" for rel, ends in kinds.items())
+    words = ", ".join(f"'{w}'" for w in unexplained[:4])
+    lead = (
+        "matches the question best"
+        if returned
+        else "is the node the question names, and this search did not return it"
+    )
+    return (
+        f"Hint: [{index}] {name} ({node_type}) {lead}. No relation's name or words match "
+        f"{words} in the question, so no path was read from it. Its relations: {shown}. "
+        f"Explore it along the one that answers the question: "
+        f"search_in_neighborhood(node_index={index}, edge_type=...)."
+    )
+
+
 def _main_pairs(schema: Schema, relation: str, min_share: float = 0.01) -> list[tuple[str, str]]:
     """(source type, target type) pairs of ``relation``, most common first, without the
     stray typings (pairs under ``min_share`` of the relation's edges: a name shared by
