@@ -166,6 +166,14 @@ class Chain:
     def uses(self) -> Counter[str]:
         return Counter(r for r, _ in self.steps)
 
+    @property
+    def guessed(self) -> bool:
+        """Whether the graph's shape alone chose this path: no word of the question
+        names any of its relations while some of its words stay unexplained (*what
+        words describe X*, with no label or alias saying *describe*). The hints then
+        state no path (on MetaQA's samples such paths were right 8 times in 44)."""
+        return bool(self.unexplained) and not any(at for _, at in self.explains)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "anchor": self.anchor,
@@ -173,6 +181,7 @@ class Chain:
             "score": round(self.score, 3),
             "unexplained": list(self.unexplained),
             "voiced": self.voiced,
+            "guessed": self.guessed,
         }
 
 

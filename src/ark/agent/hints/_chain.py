@@ -101,9 +101,8 @@ class ChainHints(SessionObserver):
         #: graph's shape alone chose it, so the hints state no path and hand the
         #: choice to the model (:func:`._lines.unread_hop`); kept here for the record.
         self.guess: Chain | None = None
-        chain = read.chain if read else None
-        if chain is not None and chain.unexplained and not any(at for _, at in chain.explains):
-            self.guess, self.chain = chain, None
+        if self.chain is not None and self.chain.guessed:
+            self.guess, self.chain = self.chain, None
         if self.chain is not None:
             self._chain = _lines.chain_relations(self.chain)
             self._unaccounted: tuple[str, ...] = self.chain.unexplained
