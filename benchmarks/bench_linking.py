@@ -26,9 +26,10 @@ samples as ``bench_quality.py``:
   and ``'`` as spaces)
   and that reaches a gold answer within the set's hops (3 for a set not listed) —
   how many the reading spots one of; **guessed (right)**: chains no word of the
-  question names while words of it stay unexplained (``Chain.guessed``: the hints
-  state no path for them and hand the node's relations to the model), and how many
-  of those are right all the same; and the CPU seconds a reading takes
+  question names while words of it stay unexplained, from a node whose relations
+  offer a choice (``ChainHints.guess``: the hints state no path for them and hand the
+  node's relations to the model), and how many of those are right all the same; and
+  the CPU seconds a reading takes
   (spotting, linking, the chain search), median and 95th percentile, the first one
   aside.
 
@@ -64,6 +65,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from ark.agent.hints import ChainHints
 from ark.agent.hints._lines import named_relations
 from ark.datasets import load_dataset, sample
 from ark.linking import (
@@ -304,7 +306,7 @@ def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-a
         right += ok
         anchored += bool(paths)
         exact += score == 1.0
-        if isinstance(reading, tuple) and reading[1].guessed:
+        if ChainHints(index, q.text).guess is not None:
             guessed += 1
             guessed_right += ok
         if args.show == "all" or (args.show == "wrong" and not ok):

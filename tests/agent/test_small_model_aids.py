@@ -455,7 +455,7 @@ def test_the_first_hop_starts_at_the_node_the_question_names_not_the_top_hit(tmp
 
 
 def test_a_chain_no_word_names_is_handed_to_the_model_not_stated(movie_index):
-    """"which was Big headed by": no relation's words say *headed*, so the chain the
+    """The question "which was Big headed by": no relation's words say *headed*, so the chain the
     graph's shape picks (directed_by here, the cast on MetaQA) is a guess; the hint
     lists the node's relations and says none was read, and the later hints claim no
     path either."""
@@ -478,3 +478,7 @@ def test_a_chain_no_word_names_is_handed_to_the_model_not_stated(movie_index):
     # A relation the question's words name is still read and stated.
     named = ChainHints(movie_index, "which person directed Big")
     assert named.guess is None and named.chain is not None and not named.chain.guessed
+    # From a node with relations of one meaning the first hop is the only way on: the
+    # path is stated as before (FreebaseQA's marriages and terms of office).
+    forced = ChainHints(movie_index, "which was Drama headed by")
+    assert forced.chain is not None and forced.chain.guessed and forced.guess is None

@@ -171,7 +171,9 @@ class Chain:
         """Whether the graph's shape alone chose this path: no word of the question
         names any of its relations while some of its words stay unexplained (*what
         words describe X*, with no label or alias saying *describe*). The hints then
-        state no path (on MetaQA's samples such paths were right 8 times in 44)."""
+        state no path when the node it starts from offers a choice of relations
+        (:class:`ark.agent.hints.ChainHints`; on MetaQA's samples such paths were right
+        8 times in 44)."""
         return bool(self.unexplained) and not any(at for _, at in self.explains)
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ark.agent._observer import SessionObserver
 from ark.agent._passages import LINK_MAX_MENTIONS, Mentions
 from ark.agent.hints import _documents, _lines
@@ -101,7 +103,7 @@ class ChainHints(SessionObserver):
         #: graph's shape alone chose it, so the hints state no path and hand the
         #: choice to the model (:func:`._lines.unread_hop`); kept here for the record.
         self.guess: Chain | None = None
-        if self.chain is not None and self.chain.guessed:
+        if self.chain is not None and self.chain.guessed and self._offers_a_choice(self.chain):
             self.guess, self.chain = self.chain, None
         if self.chain is not None:
             self._chain = _lines.chain_relations(self.chain)
@@ -131,6 +133,18 @@ class ChainHints(SessionObserver):
         #: Nodes a hint wrote by index and name that no result has shown (the nodes the
         #: question names): the model has seen them, so it may explore from them.
         self.shown: set[int] = set()
+
+    def _offers_a_choice(self, chain: Chain) -> bool:
+        """Whether the node a guessed chain starts from has relations of more than one
+        meaning (a relation and its stored reverse are one). With one, the first hop is
+        the only way on, not a guess, and the path through the nodes that join a fact
+        (a marriage, a term of office) is the graph's own: on FreebaseQA's sample,
+        handing such a hop to the model lost two questions the path answered."""
+        hood = self.index.graph.neighborhood(chain.anchor)
+        names = self.index.graph.relation_names
+        canonical = linker_for(self.index).canonical
+        meanings = {canonical.get(names[c], names[c]) for c in np.unique(hood.entry_relations)}
+        return len(meanings) > 1
 
     # -- the hooks ----------------------------------------------------------------------
 
