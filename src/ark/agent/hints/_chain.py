@@ -142,7 +142,7 @@ class ChainHints(SessionObserver):
         handing such a hop to the model lost two questions the path answered."""
         hood = self.index.graph.neighborhood(chain.anchor)
         names = self.index.graph.relation_names
-        canonical = linker_for(self.index).canonical
+        canonical = self.index.described.canonical
         meanings = {canonical.get(names[c], names[c]) for c in np.unique(hood.entry_relations)}
         return len(meanings) > 1
 
@@ -422,7 +422,7 @@ class ChainHints(SessionObserver):
         """The first hop when the reading is a guess (:attr:`guess`): from the node the
         question names (said so when the search did not return it), its relations
         listed, none claimed."""
-        assert self.guess is not None and self.reading is not None
+        assert self.guess is not None
         g, anchor = self.index.graph, self.guess.anchor
         returned = any(h.index == anchor for h in result.hits)
         candidate = (anchor, g.name(anchor), g.type_name(anchor), session.tools.links(anchor))

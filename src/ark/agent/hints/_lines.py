@@ -228,6 +228,14 @@ def _position(question: str, name: str) -> int | None:
     return next((words.index(w) for w in own if w in words), None)
 
 
+def _lead(returned: bool) -> str:
+    """How a first-hop hint introduces its node: the search's best match, or, when the
+    search did not return it, the node the question names, said as such."""
+    if returned:
+        return "matches the question best"
+    return "is the node the question names, and this search did not return it"
+
+
 def first_hop(
     named: Sequence[Named],
     question: str,
@@ -259,13 +267,8 @@ def first_hop(
             if options[0].positions
             else f"the path read from it to what the question asks for starts along {relation}"
         )
-        lead = (
-            "matches the question best"
-            if returned
-            else "is the node the question names, and this search did not return it"
-        )
         return (
-            f"Hint: [{index}] {name} ({node_type}) {lead}; {said}: "
+            f"Hint: [{index}] {name} ({node_type}) {_lead(returned)}; {said}: "
             f"search_in_neighborhood(node_index={index}, "
             f'edge_type="{relation}", node_type="{other}").'
         )
@@ -280,9 +283,9 @@ def unread_hop(
 ) -> str:
     """The hint after a global search when the reading named none of the chain's
     relations and left words of the question unexplained (*what words describe X*,
-    *which was X headed by*): the graph's shape alone then picks a path, right about
-    half the time on the dev sets, so the hint hands the node over with its relations
-    and says that none was read, instead of stating a path. The model, which knows
+    *which was X headed by*): the graph's shape alone then picks a path, right 8 times
+    in 44 on MetaQA's 150-question samples, so the hint hands the node over with its
+    relations and says that none was read, instead of stating a path. The model, which knows
     what *headed by* means, picks the relation. ``candidate``: (index, name, type,
     what its neighborhood holds, as :meth:`ark.tools.GraphTools.links` gives it)."""
     index, name, node_type, links = candidate
@@ -293,14 +296,10 @@ def unread_hop(
         return ""
     shown = "; ".join(f"{rel} ({', '.join(ends)})" for rel, ends in kinds.items())
     words = ", ".join(f"'{w}'" for w in unexplained[:4])
-    lead = (
-        "matches the question best"
-        if returned
-        else "is the node the question names, and this search did not return it"
-    )
     return (
-        f"Hint: [{index}] {name} ({node_type}) {lead}. No relation's name or words match "
-        f"{words} in the question, so no path was read from it. Its relations: {shown}. "
+        f"Hint: [{index}] {name} ({node_type}) {_lead(returned)}. No relation's name or "
+        f"words match {words} in the question, so no path was read from it. Its relations: "
+        f"{shown}. "
         f"Explore it along the one that answers the question: "
         f"search_in_neighborhood(node_index={index}, edge_type=...)."
     )
