@@ -77,6 +77,55 @@ def test_a_hotpotqa_corpus_of_titles_and_sentences(tmp_path):
     assert {d.title for d in found.documents} == set(corpus)
 
 
+def test_the_field_names_ir_toolkits_ship(tmp_path):
+    # BEIR's corpus.jsonl ({"_id", "title", "text"}) and Pyserini's / FlashRAG's
+    # ({"id", "contents"}) need no conversion; "text" and "id" win over the others.
+    path = write(
+        tmp_path / "corpus.jsonl",
+        '{"_id": "doc0", "title": "Ada", "text": "Ada wrote notes."}\n'
+        '{"id": 5, "contents": "Babbage designed engines."}\n'
+        '{"id": "x", "_id": "y", "text": "kept", "contents": "not read"}\n',
+    )
+    found = read_documents(path)
+    assert [(d.id, d.title, d.text) for d in found.documents] == [
+        ("doc0", "Ada", "Ada wrote notes."),
+        ("5", None, "Babbage designed engines."),
+        ("x", None, "kept"),
+    ]
+    bad = write(tmp_path / "bad.jsonl", '{"_id": "a", "contents": 3}\n{"_id": [1], "text": "t"}\n')
+    with pytest.raises(GraphFormatError, match='"contents" must be a string'):
+        read_documents(bad)
+    write(bad, '{"_id": [1], "text": "t"}\n')
+    with pytest.raises(GraphFormatError, match='"_id" must be a string or an integer'):
+        read_documents(bad)
+
+
+def test_a_record_without_text_names_the_fields_it_has(tmp_path):
+    path = write(tmp_path / "docs.jsonl", '{"id": "a", "body": "x", "headline": "h"}\n')
+    fields = r'no "text" field \(nor "contents"\); its fields: "id", "body", "headline"'
+    with pytest.raises(GraphFormatError, match=fields):
+        read_documents(path)
+
+
+def test_a_single_text_or_markdown_file_is_one_document(tmp_path):
+    found = read_documents(write(tmp_path / "notes.md", "# Notes\nAda wrote notes."))
+    assert found.source_format == "text-file"
+    assert [(d.id, d.title, d.text) for d in found.documents] == [
+        ("notes.md", "notes", "# Notes\nAda wrote notes.")
+    ]
+    with pytest.raises(GraphFormatError, match="the file is empty"):
+        read_documents(write(tmp_path / "empty.txt", "  \n"))
+
+
+def test_a_json_list_of_plain_texts(tmp_path):
+    path = write(tmp_path / "texts.json", json.dumps(["Ada wrote notes.", {"text": "Bees."}]))
+    found = read_documents(path)
+    assert [(d.id, d.title, d.text) for d in found.documents] == [
+        ("texts.json:0", None, "Ada wrote notes."),
+        ("texts.json:1", None, "Bees."),
+    ]
+
+
 @pytest.mark.parametrize(
     ("content", "line", "words"),
     [

@@ -26,9 +26,10 @@ def ingest_cmd(
     docs: Annotated[
         Path,
         typer.Argument(
-            help='Documents: a JSONL of {"id"?, "title"?, "text"}, a folder of .txt/.md '
-            'files, or a JSON corpus \\[{"title", "text"}] (HippoRAG) or {title: \\[sentences]} '
-            "(HotpotQA)."
+            help='Documents: a JSONL of {"id"?, "title"?, "text"} (BEIR\'s "_id" and '
+            'Pyserini\'s "contents" read too), a folder of .txt/.md files or one such file, '
+            'or a JSON corpus \\[{"title", "text"}] (HippoRAG), a list of texts, or '
+            "{title: \\[sentences]} (HotpotQA)."
         ),
     ],
     out: Annotated[Path, typer.Option("-o", "--out", help="Index directory to write.")],

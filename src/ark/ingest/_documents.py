@@ -6,9 +6,16 @@ Three shapes cover what users and the published GraphRAG corpora ship:
 - a folder of ``.txt`` / ``.md`` files (searched recursively), one document each,
   titled by the file name without its extension; hidden files and folders (a name
   starting with ``.``: ``.git``, ``.venv``) are not entered, and the other files
-  found are counted and named in the report, not read;
-- a JSON corpus: a list ``[{"title"?, "text", "id"?}]`` (HippoRAG's corpus files) or an
-  object ``{title: [sentences]}`` / ``{title: text}`` (HotpotQA's context as a corpus).
+  found are counted and named in the report, not read; one such file given alone is
+  one document;
+- a JSON corpus: a list ``[{"title"?, "text", "id"?}]`` (HippoRAG's corpus files), or
+  of plain strings, or an object ``{title: [sentences]}`` / ``{title: text}``
+  (HotpotQA's context as a corpus).
+
+A record's text may also be under ``contents`` (Pyserini's and FlashRAG's corpora) and
+its id under ``_id`` (BEIR's) or ``idx`` (HippoRAG's): the field names of the corpora
+IR toolkits ship, so that one needs no conversion; ``text`` and ``id`` win where a
+record has both.
 
 Every document gets a unique ``id``: the one it carries, else one made from its
 place in the input (``file:line``, ``file:item``, the folder-relative path, the
@@ -33,6 +40,12 @@ __all__ = ["Document", "DocumentSet", "read_documents"]
 
 #: File suffixes read from a folder of documents.
 TEXT_SUFFIXES = (".txt", ".md")
+#: Where a record's text may be, the first present wins (``contents``: Pyserini's
+#: JsonCollection and FlashRAG's corpora).
+TEXT_FIELDS = ("text", "contents")
+#: Where a record's id may be, the first present wins (``_id``: BEIR's corpora;
+#: ``idx``: HippoRAG's).
+ID_FIELDS = ("id", "_id", "idx")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +62,7 @@ class DocumentSet:
     """The documents read from one input, and how many were skipped as empty."""
 
     documents: list[Document]
-    source_format: str  # "jsonl" | "folder" | "json-list" | "json-titles"
+    source_format: str  # "jsonl" | "folder" | "text-file" | "json-list" | "json-titles"
     empty: int = 0
     #: A folder's files that are not documents (another suffix), relative paths.
     other_files: list[str] = field(default_factory=list)
@@ -68,6 +81,8 @@ def read_documents(path: str | Path) -> DocumentSet:
         return _read_folder(path)
     if path.suffix.lower() == ".json":
         return _read_json(path)
+    if path.suffix.lower() in TEXT_SUFFIXES:
+        return _read_text_file(path)
     return _read_jsonl(path)
 
 
@@ -95,23 +110,37 @@ class _BadRecord(ValueError):
     """A record's fault, placed on its line or item by the caller."""
 
 
+def _first(obj: dict[str, Any], names: tuple[str, ...]) -> tuple[str, Any]:
+    """``(field, value)`` of the first of ``names`` that ``obj`` has (``(names[0],
+    None)`` if none)."""
+    for name in names:
+        if name in obj:
+            return name, obj[name]
+    return names[0], None
+
+
 def _record(obj: Any, default_id: str) -> tuple[str, str | None, str]:
-    """``(id, title, text)`` of one ``{"id"?, "title"?, "text"}`` record."""
+    """``(id, title, text)`` of one ``{"id"?, "title"?, "text"}`` record (the text
+    may be under any of :data:`TEXT_FIELDS`, the id under any of :data:`ID_FIELDS`)."""
     if not isinstance(obj, dict):
         raise _BadRecord(f'expected an object {{"text": ...}}, got {type(obj).__name__}')
-    if "text" not in obj:
-        raise _BadRecord('the record has no "text" field')
-    text = obj["text"]
+    key, text = _first(obj, TEXT_FIELDS)
+    if key not in obj:
+        has = ", ".join(json.dumps(k) for k in list(obj)[:8]) or "none"
+        raise _BadRecord(
+            f'the record has no "text" field (nor {", ".join(map(json.dumps, TEXT_FIELDS[1:]))}); '
+            f"its fields: {has}"
+        )
     if not isinstance(text, str):
-        raise _BadRecord(f'"text" must be a string, got {type(text).__name__}')
+        raise _BadRecord(f'"{key}" must be a string, got {type(text).__name__}')
     title = obj.get("title")
     if title is not None and not isinstance(title, str):
         raise _BadRecord(f'"title" must be a string, got {type(title).__name__}')
-    ident = obj.get("id", obj.get("idx"))
+    key, ident = _first(obj, ID_FIELDS)
     if ident is None:
         ident = default_id
     elif isinstance(ident, bool) or not isinstance(ident, str | int):
-        raise _BadRecord(f'"id" must be a string or an integer, got {type(ident).__name__}')
+        raise _BadRecord(f'"{key}" must be a string or an integer, got {type(ident).__name__}')
     return str(ident), (title.strip() or None) if title else None, text
 
 
@@ -193,6 +222,15 @@ def _read_folder(folder: Path) -> DocumentSet:
     return docs
 
 
+def _read_text_file(path: Path) -> DocumentSet:
+    """One ``.txt`` / ``.md`` file given alone: one document, as in a folder."""
+    docs = DocumentSet([], "text-file")
+    _add(docs, {}, Document(path.name, _read_text(path), path.stem), path, path.name)
+    if not docs.documents:
+        raise GraphFormatError(path, "the file is empty: no text to ingest")
+    return docs
+
+
 def _read_json(path: Path) -> DocumentSet:
     text = _read_text(path)
     try:
@@ -203,6 +241,8 @@ def _read_json(path: Path) -> DocumentSet:
     if isinstance(data, list):
         docs = DocumentSet([], "json-list")
         for i, obj in enumerate(data):
+            if isinstance(obj, str):  # a list of texts: LightRAG's insert([...]) habit
+                obj = {"text": obj}
             try:
                 ident, title, body = _record(obj, f"{path.name}:{i}")
             except _BadRecord as exc:
@@ -216,7 +256,7 @@ def _read_json(path: Path) -> DocumentSet:
     else:
         raise GraphFormatError(
             path,
-            'expected a list [{"title", "text"}] or an object {title: [sentences]}, '
+            'expected a list [{"title", "text"}] (or of texts) or an object {title: [sentences]}, '
             f"got {type(data).__name__}",
             1,
         )
