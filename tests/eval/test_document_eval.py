@@ -299,3 +299,47 @@ def test_an_unknown_answer_reader_is_refused_before_anything_runs(doc_index, tmp
     with pytest.raises(ArkError, match="unknown answer reader 'twice'; use one or steps"):
         run.check()
     assert not (tmp_path / "r").exists()
+
+
+def test_questions_with_answers_alone_are_scored_by_their_answers(doc_index, tmp_path):
+    # docqa:FILE with no supporting passages: no rank can be scored, only the answer;
+    # the run needs --answer, and the summary, the report and the viewer show EM/F1.
+    pytest.importorskip("ark.answer")
+    path = write_json(
+        tmp_path / "qa.json",
+        [
+            {"id": "a", "question": "In which county is Bellhaven?", "answer": "Tarsk County"},
+            {"id": "b", "question": "Where is the Corran Gallery?", "answers": ["Port Selby"]},
+        ],
+    )
+    from ark.errors import ArkError
+
+    with pytest.raises(ArkError, match="only a written answer can be scored: add --answer"):
+        evaluate(f"docqa:{path}", doc_index, tmp_path / "refused", method="bm25")
+    assert not (tmp_path / "refused").exists()  # refused before anything is written
+    replies = {"county": "Tarsk County", "Corran": "the harbour city"}
+
+    def reader(messages: list[Message]) -> Message:
+        prompt = _evidence_block(messages)
+        said = next(v for k, v in replies.items() if k in prompt.split("Question:")[-1])
+        return json_reply({"answerable": True, "answer": said, "citations": [1]})
+
+    out = tmp_path / "run"
+    summary = evaluate(
+        f"docqa:{path}", doc_index, out, method="bm25", answer=True, answer_reader="one",
+        llm=ScriptedChatModel(reader),
+    )  # fmt: skip
+    assert summary["scored"] == 2 and summary["no_gold_in_graph"] == 0
+    assert summary["metrics"] == {"em": 50.0, "f1": 50.0}  # no rank measure: no gold node
+    records = {r["query_id"]: r for r in read_records(out)}
+    assert records["a"]["status"] == "ok" and records["a"]["metrics"] == {"em": 1.0, "f1": 1.0}
+    assert records["b"]["metrics"]["em"] == 0.0
+    assert "| EM | F1 |" in (out / "summary.md").read_text()
+    report = CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path / "rep")])
+    assert report.exit_code == 0, report.output
+    row = (tmp_path / "rep" / "comparison.csv").read_text().splitlines()[1]
+    assert ",2,–,–,–,–,50.0,50.0," in row  # n, no rank measure (not 0.0), EM, F1
+    from ark.serve.viewer._data import load_source
+
+    _, rows, _ = load_source(out, doc_index.path)
+    assert [r["m"] for r in rows] == [{}, {}]  # the viewer shows no rank measure it lacks

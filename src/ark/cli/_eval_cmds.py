@@ -32,7 +32,8 @@ def eval_cmd(
         str,
         typer.Option(
             help="metaqa:N-hop | stark:amazon|mag|prime | jsonl:PATH | musique:FILE | "
-            "hotpotqa:FILE (questions over documents: gold passages found by title and text)"
+            "hotpotqa:FILE | docqa:FILE (questions over documents: gold passages found by "
+            "title and text; docqa: your own questions, answers with or without passages)"
         ),
     ],
     index_dir: Annotated[Path, typer.Option("--index", help="Index directory.")],

@@ -4,7 +4,8 @@ The core packages know no dataset: ``ark.graph`` loads any graph and ``ark.index
 indexes it; what is particular to MetaQA (its relation schema, its question files)
 and to STaRK (conversion of its knowledge bases, the node types it scores, its QA
 files) and to MuSiQue and HotpotQA (their record formats, gold passages found by
-title and text) lives here, with the generic JSONL question format and the one parser of
+title and text) lives here, with the generic JSONL question format, the plain format of
+questions over a user's own documents (``docqa:``) and the one parser of
 ``--dataset`` specs. A new dataset is a module here plus a case in
 :func:`load_dataset`.
 """
@@ -17,6 +18,7 @@ from ark.datasets._load_dataset import (
 )
 from ark.datasets._passages import PassageMatcher
 from ark.datasets._queries import Query, load_jsonl, name_lookup, sample
+from ark.datasets.docqa import load_docqa
 from ark.datasets.hotpotqa import load_hotpotqa
 from ark.datasets.metaqa import METAQA_SCHEMA, default_metaqa_dir, load_metaqa
 from ark.datasets.musique import load_musique
@@ -45,6 +47,7 @@ __all__ = [
     "default_split",
     "is_document_dataset",
     "load_dataset",
+    "load_docqa",
     "load_hotpotqa",
     "load_jsonl",
     "load_metaqa",

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 #: Question sets over a graph built from documents: their gold nodes are passages,
 #: found by title and text, and they score only passage nodes.
-DOCUMENT_DATASETS = ("musique", "hotpotqa")
+DOCUMENT_DATASETS = ("musique", "hotpotqa", "docqa")
 
 
 def default_split(dataset: str) -> str:
@@ -27,7 +27,7 @@ def load_dataset(
     dataset: str, index: Index, split: str, data_dir: Path | None
 ) -> tuple[list[Query], list[str] | None]:
     """A dataset spec (``metaqa:2-hop``, ``stark:prime``, ``jsonl:PATH``, ``musique:FILE``,
-    ``hotpotqa:FILE``) → its queries and
+    ``hotpotqa:FILE``, ``docqa:FILE``) → its queries and
     the candidate node types to score (None: every node); ``ark eval`` and ``ark distill
     collect`` parse ``--dataset`` here."""
     kind, _, arg = dataset.partition(":")
@@ -59,16 +59,21 @@ def load_dataset(
             from ark.datasets.musique import load_musique
 
             return load_musique(Path(arg), index), [PASSAGE_TYPE]
+        if kind == "docqa":
+            from ark.datasets.docqa import load_docqa
+
+            return load_docqa(Path(arg), index), [PASSAGE_TYPE]
         from ark.datasets.hotpotqa import load_hotpotqa
 
         return load_hotpotqa(Path(arg), index), [PASSAGE_TYPE]
     raise ArkError(
         f"unknown --dataset {dataset!r}; use metaqa:N-hop, stark:GRAPH, jsonl:PATH, "
-        "musique:FILE or hotpotqa:FILE"
+        "musique:FILE, hotpotqa:FILE or docqa:FILE"
     )
 
 
 def is_document_dataset(dataset: str) -> bool:
-    """Whether ``dataset`` asks questions of passages (``musique:``, ``hotpotqa:``): its
-    gold nodes are supporting passages, and passage recall and answers are scored."""
+    """Whether ``dataset`` asks questions of passages (``musique:``, ``hotpotqa:``,
+    ``docqa:``): its gold nodes are supporting passages, and passage recall and answers
+    are scored."""
     return dataset.partition(":")[0] in DOCUMENT_DATASETS

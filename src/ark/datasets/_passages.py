@@ -78,6 +78,11 @@ class PassageMatcher:
                 body = rest if newline and collapse_space(first) == title else text
                 self._by_title.setdefault(title, []).append((node, letters_and_digits(body)))
 
+    def match_title(self, title: str) -> frozenset[int]:
+        """Every passage node of the document titled ``title`` (its chunks; empty when
+        the index has none): a question file that names its evidence by document."""
+        return frozenset(node for node, _ in self._by_title.get(collapse_space(title), []))
+
     def match(self, title: str | None, text: str) -> frozenset[int]:
         """The passage node(s) of one paragraph (empty when the index lacks it)."""
         full = passage_text(title, text)

@@ -35,6 +35,9 @@ class Query:
     states the answer — the one the question's last decomposition step reads — where
     the file says which (MuSiQue's ``question_decomposition``; an empty group when the
     index lacks that paragraph, as in ``supporting``); ``None`` where it does not.
+    ``by_answer``: no gold node is known, only the answer strings (a ``docqa:`` file
+    that names no supporting passages): the question is scored by its written answer
+    alone (EM, F1), not by a ranking.
     """
 
     id: str
@@ -45,6 +48,7 @@ class Query:
     answers: tuple[str, ...] = field(default=())
     supporting: tuple[frozenset[int], ...] = field(default=())
     answer_passage: frozenset[int] | None = None
+    by_answer: bool = False
 
 
 def name_lookup(index: Index) -> dict[str, list[int]]:

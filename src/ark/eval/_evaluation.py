@@ -177,6 +177,11 @@ class Evaluation:
         queries, default_candidates = datasets.load_dataset(self.dataset, index, split, data_dir)
         if self.limit is not None:
             queries = datasets.sample(queries, self.limit, self.sample_seed)
+        if not self.answer and any(q.by_answer for q in queries):
+            raise ArkError(
+                f"--dataset {self.dataset}: its questions name no supporting passages, so "
+                "only a written answer can be scored: add --answer"
+            )
         candidate_types = self.candidate_types or default_candidates
         candidates = candidate_mask(index, candidate_types)
         model = self.model

@@ -189,7 +189,7 @@ def make_record(
 ) -> dict[str, Any]:
     if out.error is not None:
         status = "failed"
-    elif not q.gold:
+    elif not q.gold and not q.by_answer:
         status = "no_gold"
     else:
         status = "ok"
@@ -224,6 +224,13 @@ def make_record(
                 metrics.update(score_passages(passages, q.supporting, q.answer_passage))
             if q.answers and out.answer is not None:
                 metrics.update(score_answer(scored_text(out.answer), q.answers))
+    elif q.by_answer and out.answer is not None:
+        # No gold node is known: the written answer is all there is to score (a failed
+        # query scores zero, as above).
+        if status == "failed":
+            metrics = {m: 0.0 for m in ANSWER_MEASURES}
+        else:
+            metrics = score_answer(scored_text(out.answer), q.answers)
     extra: dict[str, Any] = {}
     if q.supporting:  # a question over documents: the passages recall read, the answer
         extra["passages"] = passages

@@ -123,7 +123,9 @@ def neighborhood_calls_by_outcome(run: Run) -> dict[str, list[int]]:
     hit = {
         r["query_id"]: bool(r["metrics"]["hit@5"] > 0)
         for r in run.records
-        if r.get("metrics") is not None and r.get("status") != "no_gold"
+        if r.get("metrics") is not None
+        and r.get("status") != "no_gold"
+        and "hit@5" in r["metrics"]  # a question scored by its answer alone has no rank
     }
     out: dict[str, list[int]] = {"success": [], "failure": []}
     for t in run.trajectories:
@@ -176,7 +178,7 @@ def _write_report(run_dirs: list[Path], out: Path, plots: bool | None) -> str:
                 "method": run.method,
                 "dataset": run.config.get("dataset"),
                 "n": run.summary["scored"],
-                **{k: round(m.get(k, 0.0), 2) for k in MEASURES},
+                **{k: round(m[k], 2) if k in m else "–" for k in MEASURES},
                 **{k: round(m[k], 2) if k in m else "–" for k in extra},
                 "s/query": _seconds(run.summary["wall_s_per_query"]["mean"]),
                 "failed": run.summary["failed"],

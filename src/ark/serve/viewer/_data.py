@@ -159,7 +159,9 @@ def _assemble(
                 "q": r["query"],
                 "type": r.get("qtype"),
                 "status": r.get("status", "ok"),
-                "m": {k: round(float(metrics[k]), 4) for k in MEASURES} if metrics else None,
+                "m": {k: round(float(metrics[k]), 4) for k in MEASURES if k in metrics}
+                if metrics
+                else None,
                 "n": len(trajectories),
             }
         )
