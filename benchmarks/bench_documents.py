@@ -8,8 +8,9 @@
         [--no-answer] [--reader one|steps] [--embed] [--out .bench/documents] [--label current]
 
 One table over the same questions (a MuSiQue- or HotpotQA-format file, ``musique:FILE``
-or ``hotpotqa:FILE``, over an index built from its corpus, e.g. ``ark index build
-../shared/data/musique --format hipporag -o mq.idx``): passage recall at 2 and 5
+or ``hotpotqa:FILE``, or your own, ``docqa:FILE``, over an index built from its
+corpus, e.g. ``ark index build ../shared/data/musique --format hipporag -o mq.idx``):
+passage recall at 2 and 5
 (HippoRAG's), Hit@1 (a supporting passage first), exact match and F1 of the answer
 (SQuAD's, against the answer and its aliases) and seconds per question. The rows:
 
@@ -198,7 +199,9 @@ def notes(results: dict[str, dict[str, Any] | str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--dataset", required=True, help="musique:FILE or hotpotqa:FILE")
+    p.add_argument(
+        "--dataset", required=True, help="musique:FILE, hotpotqa:FILE or docqa:FILE"
+    )
     p.add_argument("--index", type=Path, required=True, help="an index built from the corpus")
     p.add_argument(
         "--rows", nargs="+", choices=ROWS, help="default: bm25 bm25-linked dense (+ --models)"
