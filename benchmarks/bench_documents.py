@@ -199,9 +199,7 @@ def notes(results: dict[str, dict[str, Any] | str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument(
-        "--dataset", required=True, help="musique:FILE, hotpotqa:FILE or docqa:FILE"
-    )
+    p.add_argument("--dataset", required=True, help="musique:FILE, hotpotqa:FILE or docqa:FILE")
     p.add_argument("--index", type=Path, required=True, help="an index built from the corpus")
     p.add_argument(
         "--rows", nargs="+", choices=ROWS, help="default: bm25 bm25-linked dense (+ --models)"
