@@ -173,5 +173,46 @@ def test_missing_input_and_empty_folder(tmp_path):
     with pytest.raises(GraphFormatError, match="no such file"):
         read_documents(tmp_path / "nowhere.jsonl")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(GraphFormatError, match=r"no \.txt or \.md files"):
+    with pytest.raises(GraphFormatError, match=r"no \.txt, \.md, .* files to ingest"):
+        read_documents(tmp_path / "empty")
+
+
+PAGE = """<!doctype html><html><head><title>Lake  Orvin &amp; its river</title>
+<style>p { color: red }</style><script>var s = "<p>not text</p>";</script></head>
+<body><h1>Lake Orvin</h1><p>Lake Orvin is a <b>glacial</b> lake&nbsp;in Tarsk County.<br>
+It feeds the Orvin River.</p><table><tr><th>Name</th><th>Area</th></tr>
+<tr><td>Orvin</td><td>12 km&sup2;</td></tr></table><ul><li>one</li><li>two</li></ul>
+<!-- a comment --><noscript>enable scripts</noscript></body></html>"""
+
+
+def test_an_html_page_is_read_for_its_text_and_title(tmp_path):
+    found = read_documents(write(tmp_path / "orvin.html", PAGE))
+    (doc,) = found.documents
+    assert doc.id == "orvin.html" and doc.title == "Lake Orvin & its river"
+    assert doc.text == (
+        "Lake Orvin\n"
+        "Lake Orvin is a glacial lake in Tarsk County.\n"
+        "It feeds the Orvin River.\n"
+        "Name; Area\n"  # a table row is one line, its cells joined
+        "Orvin; 12 km²\n"
+        "one\n"
+        "two"
+    )  # no markup, script, style, comment or noscript text
+
+
+def test_a_folder_reads_every_document_suffix(tmp_path):
+    write(tmp_path / "a.markdown", "# A\nAnts dig.")
+    write(tmp_path / "b.rst", "Bees\n====\nBees make honey.")
+    write(tmp_path / "c.htm", "<p>Cats purr.</p>")  # no <title>: the file name
+    write(tmp_path / "d.pdf", "%PDF-1.4")
+    found = read_documents(tmp_path)
+    assert [(d.id, d.title, d.text) for d in found.documents] == [
+        ("a.markdown", "a", "# A\nAnts dig."),
+        ("b.rst", "b", "Bees\n====\nBees make honey."),
+        ("c.htm", "c", "Cats purr."),
+    ]
+    assert found.other_files == ["d.pdf"]
+    (tmp_path / "empty").mkdir()
+    write(tmp_path / "empty" / "e.pdf", "%PDF-1.4")
+    with pytest.raises(GraphFormatError, match=r"no \.txt, \.md, .*\.html, \.htm files"):
         read_documents(tmp_path / "empty")

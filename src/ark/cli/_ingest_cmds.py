@@ -27,7 +27,7 @@ def ingest_cmd(
         Path,
         typer.Argument(
             help='Documents: a JSONL of {"id"?, "title"?, "text"} (BEIR\'s "_id" and '
-            'Pyserini\'s "contents" read too), a folder of .txt/.md files or one such file, '
+            'Pyserini\'s "contents" read too), a folder of .txt/.md/.rst/.html files or one such file, '
             'or a JSON corpus \\[{"title", "text"}] (HippoRAG), a list of texts, or '
             "{title: \\[sentences]} (HotpotQA)."
         ),
@@ -150,8 +150,11 @@ def ingest_cmd(
         problems.append(f"{r.empty_documents} empty documents skipped")
     if r.other_files:
         shown = ", ".join(r.other_files[:3]) + (", ..." if len(r.other_files) > 3 else "")
+        from ark.ingest import DOCUMENT_SUFFIXES
+
+        kinds = ", ".join(DOCUMENT_SUFFIXES)
         problems.append(
-            f"{len(r.other_files)} files not read (only .txt and .md are documents): {shown}"
+            f"{len(r.other_files)} files not read (only {kinds} are documents): {shown}"
         )
     if r.damaged_cache_lines:
         problems.append(f"{r.damaged_cache_lines} damaged cache lines ignored")

@@ -23,7 +23,7 @@ from ark.ingest._chunks import (
     chunk_documents,
     count_tokens,
 )
-from ark.ingest._documents import Document, DocumentSet, read_documents
+from ark.ingest._documents import DOCUMENT_SUFFIXES, Document, DocumentSet, read_documents
 from ark.ingest._extraction import Extraction, clean_extraction
 from ark.ingest._fast import CO_OCCURS, PIPELINES, FastExtractor, load_pipeline
 from ark.ingest._ingest import IngestReport, ProgressFn, default_work_dir, ingest
@@ -38,6 +38,7 @@ from ark.ingest._model import (
 __all__ = [
     "CHUNK_TOKENS",
     "CO_OCCURS",
+    "DOCUMENT_SUFFIXES",
     "OVERLAP",
     "PIPELINES",
     "PROMPT_VERSION",

@@ -3,11 +3,13 @@
 Three shapes cover what users and the published GraphRAG corpora ship:
 
 - JSONL, one document per line: ``{"id"?, "title"?, "text"}``;
-- a folder of ``.txt`` / ``.md`` files (searched recursively), one document each,
-  titled by the file name without its extension; hidden files and folders (a name
-  starting with ``.``: ``.git``, ``.venv``) are not entered, and the other files
-  found are counted and named in the report, not read; one such file given alone is
-  one document;
+- a folder of text files (``.txt``, ``.md``, ``.markdown``, ``.rst``) and HTML pages
+  (``.html``, ``.htm``: their text, see :mod:`ark.ingest._html`), searched
+  recursively, one document each, titled by the file name without its extension (a
+  page by its ``<title>``, when it has one); hidden files and folders (a name starting
+  with ``.``: ``.git``, ``.venv``) are not entered, and the other files found are
+  counted and named in the report, not read; one such file given alone is one
+  document;
 - a JSON corpus: a list ``[{"title"?, "text", "id"?}]`` (HippoRAG's corpus files), or
   of plain strings, or an object ``{title: [sentences]}`` / ``{title: text}``
   (HotpotQA's context as a corpus).
@@ -35,11 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from ark.errors import GraphFormatError
+from ark.ingest._html import HTML_SUFFIXES, html_text
 
 __all__ = ["Document", "DocumentSet", "read_documents"]
 
-#: File suffixes read from a folder of documents.
-TEXT_SUFFIXES = (".txt", ".md")
+#: File suffixes read as text from a folder of documents.
+TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".rst")
+#: Every suffix a folder's document may have (HTML pages are read for their text).
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES)
 #: Where a record's text may be, the first present wins (``contents``: Pyserini's
 #: JsonCollection and FlashRAG's corpora).
 TEXT_FIELDS = ("text", "contents")
@@ -81,7 +86,7 @@ def read_documents(path: str | Path) -> DocumentSet:
         return _read_folder(path)
     if path.suffix.lower() == ".json":
         return _read_json(path)
-    if path.suffix.lower() in TEXT_SUFFIXES:
+    if path.suffix.lower() in DOCUMENT_SUFFIXES:
         return _read_text_file(path)
     return _read_jsonl(path)
 
@@ -208,27 +213,36 @@ def _visible_files(folder: Path) -> Iterator[Path]:
 def _read_folder(folder: Path) -> DocumentSet:
     files, others = [], []
     for p in _visible_files(folder):
-        (files if p.suffix.lower() in TEXT_SUFFIXES else others).append(p)
+        (files if p.suffix.lower() in DOCUMENT_SUFFIXES else others).append(p)
     if not files:
         raise GraphFormatError(
-            folder, f"the folder has no {' or '.join(TEXT_SUFFIXES)} files to ingest"
+            folder, f"the folder has no {', '.join(DOCUMENT_SUFFIXES)} files to ingest"
         )
     docs = DocumentSet([], "folder", other_files=[p.relative_to(folder).as_posix() for p in others])
     seen: dict[str, str] = {}
     for file in files:
         rel = file.relative_to(folder).as_posix()
-        doc = Document(rel, _read_text(file), file.stem)
-        _add(docs, seen, doc, file, rel)
+        _add(docs, seen, _file_document(file, rel), file, rel)
     return docs
 
 
 def _read_text_file(path: Path) -> DocumentSet:
-    """One ``.txt`` / ``.md`` file given alone: one document, as in a folder."""
+    """One text file or HTML page given alone: one document, as in a folder."""
     docs = DocumentSet([], "text-file")
-    _add(docs, {}, Document(path.name, _read_text(path), path.stem), path, path.name)
+    _add(docs, {}, _file_document(path, path.name), path, path.name)
     if not docs.documents:
         raise GraphFormatError(path, "the file is empty: no text to ingest")
     return docs
+
+
+def _file_document(path: Path, ident: str) -> Document:
+    """A file as a document: a text file as it is, titled by its name without the
+    extension; an HTML page as its text, titled by its ``<title>`` if it has one."""
+    text = _read_text(path)
+    if path.suffix.lower() in HTML_SUFFIXES:
+        title, text = html_text(text)
+        return Document(ident, text, title or path.stem)
+    return Document(ident, text, path.stem)
 
 
 def _read_json(path: Path) -> DocumentSet:
