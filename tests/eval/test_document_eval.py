@@ -342,4 +342,4 @@ def test_questions_with_answers_alone_are_scored_by_their_answers(doc_index, tmp
     from ark.serve.viewer._data import load_source
 
     _, rows, _ = load_source(out, doc_index.path)
-    assert [r["m"] for r in rows] == [{}, {}]  # the viewer shows no rank measure it lacks
+    assert [r["m"] for r in rows] == [{"em": 1.0, "f1": 1.0}, {"em": 0.0, "f1": 0.0}]

@@ -255,3 +255,32 @@ def test_page_highlights_the_evidence_of_a_selected_answer(browser, metaqa_index
     assert all("has_genre" not in e for e in page.evaluate("window.ARK.highlighted()")["edges"])
     assert problems == []
     page.close()
+
+
+def test_page_of_a_run_scored_by_answers_alone(browser, tmp_path):
+    # A docqa run with no supporting passages has EM and F1 and no rank measure: the
+    # page shows those and draws without an error (it read hit@1 unconditionally).
+    pytest.importorskip("ark.answer")
+    from _documents_fixture import build_document_index, write_json
+    from ark.eval import evaluate
+    from ark.testing import ScriptedChatModel, json_reply
+
+    index = build_document_index(tmp_path / "docs.idx")
+    questions = write_json(
+        tmp_path / "qa.json",
+        [{"id": "a", "question": "In which county is Bellhaven?", "answer": "Tarsk County"}],
+    )
+    reply = json_reply({"answerable": True, "answer": "Tarsk County", "citations": [1]})
+    with ThreadPoolExecutor(1) as pool:  # playwright's loop runs in this thread
+        pool.submit(
+            evaluate, f"docqa:{questions}", index, tmp_path / "run", method="bm25",
+            answer=True, answer_reader="one", llm=ScriptedChatModel(lambda messages: reply),
+        ).result()  # fmt: skip
+    _, rows, _ = load_source(tmp_path / "run")
+    assert rows[0]["m"] == {"em": 1.0, "f1": 1.0}
+    view = Path(write_view(tmp_path / "run", tmp_path / "view.html")["path"])
+    page, problems = open_page(browser, view)
+    assert page.locator("#queries .badge.hit").all_inner_texts() == ["em 100", "f1 100"]
+    assert "em 100.0 · f1 100.0" in page.inner_text("body")
+    assert problems == []
+    page.close()

@@ -27,9 +27,9 @@ def ingest_cmd(
         Path,
         typer.Argument(
             help='Documents: a JSONL of {"id"?, "title"?, "text"} (BEIR\'s "_id" and '
-            'Pyserini\'s "contents" read too), a folder of .txt/.md/.rst/.html files or one such file, '
-            'or a JSON corpus \\[{"title", "text"}] (HippoRAG), a list of texts, or '
-            "{title: \\[sentences]} (HotpotQA)."
+            'Pyserini\'s "contents" read too), a folder of .txt/.md/.rst/.html files or '
+            'one such file, or a JSON corpus \\[{"title", "text"}] (HippoRAG), a list of '
+            "texts, or {title: \\[sentences]} (HotpotQA)."
         ),
     ],
     out: Annotated[Path, typer.Option("-o", "--out", help="Index directory to write.")],

@@ -23,7 +23,7 @@ from ark._coerce import as_int
 from ark.agent import explain, fuse_vote
 from ark.errors import ArkError
 from ark.eval import read_records
-from ark.eval.metrics import MEASURES
+from ark.eval.metrics import ANSWER_MEASURES, MEASURES
 from ark.index import Index, open_index
 from ark.trajectory import Trajectory, read_trajectories
 
@@ -159,7 +159,11 @@ def _assemble(
                 "q": r["query"],
                 "type": r.get("qtype"),
                 "status": r.get("status", "ok"),
-                "m": {k: round(float(metrics[k]), 4) for k in MEASURES if k in metrics}
+                "m": {
+                    k: round(float(metrics[k]), 4)
+                    for k in (*MEASURES, *ANSWER_MEASURES)
+                    if k in metrics
+                }
                 if metrics
                 else None,
                 "n": len(trajectories),
