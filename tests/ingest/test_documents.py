@@ -216,3 +216,18 @@ def test_a_folder_reads_every_document_suffix(tmp_path):
     write(tmp_path / "empty" / "e.pdf", "%PDF-1.4")
     with pytest.raises(GraphFormatError, match=r"no \.txt, \.md, .*\.html, \.htm files"):
         read_documents(tmp_path / "empty")
+
+
+def test_an_html_page_that_marks_its_content_is_read_for_that_alone(tmp_path):
+    page = (
+        "<html><head><title>Bees</title></head><body><nav><ul><li>Home</li><li>Ants</li>"
+        "</ul></nav><main><h1>Bees</h1><p>Bees make\nhoney in\n  hives.</p>"
+        "<div><div>Nested</div></div><pre>line one\nline two</pre></main>"
+        "<footer>(c) the site</footer></body></html>"
+    )
+    (doc,) = read_documents(write(tmp_path / "bees.html", page)).documents
+    # the menu and the footer repeat on every page of a site: left out
+    assert doc.text == "Bees\nBees make honey in hives.\nNested\nline one\nline two"
+    role = '<body><div class="menu">Menu</div><div role="main"><div>A</div> B</div></body>'
+    (doc,) = read_documents(write(tmp_path / "role.html", role)).documents
+    assert doc.text == "A\nB"

@@ -4,10 +4,14 @@ web page or an HTML export (a wiki, a documentation site, a mail archive).
 A page's markup is not prose: kept as text, tags and scripts would become passages,
 BM25 terms and, worse, "entities" (``div class``) for the extractor. So a page is read
 with the standard library's HTML parser: the text of the body, each block element
-(paragraph, heading, list item, table row, ``<br>``) ending a line, a table row's
+(paragraph, heading, list item, table row, ``<br>``) ending a line (the source's own
+line breaks are spaces, except in ``<pre>``), a table row's
 cells joined by semicolons (as the fast extractor's Markdown reader joins them);
 ``<script>``, ``<style>``, ``<template>``, ``<noscript>`` and ``<head>`` left out,
-except the ``<title>``, which becomes the document's title. Character references are
+except the ``<title>``, which becomes the document's title. Where the page marks its
+content (``<main>``, or ``role="main"``), only that is read: a site's navigation,
+sidebar and footer repeat on every page, and would otherwise make every page's first
+passage the same menu and its words hubs of the graph. Character references are
 decoded. No network, no dependency.
 """
 
@@ -43,25 +47,42 @@ class _Reader(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
+        #: The same, inside the page's main content (empty when it marks none).
+        self.main: list[str] = []
         self.title: list[str] = []
         self._skipping: list[str] = []  # open skipped elements, innermost last
+        self._main: list[str] = []  # the open main element, and its tag nested in it
         self._in_title = False
+        self._pre = 0  # open <pre> elements: their line breaks are the text's
+
+    def _emit(self, text: str) -> None:
+        self.parts.append(text)
+        if self._main:
+            self.main.append(text)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._main and tag == self._main[-1] and tag not in _VOID:
+            self._main.append(tag)  # the main element's own tag, nested in it
+        elif not self._main and (tag == "main" or ("role", "main") in attrs):
+            self._main.append(tag)
+        if tag == "pre":
+            self._pre += 1
         if tag == "title":
             self._in_title = True
         elif tag in _SKIPPED and tag not in _VOID:
             self._skipping.append(tag)
         if tag in ("td", "th"):
-            self.parts.append(_CELL)
+            self._emit(_CELL)
         elif tag in _BLOCKS:
-            self.parts.append("\n")
+            self._emit("\n")
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _BLOCKS:
-            self.parts.append("\n")
+            self._emit("\n")
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "pre" and self._pre:
+            self._pre -= 1
         if tag == "title":
             self._in_title = False
         elif self._skipping and tag in _SKIPPED:
@@ -71,23 +92,27 @@ class _Reader(HTMLParser):
                     del self._skipping[i:]
                     break
         if tag in _BLOCKS:
-            self.parts.append("\n")
+            self._emit("\n")
+        if self._main and tag == self._main[-1]:
+            self._main.pop()
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title.append(data)
         elif not self._skipping:
-            self.parts.append(data)
+            # a line break in the source is a space, except in preformatted text
+            self._emit(data if self._pre else data.replace("\n", " "))
 
 
 def html_text(page: str) -> tuple[str | None, str]:
     """``(title, text)`` of an HTML page: its ``<title>`` (None without one) and the
-    text of its body, one line per block, blank runs collapsed."""
+    text of its main content where it marks one, else of its body; a line per block."""
     reader = _Reader()
     reader.feed(page)
     reader.close()
+    main = "".join(reader.main)
     lines = []
-    for line in "".join(reader.parts).split("\n"):
+    for line in (main if main.strip() else "".join(reader.parts)).split("\n"):
         cells = [_SPACES.sub(" ", cell).strip() for cell in line.split(_CELL)]
         line = "; ".join(cell for cell in cells if cell)
         if line:
