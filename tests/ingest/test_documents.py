@@ -231,3 +231,15 @@ def test_an_html_page_that_marks_its_content_is_read_for_that_alone(tmp_path):
     role = '<body><div class="menu">Menu</div><div role="main"><div>A</div> B</div></body>'
     (doc,) = read_documents(write(tmp_path / "role.html", role)).documents
     assert doc.text == "A\nB"
+
+
+def test_an_html_page_in_the_charset_it_declares(tmp_path):
+    page = '<html><head><meta charset="iso-8859-1"><title>Café</title></head><p>Crème brûlée.</p>'
+    (tmp_path / "latin.html").write_bytes(page.encode("latin-1"))
+    (doc,) = read_documents(tmp_path / "latin.html").documents
+    assert (doc.title, doc.text) == ("Café", "Crème brûlée.")
+    # undeclared, or a text file: not guessed, an error naming the line
+    (tmp_path / "bare.html").write_bytes("<p>ok</p>\n<p>Crème</p>".encode("latin-1"))
+    with pytest.raises(GraphFormatError, match="not UTF-8") as info:
+        read_documents(tmp_path / "bare.html")
+    assert info.value.line == 2

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.errors import GraphFormatError
-from ark.ingest._html import HTML_SUFFIXES, html_text
+from ark.ingest._html import HTML_SUFFIXES, declared_charset, html_text
 
 __all__ = ["Document", "DocumentSet", "read_documents"]
 
@@ -188,13 +188,22 @@ def _read_bytes(path: Path) -> bytes:
         raise GraphFormatError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, html: bool = False) -> str:
+    """A file's text: UTF-8; an HTML page that is not, in the charset it declares (as
+    a browser reads it). Otherwise an error naming the first undecodable line."""
     data = _read_bytes(path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        charset = declared_charset(data) if html else None
+        if charset is not None and charset != "utf-8":
+            try:
+                return data.decode(charset)
+            except UnicodeDecodeError:
+                pass
         line = data.count(b"\n", 0, exc.start) + 1
-        raise GraphFormatError(path, "not UTF-8 text", line) from None
+        said = f" (nor {charset}, as it declares)" if charset and charset != "utf-8" else ""
+        raise GraphFormatError(path, f"not UTF-8 text{said}", line) from None
 
 
 def _visible_files(folder: Path) -> Iterator[Path]:
@@ -238,8 +247,9 @@ def _read_text_file(path: Path) -> DocumentSet:
 def _file_document(path: Path, ident: str) -> Document:
     """A file as a document: a text file as it is, titled by its name without the
     extension; an HTML page as its text, titled by its ``<title>`` if it has one."""
-    text = _read_text(path)
-    if path.suffix.lower() in HTML_SUFFIXES:
+    html = path.suffix.lower() in HTML_SUFFIXES
+    text = _read_text(path, html=html)
+    if html:
         title, text = html_text(text)
         return Document(ident, text, title or path.stem)
     return Document(ident, text, path.stem)

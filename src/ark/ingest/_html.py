@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-__all__ = ["HTML_SUFFIXES", "html_text"]
+__all__ = ["HTML_SUFFIXES", "declared_charset", "html_text"]
 
 #: File suffixes read as HTML.
 HTML_SUFFIXES = (".html", ".htm")
@@ -38,6 +38,10 @@ _BLOCKS = frozenset(
 )  # fmt: skip
 #: Elements that end nothing by themselves (void): no end tag closes them.
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "wbr", "area", "base", "col"})
+#: A charset a page declares in its first bytes (``<meta charset="...">`` or the
+#: ``http-equiv`` form), as a browser's pre-scan finds it.
+_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
+
 #: Where a table cell starts (a control character no page text holds).
 _CELL = "\x1f"
 _SPACES = re.compile(r"[ \t\r\f\v\xa0]+")
@@ -102,6 +106,20 @@ class _Reader(HTMLParser):
         elif not self._skipping:
             # a line break in the source is a space, except in preformatted text
             self._emit(data if self._pre else data.replace("\n", " "))
+
+
+def declared_charset(data: bytes) -> str | None:
+    """The encoding a page's bytes declare in their first 1,024 bytes (a codec Python
+    knows), or None: what a page saved in another encoding than UTF-8 is read with."""
+    import codecs
+
+    found = _CHARSET.search(data[:1024])
+    if not found:
+        return None
+    try:
+        return codecs.lookup(found.group(1).decode("ascii")).name
+    except LookupError:
+        return None
 
 
 def html_text(page: str) -> tuple[str | None, str]:
