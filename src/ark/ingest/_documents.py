@@ -196,13 +196,13 @@ def _read_text(path: Path, html: bool = False) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         charset = declared_charset(data) if html else None
-        if charset is not None and charset != "utf-8":
+        said = ""
+        if charset not in (None, "utf-8"):
             try:
                 return data.decode(charset)
             except UnicodeDecodeError:
-                pass
+                said = f" (nor {charset}, as it declares)"
         line = data.count(b"\n", 0, exc.start) + 1
-        said = f" (nor {charset}, as it declares)" if charset and charset != "utf-8" else ""
         raise GraphFormatError(path, f"not UTF-8 text{said}", line) from None
 
 

@@ -36,7 +36,8 @@ _BLOCKS = frozenset(
         "address", "details", "summary", "form", "fieldset", "title", "body", "html",
     }
 )  # fmt: skip
-#: Elements that end nothing by themselves (void): no end tag closes them.
+#: Elements with no end tag (void): one never opens the main content, which an end
+#: tag must close.
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "wbr", "area", "base", "col"})
 #: A charset a page declares in its first bytes (``<meta charset="...">`` or the
 #: ``http-equiv`` form), as a browser's pre-scan finds it.
@@ -65,15 +66,16 @@ class _Reader(HTMLParser):
             self.main.append(text)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._main and tag == self._main[-1] and tag not in _VOID:
-            self._main.append(tag)  # the main element's own tag, nested in it
-        elif not self._main and (tag == "main" or ("role", "main") in attrs):
+        if tag not in _VOID and (
+            (self._main and tag == self._main[-1])  # the main element's own tag, nested in it
+            or (not self._main and (tag == "main" or ("role", "main") in attrs))
+        ):
             self._main.append(tag)
         if tag == "pre":
             self._pre += 1
         if tag == "title":
             self._in_title = True
-        elif tag in _SKIPPED and tag not in _VOID:
+        elif tag in _SKIPPED:
             self._skipping.append(tag)
         if tag in ("td", "th"):
             self._emit(_CELL)
