@@ -312,3 +312,56 @@ def test_the_hint_names_the_nodes_reached_the_way_the_voice_reads(papers):
         assert all(str(i) in hood.observation for i in citing + cited)  # both halves shown
         assert f"add_to_answer(node_indices={wanted})" in hood.observation
         assert "wording reads cites(" in hood.observation
+
+
+# Films with their writers, and the words a user gives writing.
+SCRIPTS = (
+    FILMS
+    + """\
+Big|written_by|Gary Ross
+Big|written_by|Anne Spielberg
+Forrest Gump|written_by|Eric Roth
+Awakenings|written_by|Steven Zaillian
+Penny Marshall|written_by|Gary Ross
+"""
+)
+SCRIPT_WORDS = """\
+relations:
+  written_by: {aliases: [writer, script, author, screenwriter]}
+  directed_by: {aliases: [director, producer]}
+"""
+
+
+@pytest.fixture(scope="module")
+def scripts(tmp_path_factory):
+    root = tmp_path_factory.mktemp("scripts")
+    (root / "kb.txt").write_text(SCRIPTS, encoding="utf-8")
+    (root / "schema.yaml").write_text(SCRIPT_WORDS, encoding="utf-8")
+    return build_index(root / "kb.txt", root / "idx", schema_file=root / "schema.yaml")
+
+
+@pytest.mark.slow
+@needs_encoder
+@pytest.mark.parametrize(
+    "question",
+    [
+        "who is the creator of the film script for Big",
+        "which is the creator of the movie 's script for Big",
+        "who is the creator of the movie's script for Big",
+    ],
+)
+def test_a_type_word_modifying_a_noun_is_not_what_is_asked(scripts, question):
+    # "film" says whose script it is (Big's own type), not that a film is wanted; and
+    # "creator" (linked to written_by by the encoder, near "author") with "script" is
+    # one noun phrase, one mention: the writer, one hop, not a detour ending at a film.
+    assert chain(scripts, question) == (("written_by", "out"),)
+
+
+@pytest.mark.slow
+@needs_encoder
+def test_a_type_word_before_a_verb_still_says_what_is_asked(scripts):
+    # "films written by": a verb follows the type word, so films are what is wanted.
+    assert chain(scripts, "the films written by the writer of Big") == (
+        ("written_by", "out"),
+        ("written_by", "in"),
+    )

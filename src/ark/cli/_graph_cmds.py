@@ -276,6 +276,16 @@ def index_describe(
             f"reply tokens); from their own words: {report['own_words']}; from the schema "
             f"file: {report['from_file']}; rejected replies: {report['rejected']}."
         )
+        if report.get("rival_words"):
+            console.print(
+                f"Dropped {report['rival_words']} words that {report['encoder']} puts nearer "
+                "another relation the same nodes have (listed under the layer's `dropped`)."
+            )
+        elif report.get("encoder") is None and report["asked"]:
+            console.print(
+                "The words were not checked against the other relations: that needs the "
+                "sentence encoder of the [dense] extra."
+            )
         if report["beyond_cap"]:
             console.print(
                 f"{report['beyond_cap']} less frequent relations were not asked about "

@@ -141,6 +141,9 @@ NAMES = DEFAULT_COSTS.names
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")
 
+#: A possessive's token, split from its noun (*the movie 's script*: movie, s, script).
+POSSESSIVES = frozenset({"s", "'s"})
+
 
 @dataclass(frozen=True)
 class Chain:
@@ -517,10 +520,39 @@ def read_chains(
     def between(i: int) -> list[int]:
         return list(range(i + 1, start)) if i < start else list(range(end, i))
 
+    anchor_type = (
+        index.graph.node_type_names[int(index.graph.node_type[anchor])]
+        if anchor_span is not None
+        else None
+    )
+    own_steps = {table.steps[s][0] for s in table.first_steps(anchor)}
+
+    def modifier(i: int) -> bool:
+        """A word naming the node's own type just before a noun that a label or alias
+        of one of the node's own relations holds modifies that noun (*the creator of
+        the film script for Judas Kiss*, *the movie director of X*): it says whose the
+        noun is, not what the question asks for. A verb there (*films written by*)
+        is not a noun, so *the films written by X's writer* still asks for films. A
+        possessive between them reads the same (*the movie 's script for X*)."""
+        nxt = i + 1
+        if nxt < len(words) and words[nxt] in POSSESSIVES:
+            nxt += 1
+        if anchor_type is None or nxt >= len(words) or nxt in masked or nxt in type_words:
+            return False
+        if not any(t == anchor_type and i in at for t, at in types):
+            return False
+        kinds = parts_of_speech(words[nxt])
+        if kinds and "NOUN" not in kinds:
+            return False
+        return any(lexical[nxt, col[r]] for r in own_steps if r in col)
+
     def own_type(i: int) -> bool:
         """A type word with only function words between it and the node's name is
-        the node's own (*the film Big*, *what type of film is Big*)."""
-        return anchor_span is not None and all(words[j] in STOPWORDS for j in between(i))
+        the node's own (*the film Big*, *what type of film is Big*), and so is one
+        that modifies a noun naming the node's relation (:func:`modifier`)."""
+        return anchor_span is not None and (
+            all(words[j] in STOPWORDS for j in between(i)) or modifier(i)
+        )
 
     def distance(i: int) -> int:
         """Content words between position ``i`` and the node's name, the node's own
@@ -574,6 +606,16 @@ def read_chains(
         [counted_scores[:, j].max() if j >= 0 and len(counted) else 0.0 for j in step_col]
     )
 
+    def one_phrase(i: int, j: int) -> bool:
+        """Whether words ``i`` and ``j`` are one noun phrase: only function words and
+        a modifying type word between them, and no node's name (*the creator of the
+        film script*, not *the daughter of X 's parent*)."""
+        lo, hi = sorted((i, j))
+        return all(
+            k not in masked and (words[k] in STOPWORDS or (k in type_words and modifier(k)))
+            for k in range(lo + 1, hi)
+        )
+
     def explain(
         rels: list[str], uses: Counter[str]
     ) -> tuple[float, dict[str, list[int]], list[int]]:
@@ -606,6 +648,7 @@ def read_chains(
             if (
                 at
                 and not lexical[i, cols[b]]
+                and not any(one_phrase(i, j) for j in at)
                 and mention_groups(sorted([*at, i]), masked) > mention_groups(at, masked)
                 and (
                     any(lexical[j, cols[b]] for j in at)

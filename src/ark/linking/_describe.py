@@ -48,10 +48,14 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from scipy import sparse
 
 from ark.graph import (
     MAX_ALIAS_CHARS,
@@ -107,6 +111,21 @@ MAX_RELATIONS = 200
 
 #: The work file of an unfinished describe, in the index directory.
 WORK_FILE = ".describe-work.json"
+
+#: How much nearer (cosine, under the sentence encoder the reading uses) a model's word
+#: for a relation must stand to another relation that the same nodes have than to its
+#: own (label and description) to be dropped. A small model puts a neighbour's word on
+#: a relation (the 1.5B gave MetaQA's ``starred_actors`` *screenplay*, and
+#: ``has_imdb_votes`` *imdb rating*); at a node with both, such a word reads the
+#: question as the wrong one. The pairs it caught on the dev graphs are 0.15 to 0.45
+#: apart; a word that fits both about equally (*release*, *year*) stays.
+RIVAL_MARGIN = 0.1
+#: A rival is a relation that at least this share of the relation's nodes also have:
+#: where the two stand side by side (MetaQA's films: cast, director, writer), a word
+#: of one must not read as the other. Relations that meet on a few nodes only (a
+#: French ``sud`` and an English ``south`` of MLPQ, 2 %; a Freebase book's author and
+#: a TV episode's writer) keep a word that fits both: the graph tells them apart.
+RIVAL_SHARE = 0.5
 
 #: Leading auxiliaries a relation phrase may start with ("was born in"); the phrase
 #: without them is another way a question says it ("born in").
@@ -386,6 +405,125 @@ def check_batch_reply(
     return accepted, rejected, strangers
 
 
+def rival_relations(
+    graph: Any, canonical: Mapping[str, str], names: Sequence[str], share: float = RIVAL_SHARE
+) -> dict[str, set[str]]:
+    """Per relation of ``names`` (forward names), the other forward relations that at
+    least ``share`` of the nodes it leaves also leave: the relations a question about
+    such a node could mean instead. A stored reverse counts as its forward relation,
+    read the other way."""
+    n_codes = 2 * len(graph.relation_names)
+    forward: list[str] = []
+    for code in range(n_codes):
+        name, direction = graph.relation_names[code // 2], code % 2
+        fwd = canonical.get(name, name)
+        out = (direction == 0) != (fwd != name)  # a stored reverse flips it
+        forward.append(fwd if out else "")
+    columns = sorted({f for f in forward if f})
+    col = {f: j for j, f in enumerate(columns)}
+    code_col = np.array([col.get(f, -1) for f in forward], dtype=np.int64)
+    codes = np.asarray(graph.adj_code, dtype=np.int64)
+    centers = np.repeat(np.arange(graph.n_nodes), np.diff(np.asarray(graph.indptr)))
+    keep = code_col[codes] >= 0
+    heads = sparse.csr_matrix(
+        (np.ones(int(keep.sum()), dtype=np.float32), (centers[keep], code_col[codes[keep]])),
+        shape=(graph.n_nodes, len(columns)),
+    )
+    heads.data[:] = 1.0  # repeated edges summed: a node has a relation or not
+    asked = [col[n] for n in names if n in col]
+    shared = (heads[:, asked].T @ heads).tocsr()
+    out: dict[str, set[str]] = {}
+    own = np.asarray(heads.sum(axis=0)).ravel()  # nodes leaving along each relation
+    for row, j in enumerate(asked):
+        lo, hi = shared.indptr[row], shared.indptr[row + 1]
+        both = zip(shared.indices[lo:hi].tolist(), shared.data[lo:hi].tolist(), strict=True)
+        out[columns[j]] = {columns[k] for k, n in both if k != j and n >= share * own[j]}
+    return out
+
+
+def _folded_lemmas(text: str) -> set[str]:
+    """``text``'s content words by lemma, accents folded (*président*: *president*)."""
+    plain = "".join(
+        ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
+    )
+    return {lemma_key(w) for w in content(tokens(plain))}
+
+
+def rival_words(
+    described: DescribedSchema,
+    words: Mapping[str, Sequence[str]],
+    rivals: Mapping[str, set[str]],
+    encoder: Any,
+    margin: float = RIVAL_MARGIN,
+) -> dict[str, list[str]]:
+    """Of ``words`` (a relation's model-given aliases, by forward name), those the
+    ``encoder`` puts more than ``margin`` nearer one of the relation's ``rivals``
+    (label and description, as ``described`` has them) than to the relation itself: by
+    relation, the words to drop. A word whose content words the relation's own name
+    has (*leader* for ``leader``, *president* for ``président``) always stays."""
+    asked = [n for n in words if words[n] and rivals.get(n)]
+    if not asked:
+        return {}
+    texts: dict[str, str] = {}
+    for name in {*asked, *(r for n in asked for r in rivals[n])}:
+        doc = described.relation(name)
+        if doc is not None:
+            texts[name] = f"{doc.label}: {doc.description}" if doc.description else doc.label
+    order = list(texts)
+    row = {n: i for i, n in enumerate(order)}
+    vectors = _unit(encoder.encode([texts[n] for n in order]))
+    dropped: dict[str, list[str]] = {}
+    for name in asked:
+        if name not in row:
+            continue
+        own = _folded_lemmas(name) | _folded_lemmas(texts[name].split(":")[0])
+        checked = [w for w in words[name] if not _folded_lemmas(w) <= own]
+        others = [row[r] for r in sorted(rivals[name]) if r in row]
+        if not checked or not others:
+            continue
+        sims = _unit(encoder.encode(checked)) @ vectors.T
+        for w, s in zip(checked, sims, strict=True):
+            if float(s[others].max()) - float(s[row[name]]) > margin:
+                dropped.setdefault(name, []).append(w)
+    return dropped
+
+
+def _unit(vectors: Any) -> np.ndarray:
+    v = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(norms > 0, norms, 1.0)
+
+
+def drop_rival_words(
+    index: Any,
+    layer: dict[str, Any],
+    source: str,
+    encoder: Any,
+    margin: float = RIVAL_MARGIN,
+) -> dict[str, list[str]]:
+    """Drop from a model's ``layer`` (as :func:`ask_model` returns it, stored as
+    ``source``) the words :func:`rival_words` finds nearer a rival relation of
+    ``index``'s graph, in place: a stored reverse keeps its forward relation's words;
+    the dropped words are kept under the layer's ``dropped`` and counted in its
+    ``report`` (``rival_words``). Returns them by relation."""
+    said = layer.get("relations") or {}
+    base = DescribedSchema.from_names(index.schema, index.graph)
+    candidate = with_layer(index.described, source, layer, base)
+    forward = [n for n in said if (doc := base.relation(n)) is not None and not doc.inverse_of]
+    words = {n: list(said[n].get("aliases") or []) for n in forward}
+    rivals = rival_relations(index.graph, candidate.canonical, forward)
+    dropped = rival_words(candidate, words, rivals, encoder, margin)
+    for name, gone in dropped.items():
+        said[name]["aliases"] = [w for w in said[name]["aliases"] if w not in gone]
+    for r in base.relations:
+        if r.inverse_of in dropped and r.name in said:
+            said[r.name] = {"aliases": list(said[r.inverse_of]["aliases"])}
+    if dropped:
+        layer["dropped"] = dropped
+    layer.setdefault("report", {})["rival_words"] = sum(map(len, dropped.values()))
+    return dropped
+
+
 @dataclass
 class DescribePlan:
     """Which relations and types the model is asked about, and why the others are not:
@@ -645,6 +783,7 @@ def describe_index(
     descriptions: bool = DESCRIPTIONS,
     max_words: int = MAX_WORDS,
     concurrency: int | None = None,
+    dense: str = "auto",
 ) -> DescribedSchema:
     """Describe ``index``'s schema with ``llm`` and store it in the index, replacing an
     earlier model's words and keeping a user's schema file's (which win).
@@ -656,7 +795,11 @@ def describe_index(
     interrupted run resumes where it stopped. ``descriptions``: whether the model also
     writes a one-line description of each (on by default, see :data:`DESCRIPTIONS`);
     ``max_words``: the most aliases asked for each; ``concurrency``: batches asked at
-    once (None: as many as the model takes, see :data:`CONCURRENCY`).
+    once (None: as many as the model takes, see :data:`CONCURRENCY`); ``dense``: the
+    sentence encoder the reading uses (``auto``, ``on``, ``off``, as
+    :func:`ark.linking.linking_encoder` takes it), with which a model's word that
+    stands nearer another relation the same nodes have is dropped
+    (:func:`drop_rival_words`; the report says which encoder, or None).
 
     A reply that does not fit the response schema changes nothing: that relation or
     type keeps what an earlier model said of it; each is logged (a warning) and
@@ -698,6 +841,10 @@ def describe_index(
             concurrency=concurrency,
         )
     )
+    encoder_name = _encoder_name(dense)
+    layer["report"]["encoder"] = encoder_name
+    if encoder_name is not None and layer["relations"]:
+        drop_rival_words(index, layer, f"model:{llm.name}", _encoder())
     if on_report is not None:
         on_report(dict(layer["report"]))
     rejected: dict[str, str] = layer.get("rejected", {})
@@ -724,3 +871,17 @@ def describe_index(
     save_described(index, described)
     work.remove()
     return described
+
+
+def _encoder_name(dense: str) -> str | None:
+    from ark.linking import linking_encoder
+
+    return linking_encoder(dense)  # type: ignore[arg-type]
+
+
+def _encoder() -> Any:
+    """The reading's shared sentence encoder (loaded once per process)."""
+    from ark.index import DenseEncoder
+    from ark.linking import _shared_encoder
+
+    return _shared_encoder(DenseEncoder)
