@@ -101,7 +101,7 @@ class QueryView:
     delta: tuple[np.ndarray, ...]  #: (indptr, indices, data, term_max) of the delta
     tables: tuple[int, np.ndarray, np.ndarray, np.ndarray]  #: (v0, idf, rescale, delta_of)
     dead: np.ndarray  #: removed base documents (bool per base document; empty: none)
-    consts: np.ndarray  #: avg length, k1, 1 - b, b (float32)
+    consts: np.ndarray  #: avg length, k1, 1 - b, b, and lo / hi after updates (float32)
     hi: float  #: bound on how much a rescaled base weight can underestimate
     n_delta: int  #: documents in the delta
     budgets: np.ndarray  #: postings read before a first k-th score: base, delta

@@ -159,6 +159,26 @@ def _best(docs, scores, n, k):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _within(docs, scores, n, k, widen):  # type: ignore[no-untyped-def]
+    """Every one of ``docs[:n]`` (ascending) scoring at least ``widen`` times the
+    ``k``-th best score (all of them when fewer than ``k``), by score then document."""
+    cut = _kth_largest(scores, n, k) * widen
+    m = 0
+    for i in range(n):
+        if scores[i] >= cut:
+            docs[m] = docs[i]
+            scores[m] = scores[i]
+            m += 1
+    order = np.argsort(-scores[:m], kind="mergesort")  # stable: docs stay ascending
+    out_docs = np.empty(m, np.int64)
+    out_scores = np.empty(m, np.float32)
+    for i in range(m):
+        out_docs[i] = docs[order[i]]
+        out_scores[i] = scores[order[i]]
+    return out_docs, out_scores
+
+
+@njit(cache=True, nogil=True)
 def _count_above(acc, touched, n_touched, need, stride):  # type: ignore[no-untyped-def]
     """How many of the touched documents have ``acc >= need`` (every ``stride``-th
     sampled, scaled up)."""
@@ -182,14 +202,18 @@ def _by_bound(term_max, terms, mult):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True)
 def top_k_weighted(  # type: ignore[no-untyped-def]
-    indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, theta0
-):
+    indptr, indices, data, term_max, terms, mult, k, acc, touched, stats, budget, n_seed, theta0,
+    widen=1.0,
+):  # fmt: skip
     """The ``k`` best documents with a positive score of ``sum(mult[i] *
     weight(terms[i], doc))`` over distinct ``terms`` (each ``mult`` positive float32:
     a term's count in the query, times a rescale after updates), by score then index
     (exact). ``theta0 > 0`` is a known lower bound of the k-th best score: with a large
     ``k`` it returns every document scoring at least ``theta0`` (and perhaps a few just
-    below), pruning the rest.
+    below), pruning the rest. ``widen < 1`` returns instead every document scoring at
+    least ``widen`` times the k-th best (ties at the cut and near ties included), by
+    score then index: the candidates of a base whose scores are known to ``widen``'s
+    precision (``search``), in the one pass.
 
     ``acc`` (float32, one per document) must be all zero and is left all zero;
     ``touched`` (int32, one per document) is scratch. ``stats`` receives the
@@ -235,6 +259,7 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
         a += 1
 
     theta = theta0
+    wide = widen < 1.0
     if a < m and n_touched >= k:
         # 2. A first theta from the exact scores of the best documents so far.
         n_s = min(n_touched, max(n_seed, k))
@@ -260,12 +285,13 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
                     indptr, indices, data, terms[j], mult[j], seed, exact, n_s
                 )
         theta = max(theta0, _kth_largest(exact, n_s, k))
+    cut = theta * widen  # what a document must reach to be returned
 
     # 3. Lists read in full: those MaxScore requires, then those cheaper to read.
     while a < m:
-        if rest[a] * (1 + EPS) < theta:
+        if rest[a] * (1 + EPS) < cut:
             stride = max(1, n_touched // 1024)
-            cand = _count_above(acc, touched, n_touched, theta / (1 + EPS) - rest[a], stride)
+            cand = _count_above(acc, touched, n_touched, cut / (1 + EPS) - rest[a], stride)
             if lengths[a] * READ_COST > cand * PROBE_COST:
                 break
         n_touched = _accumulate(indptr, indices, data, terms[a], mult[a], acc, touched, n_touched)
@@ -275,7 +301,7 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
     stats[STAT_READ] = read
 
     # 4. The candidates, in document order, completed by look-ups.
-    need = max(theta / (1 + EPS) - rest[a], TINY)  # > 0: untouched documents are 0
+    need = max(cut / (1 + EPS) - rest[a], TINY)  # > 0: untouched documents are 0
     n = 0
     lo, hi = len(acc), 0
     for i in range(n_touched):
@@ -304,7 +330,7 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
         acc[touched[i]] = 0.0
     stats[STAT_CANDIDATES] = n
     if a == m:
-        return _best(docs, scores, n, k)
+        return _within(docs, scores, n, k, widen) if wide else _best(docs, scores, n, k)
 
     # Completed scores reaching theta; all of them, so that ties at the k-th are kept
     # and broken by index at the end.
@@ -320,7 +346,7 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
         s = scores[c]
         alive = True
         for j in range(a, m):
-            if (s + rest[j]) * (1 + EPS) < theta:
+            if (s + rest[j]) * (1 + EPS) < cut:
                 alive = False
                 break
             t = terms[j]
@@ -330,24 +356,25 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
             probes += 1
             if p < e and indices[p] == doc:
                 s += data[p] * mult[j]
-        if alive and s * (1 + EPS) >= theta:
+        if alive and s * (1 + EPS) >= cut:
             kept_s[size] = s
             kept_d[size] = doc
             size += 1
             if size >= k and s > theta:
                 # theta: the k-th best completed score (a lower bound of the final one)
                 theta = max(theta, _kth_largest(kept_s, size, k))
-                # keep the kept list short: drop what fell below theta
+                cut = theta * widen
+                # keep the kept list short: drop what fell below the cut
                 if size > 8 * k:
                     kept = 0
                     for i in range(size):
-                        if kept_s[i] * (1 + EPS) >= theta:
+                        if kept_s[i] * (1 + EPS) >= cut:
                             kept_s[kept] = kept_s[i]
                             kept_d[kept] = kept_d[i]
                             kept += 1
                     size = kept
     stats[STAT_PROBES] += probes
-    return _best(kept_d, kept_s, size, k)
+    return _within(kept_d, kept_s, size, k, widen) if wide else _best(kept_d, kept_s, size, k)
 
 
 @njit(cache=True, nogil=True)
@@ -427,16 +454,6 @@ def exact_scores(indptr, indices, tf, doc_len, terms, weights, docs, consts):  #
 #: Relative slack on the bounds of a base with moved statistics (``_seg_bm25.py``), far
 #: above float32 rounding of a few dozen terms.
 SLACK = 1e-4
-#: Candidates asked of a moved base beyond k in the first step: one shows whether the
-#: k-th is clear of the rest; more cost pruning (measured: 8 made long queries 1.5x
-#: slower), and a near tie is settled by the second step anyway.
-EXTRA = 1
-#: Queries of at most FEW_TERMS words (names, mostly) ask EXTRA_FEW: ties at the cut
-#: are common among names, and a tie the first step leaves open costs the third step's
-#: pass. Measured on 200 short queries after 100 additions (scale 0.05): 2 gave the
-#: lowest mean; 8 cost ~0.5 us a query more in the base's pass.
-FEW_TERMS = 4
-EXTRA_FEW = 2
 #: The top k of both sides is chosen by a selection loop up to this many candidates
 #: (no concatenation or sort); beyond, by sorting.
 MERGE_MAX = 64
@@ -591,16 +608,15 @@ def search(  # type: ignore[no-untyped-def]
     updates (``_seg_bm25.py``), ``tables`` = (v0, idf, rescale, delta_of) per unified
     term, ``delta`` = (indptr, indices, data, term_max) of the added documents with
     exact weights (numbered from ``n_base``), ``dead`` the removed base documents,
-    ``consts`` (avg, k1, 1 - b, b) the whole graph's length statistics and ``hi`` the
-    bound on a rescaled weight's error; then, in this one call:
+    ``consts`` (avg, k1, 1 - b, b) the whole graph's length statistics and the ratio
+    ``lo / hi`` of the bounds on a rescaled weight's error; then, in this one call:
 
-    1. the base's best ``k + extra`` by rescaled weights (MaxScore), live ones only,
+    1. the base's best ``k`` by rescaled weights (MaxScore) with every document within
+       ``lo / hi`` of the k-th (ties and near ties at the cut: one of them may still
+       pass it once scored exactly; no document further down can), live ones only,
        exactly rescored from the stored term frequencies and lengths;
     2. the delta's best, pruned below the base's k-th exact score;
-    3. if a base document left out could still reach the k-th best (``hi`` times the
-       last candidate's rescaled score), every base document whose bound reaches it,
-       rescored too;
-    4. the top ``k`` of both.
+    3. the top ``k`` of both.
 
     A query term whose tables are not filled yet (idf -1) returns one document and no
     score: the caller fills them and asks again.
@@ -623,25 +639,31 @@ def search(  # type: ignore[no-untyped-def]
     ch_ids, ch_w, ex_ids, ex_w, d_ids, d_w = _split_terms(
         b_indptr, raw, v0, term_idf, term_scale, delta_of
     )
-    # 1. The base: candidates by the rescaled weights, rescored exactly.
+    # 1. The base: candidates by the rescaled weights, rescored exactly. A base
+    # document's exact score lies within [lo, hi] times its rescaled one (``widen`` =
+    # lo / hi, in consts): one that scores less than ``widen`` times the ask-th best
+    # cannot pass the ask-th, so the pass returns all the others, ties at the cut
+    # included, and no document left out needs a look. Removed documents taking places
+    # among the best: ask for more.
     docs_b = np.zeros(0, np.int64)
     exact_b = np.zeros(0, np.float32)
-    exhausted = True
-    last = 0.0
     if len(ch_ids):
-        ask = k + (EXTRA_FEW if len(ch_ids) <= FEW_TERMS else EXTRA)
+        widen = consts[4]
+        ask = k
         while True:
             cand, approx = top_k_weighted(
                 b_indptr, b_indices, b_data, b_max, ch_ids, ch_w, ask,
-                acc_b, touched_b, stats, budgets[0], n_seed, 0.0,
+                acc_b, touched_b, stats, budgets[0], n_seed, 0.0, widen,
             )  # fmt: skip
-            exhausted = len(cand) < ask
             docs_b = _live(cand, dead)
-            if exhausted or len(docs_b) >= k:
+            if len(cand) < ask or len(docs_b) == len(cand):
+                break  # every document with a score is here, or none was removed
+            sure = 0  # live documents at or above the ask-th rescaled score
+            for i in range(len(cand)):
+                sure += approx[i] >= approx[ask - 1] and not dead[cand[i]]
+            if sure >= k:
                 break
-            ask = 4 * ask  # removed documents took the places: ask for more
-        if len(approx):
-            last = float(approx[-1])
+            ask = 4 * ask
         docs_b = np.sort(docs_b)
         exact_b = exact_scores(b_indptr, b_indices, b_tf, b_len, ex_ids, ex_w, docs_b, consts)
     floor = float(_kth_largest(exact_b, len(exact_b), k))
@@ -668,29 +690,7 @@ def search(  # type: ignore[no-untyped-def]
                     acc_d, touched_d, stats, budgets[1], n_seed, floor * (1 - SLACK),
                 )  # fmt: skip
             docs_d = docs_d + n_base
-    # 3. Near ties at the cut: base documents the first step left out.
-    if not exhausted:
-        n_pool = len(exact_b) + len(scores_d)
-        pool = np.empty(n_pool, np.float64)
-        pool[: len(exact_b)] = exact_b
-        pool[len(exact_b) :] = scores_d
-        kth = _kth_largest(pool, n_pool, k)
-        if hi * last >= kth:
-            more, _ = top_k_weighted(
-                b_indptr, b_indices, b_data, b_max, ch_ids, ch_w, n_base,
-                acc_b, touched_b, stats, budgets[0], n_seed, kth / hi,
-            )  # fmt: skip
-            more = np.unique(_live(more, dead))
-            keep = np.empty(len(more), np.bool_)
-            for i in range(len(more)):
-                p = np.searchsorted(docs_b, more[i])
-                keep[i] = p >= len(docs_b) or docs_b[p] != more[i]
-            more = more[keep]
-            if len(more):
-                extra_s = exact_scores(b_indptr, b_indices, b_tf, b_len, ex_ids, ex_w, more, consts)
-                docs_b = np.concatenate((docs_b, more))
-                exact_b = np.concatenate((exact_b, extra_s))
-    # 4. The top k of both sides, equal scores by ascending document.
+    # 3. The top k of both sides, equal scores by ascending document.
     return _merge_top(docs_b, exact_b, docs_d, scores_d, k)
 
 

@@ -10,13 +10,14 @@ what a rebuild costs; instead, a query is answered exactly in two steps:
    term). What remains is the length part: with ``K = k1 (1 - b + b len/avg)``,
    ``tf/(tf + K')`` lies between ``tfc * min(1, avg'/avg)`` and ``tfc * max(1,
    avg'/avg)`` (proof in ``docs/updates.md``), so the rescaled score ``A`` of a base
-   document bounds its true score ``S``: ``S <= hi * A``.
-2. **Exact rescoring.** The base's MaxScore pass returns the top candidates by
-   ``A``; their ``S`` is recomputed from the stored term frequencies and lengths with
-   bm25s's own formulas (bit-identical weights). If a document left out could still
-   reach the k-th best ``S`` (``hi * A_last >= S_k``), one more pass returns every
-   document with ``A >= S_k / hi`` — those near ties — and they are rescored too. The
-   answer is the top k of a rebuild, up to float32 summation order.
+   document bounds its true score ``S``: ``lo * A <= S <= hi * A``.
+2. **Exact rescoring.** The base's MaxScore pass returns the top k candidates by
+   ``A`` and every document with ``A >= (lo / hi) * A_k`` (the k-th's ties and near
+   ties): a document below that has ``S < lo * A_k``, less than each of the k best
+   candidates' ``S``, so none left out can enter the top k. Their ``S`` is recomputed
+   from the stored term frequencies and lengths with bm25s's own formulas
+   (bit-identical weights). The answer is the top k of a rebuild, up to float32
+   summation order.
 
 Both steps, the delta's own pass and the merge run in one compiled call, the same
 routine that answers an index as built (``_kernels.search``; an index as built is
@@ -128,14 +129,16 @@ class SegmentedBM25:
         self._delta_df = np.diff(delta.indptr)
         self.vocab = _VocabView(self)
         p = base.params
-        consts = np.array(
-            [np.float32(stats.avg_len), np.float32(p.k1), np.float32(1 - p.b), np.float32(p.b)],
-            np.float32,
-        )
-        self._consts = consts
         self._avg_base = float(base.doc_len.sum(dtype=np.int64)) / n_base if n_base else 0.0
         ratio = stats.avg_len / self._avg_base if self._avg_base else 1.0
         self._hi = max(1.0, ratio) * (1 + SLACK)
+        lo = min(1.0, ratio) / (1 + SLACK)
+        # The base's candidates: every document within lo / hi of the k-th rescaled
+        # score (a float32 just below it, so that rounding never narrows the window).
+        widen = np.nextafter(np.float32(lo / self._hi), np.float32(0))
+        lengths = [np.float32(stats.avg_len), np.float32(p.k1), np.float32(1 - p.b)]
+        consts = np.array([*lengths, np.float32(p.b), widen], np.float32)
+        self._consts = consts
         # Per unified term, filled on first use (-1: not yet): the whole graph's idf,
         # the base weights' rescale, and (base terms) the delta's id of the same word.
         n_terms = self._v0 + len(delta.vocab)  # a delta-only word: v0 + its delta id
