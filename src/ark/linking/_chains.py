@@ -34,7 +34,10 @@ node instead, each scored by how well its relations account for the question's w
   question naming no node type asks first for what it wants, so a path not ending at
   the object of the relation named first (*which club has a player from X*) costs; a
   node type the question names (*which movies*) that the path never reaches costs
-  most.
+  most; a type word just before a noun naming one of the node's own relations (*the
+  film script for X*, *the movie 's director*) says whose that is, not what is asked,
+  and a word the encoder links joins a label's mention of the same relation across
+  such a modifier and function words (*the creator of the film script*: one mention).
 
 The best path gives the relations in order with their number of uses; the words no
 relation of it explains are what the hints must not pretend are answered.
