@@ -138,27 +138,6 @@ def _kth_largest(values, n, k):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _best(docs, scores, n, k):  # type: ignore[no-untyped-def]
-    """Top ``k`` of ``docs[:n]`` (ascending) by score, ties by ascending document."""
-    if n > k:
-        kth = _kth_largest(scores, n, k)
-        m = 0
-        for i in range(n):
-            if scores[i] >= kth:
-                docs[m] = docs[i]
-                scores[m] = scores[i]
-                m += 1
-        n = m
-    order = np.argsort(-scores[:n], kind="mergesort")[:k]  # stable: docs stay ascending
-    out_docs = np.empty(len(order), np.int64)
-    out_scores = np.empty(len(order), np.float32)
-    for i in range(len(order)):
-        out_docs[i] = docs[order[i]]
-        out_scores[i] = scores[order[i]]
-    return out_docs, out_scores
-
-
-@njit(cache=True, nogil=True)
 def _within(docs, scores, n, k, widen):  # type: ignore[no-untyped-def]
     """Every one of ``docs[:n]`` (ascending) scoring at least ``widen`` times the
     ``k``-th best score (all of them when fewer than ``k``), by score then document."""
@@ -176,6 +155,13 @@ def _within(docs, scores, n, k, widen):  # type: ignore[no-untyped-def]
         out_docs[i] = docs[order[i]]
         out_scores[i] = scores[order[i]]
     return out_docs, out_scores
+
+
+@njit(cache=True, nogil=True)
+def _best(docs, scores, n, k):  # type: ignore[no-untyped-def]
+    """Top ``k`` of ``docs[:n]`` (ascending) by score, ties by ascending document."""
+    out_docs, out_scores = _within(docs, scores, n, k, 1.0)
+    return out_docs[:k], out_scores[:k]
 
 
 @njit(cache=True, nogil=True)

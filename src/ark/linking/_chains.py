@@ -193,19 +193,25 @@ class Chain:
         }
 
 
+def code_steps(graph: Any, canonical: Mapping[str, str]) -> list[Step]:
+    """The step of every adjacency code of ``graph``: its forward relation (a stored
+    reverse read as what it reverses, by ``canonical``) and the way along it."""
+    steps: list[Step] = []
+    for code in range(2 * len(graph.relation_names)):
+        name, direction = graph.relation_names[code // 2], code % 2
+        forward = canonical.get(name, name)
+        out = (direction == 0) != (forward != name)  # a stored reverse flips it
+        steps.append((forward, "out" if out else "in"))
+    return steps
+
+
 class StepTable:
     """Per graph: the canonical step of every adjacency code, which steps can follow
     which, and the node types each step reaches."""
 
     def __init__(self, graph: Any, canonical: Mapping[str, str]) -> None:
         self.graph = graph
-        n_codes = 2 * len(graph.relation_names)
-        steps: list[Step] = []
-        for code in range(n_codes):
-            name, direction = graph.relation_names[code // 2], code % 2
-            forward = canonical.get(name, name)
-            out = (direction == 0) != (forward != name)  # a stored reverse flips it
-            steps.append((forward, "out" if out else "in"))
+        steps = code_steps(graph, canonical)
         self.code_step = steps
         self.steps = list(dict.fromkeys(steps))
         index_of = {s: i for i, s in enumerate(self.steps)}

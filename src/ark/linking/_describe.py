@@ -65,6 +65,7 @@ from ark.graph import (
     text_problem,
     with_layer,
 )
+from ark.linking._chains import code_steps
 from ark.linking._words import content, lemma_key, tokens
 from ark.llm import ChatModel, Message
 
@@ -412,13 +413,7 @@ def rival_relations(
     least ``share`` of the nodes it leaves also leave: the relations a question about
     such a node could mean instead. A stored reverse counts as its forward relation,
     read the other way."""
-    n_codes = 2 * len(graph.relation_names)
-    forward: list[str] = []
-    for code in range(n_codes):
-        name, direction = graph.relation_names[code // 2], code % 2
-        fwd = canonical.get(name, name)
-        out = (direction == 0) != (fwd != name)  # a stored reverse flips it
-        forward.append(fwd if out else "")
+    forward = [rel if way == "out" else "" for rel, way in code_steps(graph, canonical)]
     columns = sorted({f for f in forward if f})
     col = {f: j for j, f in enumerate(columns)}
     code_col = np.array([col.get(f, -1) for f in forward], dtype=np.int64)
