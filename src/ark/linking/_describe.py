@@ -455,7 +455,8 @@ def rival_words(
     (label and description, as ``described`` has them) than to the relation itself: by
     relation, the words to drop. A word whose content words the relation's own name
     has (*leader* for ``leader``, *president* for ``président``) always stays."""
-    asked = [n for n in words if words[n] and rivals.get(n)]
+    unsaid = {n: ws for n, ws in unsaid_words(described, words).items() if rivals.get(n)}
+    asked = list(unsaid)
     if not asked:
         return {}
     texts: dict[str, str] = {}
@@ -468,18 +469,32 @@ def rival_words(
     vectors = _unit(encoder.encode([texts[n] for n in order]))
     dropped: dict[str, list[str]] = {}
     for name in asked:
-        if name not in row:
-            continue
-        own = _folded_lemmas(name) | _folded_lemmas(texts[name].split(":")[0])
-        checked = [w for w in words[name] if not _folded_lemmas(w) <= own]
+        checked = unsaid[name]
         others = [row[r] for r in sorted(rivals[name]) if r in row]
-        if not checked or not others:
+        if name not in row or not others:
             continue
         sims = _unit(encoder.encode(checked)) @ vectors.T
         for w, s in zip(checked, sims, strict=True):
             if float(s[others].max()) - float(s[row[name]]) > margin:
                 dropped.setdefault(name, []).append(w)
     return dropped
+
+
+def unsaid_words(
+    described: DescribedSchema, words: Mapping[str, Sequence[str]]
+) -> dict[str, list[str]]:
+    """Per relation, those of its ``words`` whose content words its own name and label
+    do not have (accents folded); relations with none left out. Only these are worth
+    comparing: a graph built from documents gives every relation its own phrase's
+    words, thousands of relations with nothing to check."""
+    out: dict[str, list[str]] = {}
+    for name, ws in words.items():
+        doc = described.relation(name)
+        own = _folded_lemmas(name) | (_folded_lemmas(doc.label) if doc is not None else set())
+        left = [w for w in ws if not _folded_lemmas(w) <= own]
+        if left:
+            out[name] = left
+    return out
 
 
 def _unit(vectors: Any) -> np.ndarray:
@@ -505,7 +520,8 @@ def drop_rival_words(
     candidate = with_layer(index.described, source, layer, base)
     forward = [n for n in said if (doc := base.relation(n)) is not None and not doc.inverse_of]
     words = {n: list(said[n].get("aliases") or []) for n in forward}
-    rivals = rival_relations(index.graph, candidate.canonical, forward)
+    checked = list(unsaid_words(candidate, words))
+    rivals = rival_relations(index.graph, candidate.canonical, checked)
     dropped = rival_words(candidate, words, rivals, encoder, margin)
     for name, gone in dropped.items():
         said[name]["aliases"] = [w for w in said[name]["aliases"] if w not in gone]
