@@ -101,8 +101,8 @@ class QueryView:
     delta: tuple[np.ndarray, ...]  #: (indptr, indices, data, term_max) of the delta
     tables: tuple[int, np.ndarray, np.ndarray, np.ndarray]  #: (v0, idf, rescale, delta_of)
     dead: np.ndarray  #: removed base documents (bool per base document; empty: none)
-    consts: np.ndarray  #: avg length, k1, 1 - b, b, and lo / hi after updates (float32)
-    hi: float  #: bound on how much a rescaled base weight can underestimate
+    consts: np.ndarray  #: avg length, k1, 1 - b, b (float32)
+    widen: float  #: lo / hi of a rescaled base weight's error bounds (1: exact weights)
     n_delta: int  #: documents in the delta
     budgets: np.ndarray  #: postings read before a first k-th score: base, delta
 
@@ -243,7 +243,7 @@ class BM25Index:
         tables: tuple[int, np.ndarray, np.ndarray, np.ndarray],
         dead: np.ndarray,
         consts: np.ndarray,
-        hi: float,
+        widen: float,
         n_delta: int,
     ) -> QueryView:
         """A :class:`QueryView` of this base with a delta of ``n_delta`` documents."""
@@ -251,7 +251,7 @@ class BM25Index:
             [max(SEED_BUDGET_MIN, n // SEED_BUDGET_SHARE) for n in (self.n_docs, n_delta)],
             np.int64,
         )
-        return QueryView(delta, tables, dead, consts, hi, n_delta, budgets)
+        return QueryView(delta, tables, dead, consts, widen, n_delta, budgets)
 
     def postings_view(self) -> tuple[np.ndarray, ...]:
         """(indptr, indices, data, term_max, tf, doc_len) in the kernels' dtypes (empty
@@ -284,7 +284,7 @@ class BM25Index:
                 view.tables,
                 view.dead,
                 view.consts,
-                view.hi,
+                view.widen,
                 int(k),
                 view.budgets,
                 N_SEED,

@@ -578,7 +578,7 @@ def search(  # type: ignore[no-untyped-def]
     tables,
     dead,
     consts,
-    hi,
+    widen,
     k,
     budgets,
     n_seed,
@@ -594,8 +594,9 @@ def search(  # type: ignore[no-untyped-def]
     updates (``_seg_bm25.py``), ``tables`` = (v0, idf, rescale, delta_of) per unified
     term, ``delta`` = (indptr, indices, data, term_max) of the added documents with
     exact weights (numbered from ``n_base``), ``dead`` the removed base documents,
-    ``consts`` (avg, k1, 1 - b, b) the whole graph's length statistics and the ratio
-    ``lo / hi`` of the bounds on a rescaled weight's error; then, in this one call:
+    ``consts`` (avg, k1, 1 - b, b) the whole graph's length statistics and ``widen``
+    the ratio ``lo / hi`` of the bounds on a rescaled weight's error (1 as built);
+    then, in this one call:
 
     1. the base's best ``k`` by rescaled weights (MaxScore) with every document within
        ``lo / hi`` of the k-th (ties and near ties at the cut: one of them may still
@@ -627,14 +628,13 @@ def search(  # type: ignore[no-untyped-def]
     )
     # 1. The base: candidates by the rescaled weights, rescored exactly. A base
     # document's exact score lies within [lo, hi] times its rescaled one (``widen`` =
-    # lo / hi, in consts): one that scores less than ``widen`` times the ask-th best
+    # lo / hi): one that scores less than ``widen`` times the ask-th best
     # cannot pass the ask-th, so the pass returns all the others, ties at the cut
     # included, and no document left out needs a look. Removed documents taking places
     # among the best: ask for more.
     docs_b = np.zeros(0, np.int64)
     exact_b = np.zeros(0, np.float32)
     if len(ch_ids):
-        widen = consts[4]
         ask = k
         while True:
             cand, approx = top_k_weighted(

@@ -131,13 +131,15 @@ class SegmentedBM25:
         p = base.params
         self._avg_base = float(base.doc_len.sum(dtype=np.int64)) / n_base if n_base else 0.0
         ratio = stats.avg_len / self._avg_base if self._avg_base else 1.0
-        self._hi = max(1.0, ratio) * (1 + SLACK)
+        hi = max(1.0, ratio) * (1 + SLACK)
         lo = min(1.0, ratio) / (1 + SLACK)
         # The base's candidates: every document within lo / hi of the k-th rescaled
         # score (a float32 just below it, so that rounding never narrows the window).
-        widen = np.nextafter(np.float32(lo / self._hi), np.float32(0))
-        lengths = [np.float32(stats.avg_len), np.float32(p.k1), np.float32(1 - p.b)]
-        consts = np.array([*lengths, np.float32(p.b), widen], np.float32)
+        widen = float(np.nextafter(np.float32(lo / hi), np.float32(0)))
+        consts = np.array(
+            [np.float32(stats.avg_len), np.float32(p.k1), np.float32(1 - p.b), np.float32(p.b)],
+            np.float32,
+        )
         self._consts = consts
         # Per unified term, filled on first use (-1: not yet): the whole graph's idf,
         # the base weights' rescale, and (base terms) the delta's id of the same word.
@@ -160,7 +162,7 @@ class SegmentedBM25:
             (self._v0, self._idf, self._scale, delta_of),
             dead if len(dead_base) else np.zeros(0, np.bool_),
             consts,
-            self._hi,
+            widen,
             delta.n_docs,
         )
 
