@@ -48,7 +48,6 @@ import hashlib
 import json
 import logging
 import os
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +65,7 @@ from ark.graph import (
     with_layer,
 )
 from ark.linking._chains import code_steps
-from ark.linking._words import content, lemma_key, tokens
+from ark.linking._words import content, lemma_key, tokens, without_accents
 from ark.llm import ChatModel, Message
 
 #: Most words asked for per relation or type: six cover the nouns, verbs and informal
@@ -437,10 +436,7 @@ def rival_relations(
 
 def _folded_lemmas(text: str) -> set[str]:
     """``text``'s content words by lemma, accents folded (*président*: *president*)."""
-    plain = "".join(
-        ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
-    )
-    return {lemma_key(w) for w in content(tokens(plain))}
+    return {lemma_key(w) for w in content(tokens(without_accents(text)))}
 
 
 def rival_words(
