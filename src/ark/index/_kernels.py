@@ -158,9 +158,13 @@ def _within(docs, scores, n, k, widen):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _best(docs, scores, n, k):  # type: ignore[no-untyped-def]
-    """Top ``k`` of ``docs[:n]`` (ascending) by score, ties by ascending document."""
-    out_docs, out_scores = _within(docs, scores, n, k, 1.0)
+def _best(docs, scores, n, k, widen=1.0):  # type: ignore[no-untyped-def]
+    """Top ``k`` of ``docs[:n]`` (ascending) by score, ties by ascending document; with
+    ``widen < 1``, :func:`_within`'s window instead (every one within ``widen`` of the
+    ``k``-th)."""
+    out_docs, out_scores = _within(docs, scores, n, k, widen)
+    if widen < 1.0:
+        return out_docs, out_scores
     return out_docs[:k], out_scores[:k]
 
 
@@ -245,7 +249,6 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
         a += 1
 
     theta = theta0
-    wide = widen < 1.0
     if a < m and n_touched >= k:
         # 2. A first theta from the exact scores of the best documents so far.
         n_s = min(n_touched, max(n_seed, k))
@@ -316,7 +319,7 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
         acc[touched[i]] = 0.0
     stats[STAT_CANDIDATES] = n
     if a == m:
-        return _within(docs, scores, n, k, widen) if wide else _best(docs, scores, n, k)
+        return _best(docs, scores, n, k, widen)
 
     # Completed scores reaching theta; all of them, so that ties at the k-th are kept
     # and broken by index at the end.
@@ -360,7 +363,7 @@ def top_k_weighted(  # type: ignore[no-untyped-def]
                             kept += 1
                     size = kept
     stats[STAT_PROBES] += probes
-    return _within(kept_d, kept_s, size, k, widen) if wide else _best(kept_d, kept_s, size, k)
+    return _best(kept_d, kept_s, size, k, widen)
 
 
 @njit(cache=True, nogil=True)
