@@ -39,6 +39,10 @@ def test_metaqa_answers_missing_from_the_graph_are_kept_separately(metaqa_index,
     assert b.missing == ("No Such Person",) and len(b.gold) == 1
     assert c.missing == ("Nobody, Really",) and not c.gold
     assert a.qtype is None  # no qtype file
+    # The paraphrased file writes apostrophes as HTML entities; the question reads them.
+    (hop / "qa_dev_ntm.txt").write_text("who is [Forrest Gump] &apos;s director\tRobert Zemeckis\n")
+    (ntm,) = load_metaqa(tmp_path, 1, split="dev_ntm", index=metaqa_index)
+    assert ntm.text == "who is Forrest Gump 's director"
     (hop / "qa_dev.txt").write_text("no tab here\n")
     with pytest.raises(ArkError, match=r"qa_dev.txt:1"):
         load_metaqa(tmp_path, 1, index=metaqa_index)

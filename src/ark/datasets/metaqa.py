@@ -7,6 +7,7 @@ below gives its nodes types when it is loaded as triples (registered with
 
 from __future__ import annotations
 
+import html
 import os
 import re
 from pathlib import Path
@@ -61,8 +62,9 @@ def default_metaqa_dir() -> Path:
 def load_metaqa(data_dir: str | Path, hop: int, *, split: str = "dev", index: Index) -> list[Query]:
     """``{hop}-hop/qa_{split}.txt`` (``question<TAB>a1|a2``) with its qtype file.
 
-    The topic entity's square brackets are removed (the agent reads the natural
-    question); answer names map to nodes by exact string match.
+    The topic entity's square brackets are removed and HTML entities read (the
+    paraphrased ``dev_ntm`` file writes every apostrophe as ``&apos;``): the agent
+    reads the natural question. Answer names map to nodes by exact string match.
     """
     root = Path(data_dir) / f"{hop}-hop"
     qa = root / f"qa_{split}.txt"
@@ -90,7 +92,7 @@ def load_metaqa(data_dir: str | Path, hop: int, *, split: str = "dev", index: In
             queries.append(
                 Query(
                     id=f"{hop}-hop/{split}/{lineno}",
-                    text=_BRACKETS.sub(r"\1", question),
+                    text=html.unescape(_BRACKETS.sub(r"\1", question)),
                     gold=frozenset(gold),
                     qtype=qtypes[lineno - 1] if lineno - 1 < len(qtypes) else None,
                     missing=tuple(missing),

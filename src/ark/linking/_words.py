@@ -38,6 +38,8 @@ COVERAGE = 0.5
 #: Shortest first part of a compound matched by its head (``screen|writer``): shorter
 #: ones are prefixes, not words (``con|forms``, ``per|forms``, ``re|formed``).
 MODIFIER = 4
+#: Longest bound prefix dropped before a hyphen (``co-``, ``non-``, ``re-``).
+PREFIX = 3
 
 #: Score of a match by spelling alone (``fonction`` / ``function``, ``auteur`` /
 #: ``author``, a misspelt ``foootball``): below a derivation, so a word's own lemma
@@ -68,9 +70,31 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 def _words_of(text: str) -> list[str]:
     out = []
-    for t in _TOKEN.findall(text.replace("_", " ")):
-        out += _split_camel(t)
+    spaced = text.replace("_", " ")
+    for m in _TOKEN.finditer(spaced):
+        if not _bound_prefix(spaced, m):
+            out += _split_camel(m.group())
     return out
+
+
+def _bound_prefix(text: str, m: re.Match[str]) -> bool:
+    """Whether the word ``m`` found in ``text`` is a bound prefix joined by a hyphen to
+    the word after it (``co-star``, ``co-director``, ``non-fiction``, ``re-elected``):
+    lower case, at most :data:`PREFIX` letters, and no English word by itself. It is
+    dropped, so the head carries the meaning: kept, the ``co`` of an alias
+    *co-director* matched the ``co`` of a question's *co-star*. A prefix that is a word
+    (``ex-wife``, ``step-father``) stays a word."""
+    t = m.group()
+    end = m.end()
+    return (
+        len(t) <= PREFIX
+        and t.isalpha()
+        and t.islower()
+        and end + 1 < len(text)
+        and text[end] in "-‐"
+        and text[end + 1].isalpha()
+        and not _is_word(t)
+    )
 
 
 def written(text: str) -> list[tuple[str, bool]]:
@@ -80,6 +104,8 @@ def written(text: str) -> list[tuple[str, bool]]:
     out = []
     spaced = text.replace("_", " ")
     for m in _TOKEN.finditer(spaced):
+        if _bound_prefix(spaced, m):
+            continue
         t = m.group()
         j = m.start() - 1
         while j >= 0 and spaced[j] in _OPENING:
