@@ -30,7 +30,8 @@ node instead, each scored by how well its relations account for the question's w
   a relation no word names more, and so does each mention of a relation by its own
   label that the path does not use (*directed* ... *director*), and a word the path
   leaves unexplained (going out along a relation and straight back explains the word
-  before its name: who *co*-starred with X, the films that *share* X's director); a
+  before its name: the films that *share* X's director, whose directors *also*
+  directed X); a
   question naming no node type asks first for what it wants, so a path not ending at
   the object of the relation named first (*which club has a player from X*) costs; a
   node type the question names (*which movies*) that the path never reaches costs
@@ -110,8 +111,8 @@ class ChainCosts:
     #: What each content word the path leaves unexplained costs: the words a question
     #: says are there to be read. A path that goes out from the node along a relation
     #: and straight back explains the word just before the relation's name (the films
-    #: that *share* X's director, who *co*-starred): such a word is how a question
-    #: says it.
+    #: that *share* X's director, whose directors *also* directed X): such a word is
+    #: how a question says it.
     loose: float = 0.15
     #: What a path costs that does not end at the object of the relation the question
     #: names first, before its node (*which club has a player from X*, *who co-starred
@@ -386,9 +387,9 @@ def excuse_repeats(
 ) -> list[int]:
     """``loose`` without the words just before the mentions of a relation the path
     follows and then takes back (``repeated``): such a path says something the question
-    must say too (the films that *share* X's director, who *co*-starred), and the word
-    before the relation's name is where it says it, not a part of the question left
-    unread."""
+    must say too (the films that *share* X's director, whose directors *also* directed
+    X), and the word before the relation's name is where it says it, not a part of the
+    question left unread."""
     said = {j for r, at in explains.items() if r in repeated for i in at for j in (i - 1, i - 2)}
     return [i for i in loose if i not in said]
 
