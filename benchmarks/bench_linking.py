@@ -311,7 +311,7 @@ def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-a
             guessed_right += ok
         if args.show == "all" or (args.show == "wrong" and not ok):
             gold_text = " | ".join(
-                " ".join(f"{r}({d})" for r, d in p) for p in {p for _, p in paths[:4]}
+                " ".join(f"{r}({d})" for r, d in p) for p in sorted({p for _, p in paths[:4]})
             )
             print(
                 f"  {'ok ' if ok else 'NO '} {q.text}\n      read: {dict(read)}  "
