@@ -94,3 +94,30 @@ def test_the_chain_goes_only_where_the_graph_leads_from_the_node(two_languages):
     )
     steps = chain_of(two_languages, "who is the spouse of the successor of Dan_Dale ?")
     assert steps is not None and ("spouse", "out") not in steps
+
+
+# A word several relations have (*party*: three English relations here), where the
+# graph offers only one of them, the French ``parti``, at the hop that would take it.
+SHARED_WORD = "\n".join(
+    [
+        "Ripley_Formation\tregion\tAlabama",
+        "Alabama\tlegislature\tAlabama_Legislature",
+        "Alabama_Legislature\tparti\tRepublican_Party",
+        "Ann_Ames\tparty\tLabour",
+        "Ben_Bell\tstate_party\tLabour_Scotland",
+        "Cora_Cole\tparty_list\tList_A",
+        "Dan_Dale\tregion\tOhio",
+        "Ohio\tlegislature\tOhio_Legislature",
+    ]
+)
+
+
+def test_a_shared_word_names_the_one_relation_the_graph_offers_there(tmp_path):
+    index = tsv_index(tmp_path, SHARED_WORD)
+    steps = chain_of(
+        index, "which party does the legislature of the region of Ripley_Formation belong to ?"
+    )
+    assert steps == (("region", "out"), ("legislature", "out"), ("parti", "out"))
+    # Where nothing offers a relation with the word, the chain does not invent a hop.
+    steps = chain_of(index, "which party does the legislature of the region of Dan_Dale belong to ?")
+    assert steps == (("region", "out"), ("legislature", "out"))

@@ -303,12 +303,16 @@ def word_scores(
     masked: set[int],
     typed: set[int] = frozenset(),
     function_word: float = DEFAULT_COSTS.function_word,
+    alone: np.ndarray | None = None,
 ) -> tuple[list[str], np.ndarray, np.ndarray, list[int]]:
     """(relations, scores[position, relation], lexical[position, relation], positions
     that count): how surely each word of the question names each (forward) relation,
     lexically or densely, and whether a label or alias has the word at all. Words in
     ``typed`` name a node type: only a label may also read them as a relation
-    (*genre*), never the encoder's looser similarity."""
+    (*genre*), never the encoder's looser similarity. ``alone``, when given (an array
+    of ``scores``' shape), receives the lexical scores as they would be if no other
+    relation had the question's word: the chain search reads a word so where the
+    graph offers only one of the relations it matches."""
     relations = list(linker.phrases)
     col = {r: j for j, r in enumerate(relations)}
     scores = np.zeros((len(words), len(relations)))
@@ -333,11 +337,13 @@ def word_scores(
                 # relations the question's word matches at all.
                 weight = 1 / linker._spread.get(lemma_key(w), 1)
                 for i, m in at:
-                    alone = 1 / linker.ambiguity(reach, i, m)
-                    score = m * share * min(weight, alone)
+                    unique = 1 / linker.ambiguity(reach, i, m)
+                    score = m * share * min(weight, unique)
                     if m == 1.0:  # by lemma: a one-word own name (RelationLinker.exact)
                         score = max(score, linker.exact(rel, phrase, own, asked))
                     scores[i, j] = max(scores[i, j], score)
+                    if alone is not None:
+                        alone[i, j] = max(alone[i, j], score, m * share * weight)
     # A phrase of several words the question has together names its relation by all
     # of them at once ("place of death"), more surely than each word alone.
     for mention in linker.joint(words, masked):
@@ -507,8 +513,9 @@ def read_chains(
     c = costs
     table = step_table(index, linker)
     type_words = {i for _, at in types for i in at}
+    unshared = np.zeros((len(words), len(linker.phrases)))
     relations, scores, lexical, counted = word_scores(
-        linker, words, masked, type_words, c.function_word
+        linker, words, masked, type_words, c.function_word, alone=unshared
     )
     col = {r: j for j, r in enumerate(relations)}
     # Steps into a graph's nameless mediator nodes: no chain ends there, and the hop
@@ -597,6 +604,11 @@ def read_chains(
     # outlook of a partial path does not hold them against it.
     nameable = {i for i in counted if scores[i].max() >= c.names or lexical[i].any()}
     counted_scores, counted_lexical = scores[counted], lexical[counted]
+    counted_unshared = unshared[counted]
+    #: Per counted word, the relations whose labels or aliases have it.
+    matching = [frozenset(relations[j] for j in np.flatnonzero(row)) for row in counted_lexical]
+    #: Per partial path, the relations the graph offers after it (the anchor's first).
+    offered: dict[tuple[int, ...], frozenset[str]] = {}
     # The steps some word names (a score that counts, or a label's word): the search
     # extends a path by these, by the step the question asks first for, and by steps
     # reaching a node type it asks for; a step no word names is tried only as a
@@ -626,8 +638,29 @@ def read_chains(
             for k in range(lo + 1, hi)
         )
 
+    def in_context(path: tuple[int, ...], cols: list[int]) -> np.ndarray:
+        """The counted words' scores for the relations ``cols`` of ``path``: a word
+        several relations' labels or aliases have (*party*: ``party``, ``parti``,
+        ``stateParty``) is shared out among them, but where the graph offers only
+        one of them at the hop that takes it (a legislature has ``parti``, not
+        ``party``), it names that one alone."""
+        sub = counted_scores[:, cols]  # a copy (indexed by a list)
+        at_hop: dict[str, frozenset[str]] = {}
+        for k, s in enumerate(path):
+            rel = table.steps[s][0]
+            if rel not in at_hop and path[:k] in offered:
+                at_hop[rel] = offered[path[:k]]
+        for b, j in enumerate(cols):
+            here = at_hop.get(relations[j])
+            if here is None:
+                continue
+            for a in np.flatnonzero(counted_lexical[:, j]).tolist():
+                if counted_unshared[a, j] > sub[a, b] and not (matching[a] - {relations[j]}) & here:
+                    sub[a, b] = counted_unshared[a, j]
+        return sub
+
     def explain(
-        rels: list[str], uses: Counter[str]
+        rels: list[str], uses: Counter[str], path: tuple[int, ...] = ()
     ) -> tuple[float, dict[str, list[int]], list[int]]:
         """Which words each relation of the path explains: the best-scored pairs
         first, a word the encoder links (no label or alias of the relation has it)
@@ -641,7 +674,7 @@ def read_chains(
         explains: dict[str, list[int]] = {r: [] for r in rels}
         if not cols:
             return 0.0, explains, list(counted)
-        sub = counted_scores[:, cols]
+        sub = in_context(path, cols)
         pairs = sorted(
             ((float(sub[a, b]), a, b) for a, b in zip(*np.nonzero(sub >= c.names), strict=True)),
             key=lambda t: (-t[0], t[1], t[2]),
@@ -683,7 +716,7 @@ def read_chains(
         ends are not held against it, nor words that a later hop may yet explain."""
         rels = list(dict.fromkeys(table.steps[s][0] for s in path))
         uses = Counter(table.steps[s][0] for s in path)
-        total, explains, loose = explain(rels, uses)
+        total, explains, loose = explain(rels, uses, path)
         # A hop into a mediator and the hop out of it state one fact: one hop, named
         # when either relation is (Freebase-style names split the fact between them).
         through = [k for k in range(len(path) - 1) if into[path[k]]] if has_mediators else []
@@ -751,6 +784,7 @@ def read_chains(
     frontier: list[tuple[int, ...]] = [(s,) for s in table.first_steps(anchor)]
     # The nodes each partial path reached from the anchor (absent: too many to follow).
     first = table.expand(np.array([anchor], dtype=np.int64)) or {}
+    offered[()] = frozenset(table.steps[s][0] for s in table.first_steps(anchor))
     reached: dict[tuple[int, ...], np.ndarray] = {(s,): nodes for s, nodes in first.items()}
     # A path that reaches mediators at the last hop goes one hop further.
     deepest = max_hops + has_mediators
@@ -780,6 +814,7 @@ def read_chains(
                 there[list(onward)] = True
                 after = after & there
                 reached.update({(*path, b): ns for b, ns in onward.items()})
+                offered[path] = frozenset(table.steps[b][0] for b in onward)
             # Out of a mediator, every relation it has is a candidate (the one that
             # best explains what the question still says wins by the same scoring):
             # a question names the fact, not always the hop out.
