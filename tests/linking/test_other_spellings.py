@@ -119,5 +119,7 @@ def test_a_shared_word_names_the_one_relation_the_graph_offers_there(tmp_path):
     )
     assert steps == (("region", "out"), ("legislature", "out"), ("parti", "out"))
     # Where nothing offers a relation with the word, the chain does not invent a hop.
-    steps = chain_of(index, "which party does the legislature of the region of Dan_Dale belong to ?")
+    steps = chain_of(
+        index, "which party does the legislature of the region of Dan_Dale belong to ?"
+    )
     assert steps == (("region", "out"), ("legislature", "out"))

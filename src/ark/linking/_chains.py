@@ -31,14 +31,16 @@ node instead, each scored by how well its relations account for the question's w
   label that the path does not use (*directed* ... *director*), and a word the path
   leaves unexplained (going out along a relation and straight back explains the word
   before its name: the films that *share* X's director, whose directors *also*
-  directed X); a
-  question naming no node type asks first for what it wants, so a path not ending at
-  the object of the relation named first (*which club has a player from X*) costs; a
-  node type the question names (*which movies*) that the path never reaches costs
-  most; a type word just before a noun naming one of the node's own relations (*the
-  film script for X*, *the movie 's director*) says whose that is, not what is asked,
-  and a word the encoder links joins a label's mention of the same relation across
-  such a modifier and function words (*the creator of the film script*: one mention).
+  directed X); a question naming no node type asks first for what it wants, so a path
+  not ending at the object of the relation named first (*which club has a player from
+  X*) costs; a node type the question names (*which movies*) that the path never
+  reaches costs most; a word several relations have counts for one of them in full
+  where the graph offers no other at the hop that takes it (*party* names ``parti``
+  from a legislature); a type word just before a noun naming one of the node's own
+  relations (*the film script for X*, *the movie 's director*) says whose that is,
+  not what is asked, and a word the encoder links joins a label's mention of the same
+  relation across such a modifier and function words (*the creator of the film
+  script*: one mention).
 
 The best path gives the relations in order with their number of uses; the words no
 relation of it explains are what the hints must not pretend are answered.
