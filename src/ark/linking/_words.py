@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
@@ -69,12 +69,16 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 
 def _words_of(text: str) -> list[str]:
-    out = []
+    return [p for _, m in _matches(text) for p in _split_camel(m.group())]
+
+
+def _matches(text: str) -> Iterator[tuple[str, re.Match[str]]]:
+    """The words of ``text`` (underscores as spaces) as regex matches on that spaced
+    text, bound prefixes left out: what :func:`tokens` and :func:`written` both read."""
     spaced = text.replace("_", " ")
     for m in _TOKEN.finditer(spaced):
         if not _bound_prefix(spaced, m):
-            out += _split_camel(m.group())
-    return out
+            yield spaced, m
 
 
 def _bound_prefix(text: str, m: re.Match[str]) -> bool:
@@ -102,10 +106,7 @@ def written(text: str) -> list[tuple[str, bool]]:
     whether it opens a sentence (first in ``text``, or after ``.``, ``!``, ``?``, ``:``
     and any quotes): there a capital says nothing about a name."""
     out = []
-    spaced = text.replace("_", " ")
-    for m in _TOKEN.finditer(spaced):
-        if _bound_prefix(spaced, m):
-            continue
+    for spaced, m in _matches(text):
         t = m.group()
         j = m.start() - 1
         while j >= 0 and spaced[j] in _OPENING:
