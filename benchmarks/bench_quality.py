@@ -6,7 +6,7 @@
         [--prompt full|short] [--model 0.5b|1.5b|GGUF] [--adapter LORA.gguf]
         [--[no-]example] [--[no-]hints] [--[no-]multi-neighborhood]
         [--[no-]grouped-observations]
-        [--describe] [--save-baseline]
+        [--describe] [--plan-threshold P] [--save-baseline]
         [--decoders ark llama --seeds 0 1 2 [--stored]]
 
 The generality table: a change is judged on MetaQA dev 1/2/3-hop, MetaQA's
@@ -50,6 +50,7 @@ from typing import Any
 
 from ark.agent import Agent, AgentOptions, ToolConfig
 from ark.agent._prompt import PROMPT_VARIANTS
+from ark.agent.plans import DEFAULT_THRESHOLD
 from ark.eval import Evaluation
 from ark.index import build_index, open_index
 
@@ -154,6 +155,7 @@ def run_set(args: argparse.Namespace, llm, spec: str) -> dict[str, Any]:  # type
         prompt=args.prompt,
         seed=args.seed,
         data_dir=kb.parent,
+        plan_threshold=args.plan_threshold if args.plan_threshold <= 1 else None,
         # recorded beside the settings ark eval records, so a rerun resumes only alike
         extra_config={
             "agent_options": options.to_dict(),
@@ -406,6 +408,13 @@ def main(argv: list[str] | None = None) -> None:
         "--describe",
         action="store_true",
         help="describe each index once with the model (ark index describe) before the run",
+    )
+    p.add_argument(
+        "--plan-threshold",
+        type=float,
+        default=DEFAULT_THRESHOLD,
+        help="run the reading's plan without the model at this fitted confidence "
+        "(ark.agent.plans; above 1: never, the model runs every step)",
     )
     p.add_argument("--verbose", action="store_true", help="print every tool call")
     p.add_argument(

@@ -45,6 +45,11 @@ Added in minor 4: a step's ``profile`` (:class:`ark.llm.CallProfile` as a dict: 
 tokens sent, evaluated and reused from the KV cache, tokens generated, seconds in
 prompt evaluation, in decoding and with saved KV state), which :mod:`ark.profile`
 sums per query; None for a cache hit, a step without a model call, or an older record.
+
+Added in minor 5: a step's ``by``: ``"plan"`` when the reading's plan ran the step's
+call itself, with no model call (``ark-guided`` with a sure plan,
+:mod:`ark.agent.plans`); None when the model chose it. Such a trajectory's
+``config["plan"]`` holds the plan's confidence, the threshold and why it stopped.
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ from ark._safe import dumps
 from ark.errors import ArkError
 
 SCHEMA_VERSION = 1
-SCHEMA_MINOR = 4
+SCHEMA_MINOR = 5
 StopReason = Literal["finish", "max_steps", "error"]
 
 
@@ -169,6 +174,7 @@ class StepRecord:
     module: str | None = None  # minor 1: the workflow module that made this model call
     cached: bool = False  # minor 2: the reply came from the LLM response cache (no model call)
     profile: dict[str, Any] | None = None  # minor 4: the call's tokens and seconds, by phase
+    by: str | None = None  # minor 5: "plan" when the reading's plan ran the step (no model call)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -12,6 +12,7 @@ the backend raises (a bug there must not lose the trajectory).
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import asdict, dataclass, replace
 
@@ -27,9 +28,10 @@ from ark.agent._strategy import (
     start_trajectory,
 )
 from ark.agent.hints import ChainHints
+from ark.agent.plans import plan_features, plan_model, run_plan
 from ark.errors import ArkError
 from ark.index import Index
-from ark.llm import ChatModel, Completion, Message
+from ark.llm import ChatModel, Completion, Message, ToolCall
 from ark.tools import ErrorCode, GraphTools, tool_specs
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
@@ -173,7 +175,10 @@ class Agent:
         ]
         session = self.new_session(query)
         stop = "max_steps"
-        for step in range(cfg.max_steps):
+        planned = self._planned(query, traj, messages)
+        if planned is not None:
+            session, stop = planned, "finish"
+        for step in range(cfg.max_steps if planned is None else 0):
             specs = self._step_tools(step, session)
             try:
                 completion = await self.llm.complete(
@@ -252,6 +257,75 @@ class Agent:
         traj.messages = [m.to_dict() for m in messages]
         traj.wall_s = round(time.perf_counter() - started, 4)
         return traj
+
+    def _planned(self, query: str, traj: Trajectory, messages: list[Message]) -> ToolSession | None:
+        """The session of the reading's plan, run without the model, when the plan runs
+        to its finish with a confidence of at least ``plan_threshold``: its steps are
+        recorded (``by="plan"``) and its calls and observations written into
+        ``messages`` as a model's would be. Else None, and the model runs every step
+        as before. What was decided is kept in ``traj.config["plan"]``."""
+        threshold = self.config.plan_threshold
+        if threshold is None or not self.options.hints:
+            return None
+        model, why = plan_model(self.index)
+        session = self.new_session(query)
+        hints = session.observers[0]
+        assert isinstance(hints, ChainHints)
+        if model is None:
+            traj.config["plan"] = {"threshold": threshold, "ran": False, "why": why}
+            return None
+        started = time.perf_counter()
+        run = run_plan(session, hints, self.config.max_steps)
+        confidence = model.confidence(plan_features(hints, run)) if run.complete else None
+        sure = confidence is not None and confidence >= threshold
+        traj.config["plan"] = {
+            "threshold": threshold,
+            "ran": sure,
+            "stop": run.stop,
+            "confidence": None if confidence is None else round(confidence, 4),
+            "seconds": round(time.perf_counter() - started, 4),
+        }
+        if not sure:
+            return None
+        for i, step in enumerate(run.steps):
+            raw = json.dumps(step.arguments, ensure_ascii=False)
+            call = ToolCall(f"plan_{i}", step.name, step.arguments, raw)
+            observation = step.outcome.observation
+            if step.name != "finish":
+                empty = not any(s.outcome.added for s in run.steps[: i + 1])
+                observation += steps_left_note(self.config.max_steps - i - 1, answer_empty=empty)
+            messages.append(Message(role="assistant", content="", tool_calls=(call,)))
+            messages.append(
+                Message(role="tool", content=observation, tool_call_id=call.id, name=call.name)
+            )
+            record = StepRecord(
+                index=i, llm_latency_s=0.0, prompt_tokens=0, completion_tokens=0, content=""
+            )
+            record.by = "plan"
+            record.tool_calls.append(
+                ToolCallRecord.from_outcome(
+                    call.id,
+                    call.name,
+                    call.arguments,
+                    step.outcome,
+                    raw_arguments=raw,
+                    observation=observation,
+                )
+            )
+            traj.steps.append(record)
+            if self.on_event:
+                self.on_event(
+                    AgentEvent(
+                        self.agent_number,
+                        i,
+                        call.name,
+                        call.arguments,
+                        step.outcome.ok,
+                        observation.splitlines()[0][:160],
+                        by="plan",
+                    )
+                )
+        return session
 
     def _step_tools(self, step: int, session: ToolSession) -> list[dict[str, object]]:
         """The tools offered at ``step``: all of them, except, with the hints, on the

@@ -26,6 +26,7 @@ from ark.agent._strategy import (
     StrategyFactory,
     resolve_strategy,
 )
+from ark.agent.plans import DEFAULT_THRESHOLD
 from ark.answer import DEFAULT_READER, Answer, Edge, reader_named
 from ark.cost import PriceTable, query_cost
 from ark.errors import ArkError
@@ -153,6 +154,10 @@ class Retriever:
     On a graph built from documents the result's passages end with up to
     ``linked_passages`` passages that share a bridge entity with the lead evidence
     passage (:mod:`ark.agent._passages`); ``0`` lists only what the agents reached.
+
+    A strategy that reads a plan (``ark-guided``) runs it without the model when its
+    fitted confidence is at least ``plan_threshold`` (:mod:`ark.agent.plans`; None:
+    the model runs every step).
     """
 
     def __init__(
@@ -171,6 +176,7 @@ class Retriever:
         on_event: EventHandler | None = None,
         prompt: str = "full",
         linked_passages: int = MAX_LINKED,
+        plan_threshold: float | None = DEFAULT_THRESHOLD,
     ) -> None:
         if n_agents < 1:
             raise ArkError("n_agents must be at least 1")
@@ -202,6 +208,7 @@ class Retriever:
             temperature=temperature,
             tools=tools or ToolConfig(),
             prompt=prompt,
+            plan_threshold=plan_threshold,
         )
         self._tools = GraphTools(self.index, phrase_encoder=self.config.tools.phrase_encoder)
 

@@ -37,6 +37,10 @@ class AgentConfig:
     #: System prompt variant (``ark.agent._prompt.PROMPT_VARIANTS``); a distilled
     #: student runs with the variant it was trained on.
     prompt: str = "full"
+    #: A strategy that reads a plan (``ark-guided``) runs it without the model when its
+    #: confidence is at least this (:mod:`ark.agent.plans`); None: the model runs
+    #: every step.
+    plan_threshold: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +50,7 @@ class AgentConfig:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             **({"prompt": self.prompt} if self.prompt != "full" else {}),
+            **({"plan_threshold": self.plan_threshold} if self.plan_threshold is not None else {}),
         }
 
 
@@ -59,6 +64,8 @@ class AgentEvent:
     arguments: dict[str, Any] | None
     ok: bool
     summary: str
+    #: Who chose the call: ``"model"``, or ``"plan"`` when the reading's plan ran it.
+    by: str = "model"
 
 
 EventHandler = Callable[[AgentEvent], None]

@@ -24,11 +24,13 @@ from ark.agent import (
     strategy_info,
     strategy_names,
 )
+from ark.agent.plans import DEFAULT_THRESHOLD
 from ark.answer import DEFAULT_READER
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
     ParallelOpt,
+    PlanThresholdOpt,
     PriceInOpt,
     PriceOutOpt,
     PricesOpt,
@@ -64,6 +66,7 @@ def _live_printer(n_agents: int) -> Any:
         color = colors[event.agent % len(colors)]
         tag = f"[{color}]agent {event.agent + 1}[/]" if n_agents > 1 else "agent"
         mark = "" if event.ok else "[red]✗[/] "
+        mark += "[dim](plan)[/] " if event.by == "plan" else ""
         args = esc(clean_text(_format_args(event.arguments)))
         err_console.print(
             f"{tag} step {event.step + 1}: [bold]{esc(clean_text(event.tool))}[/]({args})"
@@ -112,6 +115,7 @@ def _run(
             seed=opts.seed,
             prompt=student.prompt,
             tools=student.tools,
+            plan_threshold=opts.plan_threshold if opts.plan_threshold <= 1 else None,
         )
         result = (
             retriever.answer(question, reader=opts.reader)
@@ -347,6 +351,7 @@ class RunOptions:
     max_retries: int | None = None
     adapter: Path | None = None
     parallel: bool | None = None
+    plan_threshold: float = DEFAULT_THRESHOLD
 
     def price_table(self) -> PriceTable | None:
         """The prices of --price-in/--price-out/--prices; a bad prices file ends the
@@ -376,6 +381,7 @@ _RUN_OPTION_TYPES: dict[str, Any] = {
     "max_retries": RetriesOpt,
     "adapter": AdapterOpt,
     "parallel": ParallelOpt,
+    "plan_threshold": PlanThresholdOpt,
 }
 
 

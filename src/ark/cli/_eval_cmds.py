@@ -8,12 +8,14 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ark.agent.plans import DEFAULT_THRESHOLD
 from ark.answer import DEFAULT_READER
 from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
     ParallelOpt,
+    PlanThresholdOpt,
     PriceInOpt,
     PriceOutOpt,
     PricesOpt,
@@ -149,6 +151,7 @@ def eval_cmd(
             "the model-free bm25-linked row).",
         ),
     ] = None,
+    plan_threshold: PlanThresholdOpt = DEFAULT_THRESHOLD,
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR; over
     documents also passage recall@2/@5, and with --answer exact match and F1)."""
@@ -195,6 +198,7 @@ def eval_cmd(
             answer=answer,
             answer_reader=reader,
             linked_passages=linked_passages,
+            plan_threshold=plan_threshold if plan_threshold <= 1 else None,
         )
         run.check()  # refused before the progress bar shows
         with Progress(

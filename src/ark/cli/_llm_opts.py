@@ -99,3 +99,15 @@ def cost_line(cost: dict[str, Any]) -> str:
         f"{cost['completion_tokens']:,} completion tokens{usd}; {cost['llm_s']:.1f} s in the "
         f"model, {cost['tool_s']:.3g} s in the tools"
     )
+
+
+#: ``--plan-threshold`` of ``ark ask``, ``ark demo`` and ``ark eval``.
+PlanThresholdOpt = Annotated[
+    float,
+    typer.Option(
+        "--plan-threshold",
+        min=0.0,
+        help="ark-guided: run the reading's plan without the model when its fitted "
+        "confidence is at least this (`ark index fit-plans`); above 1: never.",
+    ),
+]

@@ -5,6 +5,15 @@ Data flows: synthesize/collect (trajectories) → sft (token ids + loss mask) �
 (LoRA, behind the ``[train]`` extra) → export (a GGUF LoRA adapter for llama.cpp).
 """
 
+from ark.distill._plans import DEFAULT_WALKS, PlanFit, PlanSample, fit_plans, plan_samples
 from ark.distill._synth_file import synthesis_stats, write_synthesis
 
-__all__ = ["synthesis_stats", "write_synthesis"]
+__all__ = [
+    "DEFAULT_WALKS",
+    "PlanFit",
+    "PlanSample",
+    "fit_plans",
+    "plan_samples",
+    "synthesis_stats",
+    "write_synthesis",
+]

@@ -32,6 +32,7 @@ from ark.agent import (
     strategy_info,
     strategy_names,
 )
+from ark.agent.plans import DEFAULT_THRESHOLD
 from ark.answer import DEFAULT_READER, reader_named
 from ark.cost import PriceTable
 from ark.errors import ArkError
@@ -113,6 +114,9 @@ class Evaluation:
     #: (:mod:`ark.agent._passages`); None: the method's default (ark: 3, a baseline:
     #: 0, its own list); 0: none.
     linked_passages: int | None = None
+    #: ``ark-guided`` runs a plan without the model at this fitted confidence
+    #: (:mod:`ark.agent.plans`); None: the model runs every step.
+    plan_threshold: float | None = DEFAULT_THRESHOLD
 
     def check(self) -> None:
         """Refuse impossible settings before anything is opened or written."""
@@ -195,6 +199,7 @@ class Evaluation:
             "tools": student.tools,
             "seed": self.seed,
             "prompt": prompt,
+            "plan_threshold": self.plan_threshold,
         }
         if self.linked_passages is not None:
             retriever_kwargs["linked_passages"] = self.linked_passages
@@ -256,6 +261,12 @@ class Evaluation:
                         # The question reading of ark-guided's hints: with the [dense]
                         # extra's encoder or labels and aliases only (dense="auto").
                         "linking_encoder": linking_encoder(),
+                        # Plans run without the model at this confidence (ark-guided).
+                        **(
+                            {"plan_threshold": self.plan_threshold}
+                            if self.plan_threshold is not None
+                            else {}
+                        ),
                         # The edge_type phrases' embedding stage on this graph (only
                         # where it is on: runs from before it existed compare equal).
                         **_phrase_encoder_record(student.tools, index),

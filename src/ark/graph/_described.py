@@ -148,6 +148,9 @@ class DescribedSchema:
     #: What each source beyond the names gave, as :func:`merge_described` takes it, so
     #: that a later source can be replaced without losing the others.
     layers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: What was fitted to this reading of the graph, by name (the plan confidence of
+    #: ``ark index fit-plans``); each fit records the reading it was made for.
+    fits: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     _by_name: dict[str, RelationDoc] = field(default_factory=dict, repr=False, compare=False)
     _canonical: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -182,7 +185,12 @@ class DescribedSchema:
             "relations": [r.to_dict() for r in self.relations],
             "types": [t.to_dict() for t in self.types],
             "layers": {k: dict(v) for k, v in self.layers.items()},
+            **({"fits": {k: dict(v) for k, v in self.fits.items()}} if self.fits else {}),
         }
+
+    def with_fit(self, name: str, fit: Mapping[str, Any]) -> DescribedSchema:
+        """This schema with ``fit`` stored under ``name`` (replacing an earlier one)."""
+        return replace(self, fits={**self.fits, name: dict(fit)})
 
     @classmethod
     def from_names(cls, schema: Schema, graph: Any = None) -> DescribedSchema:
@@ -233,6 +241,7 @@ class DescribedSchema:
             types=tuple(TypeDoc.from_dict(t) for t in d.get("types") or ()),
             sources=tuple(d.get("sources") or ("name",)),
             layers=dict(d.get("layers") or {}),
+            fits=dict(d.get("fits") or {}),
         )
 
     def render(self, max_aliases: int = 4) -> str:

@@ -209,6 +209,7 @@ def _with_new_names(described: DescribedSchema, schema: Schema) -> DescribedSche
         (*described.types, *(d for d in names.types if d.name in set(new_types))),
         described.sources,
         described.layers,
+        described.fits,
     )
 
 

@@ -133,6 +133,9 @@ class ChainHints(SessionObserver):
         #: Nodes a hint wrote by index and name that no result has shown (the nodes the
         #: question names): the model has seen them, so it may explore from them.
         self.shown: set[int] = set()
+        #: The line the latest hook wrote ("" for none): the plan runner reads the call
+        #: it offers (:func:`ark.agent.plans.ready_call`).
+        self.last_line = ""
 
     def _offers_a_choice(self, chain: Chain) -> bool:
         """Whether the node a guessed chain starts from has relations of more than one
@@ -162,16 +165,21 @@ class ChainHints(SessionObserver):
         if result.hits:
             self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
         if self.documents:
-            return self._document_hint(session, arguments, result, centers)
-        if not result.hits:
-            return None
-        return self._hint(session, name, arguments, result, centers)
+            line = self._document_hint(session, arguments, result, centers)
+        elif not result.hits:
+            line = None
+        else:
+            line = self._hint(session, name, arguments, result, centers)
+        self.last_line = line or ""
+        return line
 
     def after_repeat(
         self, session: ToolSession, name: str, arguments: Mapping[str, Any]
     ) -> str | None:
         """The latest results' nodes not explored yet, as next moves."""
-        return _lines.after_repeat([h for h in self._last_hits if h[0] not in session.explored])
+        line = _lines.after_repeat([h for h in self._last_hits if h[0] not in session.explored])
+        self.last_line = line
+        return line
 
     def after_add(self, session: ToolSession, added: list[int]) -> str | None:
         """A reminder when an added node was a step on the way, or, when the question
@@ -179,8 +187,9 @@ class ChainHints(SessionObserver):
         graph built from documents, the passages to add or how to go on."""
         g = self.index.graph
         if self.documents:
-            return self._document_add(session, added)
-        return _lines.after_add(
+            self.last_line = self._document_add(session, added)
+            return self.last_line
+        self.last_line = _lines.after_add(
             self.question,
             [(n, g.name(n), g.type_name(n)) for n in added],
             session.explored,
@@ -189,6 +198,7 @@ class ChainHints(SessionObserver):
             multi=session.config.multi_neighborhood,
             unnamed=self._unnamed,
         )
+        return self.last_line
 
     # -- a graph built from documents ----------------------------------------------------
 

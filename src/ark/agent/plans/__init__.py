@@ -1,0 +1,47 @@
+"""Plans: the reading's calls run without a model when it is sure of them.
+
+The hints of ``ark-guided`` write the next call after every step; a small model
+mostly copies it. :func:`run_plan` runs those calls itself through the tool session
+(global search for the node the question names, each hop, the add, finish) and
+stops wherever a decision is left. :class:`PlanModel` says how sure the reading is
+that the plan's answer is right: a logistic model over named features
+(:data:`FEATURES`), fitted to the user's graph on its own synthetic questions
+(``ark index fit-plans``; :func:`ark.distill.fit_plans`) and stored in the index.
+"""
+
+from ark.agent.plans._calls import Call, calls_in, ready_call
+from ark.agent.plans._confidence import (
+    DEFAULT_THRESHOLD,
+    FEATURES,
+    FIT_KEY,
+    PlanModel,
+    calibration_error,
+    chain_margin,
+    fit_model,
+    plan_features,
+    plan_model,
+    reading_digest,
+)
+from ark.agent.plans._run import STOPS, PlanRun, PlanStep, first_call, next_call, run_plan
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "FEATURES",
+    "FIT_KEY",
+    "STOPS",
+    "Call",
+    "PlanModel",
+    "PlanRun",
+    "PlanStep",
+    "calibration_error",
+    "calls_in",
+    "chain_margin",
+    "first_call",
+    "fit_model",
+    "next_call",
+    "plan_features",
+    "plan_model",
+    "reading_digest",
+    "ready_call",
+    "run_plan",
+]
