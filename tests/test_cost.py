@@ -34,6 +34,7 @@ def test_cached_steps_are_not_paid_for():
     assert cost == {
         "llm_calls": 1,
         "cache_hits": 1,
+        "plan_steps": 0,
         "prompt_tokens": 1000,
         "completion_tokens": 50,
         "llm_s": 2.001,

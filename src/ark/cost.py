@@ -1,11 +1,12 @@
 """What a retrieval cost: model calls, tokens, time in the model vs in the tools, USD.
 
 Read off trajectories, the one record of what an agent did: a step is one model call
-(unless its reply came from the response cache, ``StepRecord.cached``), with its
-tokens and latency, and each tool call carries its duration. Prices come only from
-the user (``--price-in/--price-out`` in USD per million tokens, or a JSON file keyed
-by model name), never from a table built into ARK that could go stale unnoticed;
-without one the cost in USD is ``None``.
+(unless its reply came from the response cache, ``StepRecord.cached``, or the
+reading's plan ran it, ``StepRecord.by == "plan"``), with its tokens and latency, and
+each tool call carries its duration. Prices come only from the user (``--price-in``/
+``--price-out`` in USD per million tokens, or a JSON file keyed by model name), never
+from a table built into ARK that could go stale unnoticed; without one the cost in
+USD is ``None``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ark.trajectory import Trajectory
 
 __all__ = ["Price", "PriceTable", "query_cost", "run_cost", "trajectory_cost"]
 
-_COUNTS = ("llm_calls", "cache_hits", "prompt_tokens", "completion_tokens")
+_COUNTS = ("llm_calls", "cache_hits", "plan_steps", "prompt_tokens", "completion_tokens")
 _SECONDS = ("llm_s", "tool_s")
 
 
@@ -109,14 +110,18 @@ def _price(value: Any, where: str) -> float:
 
 
 def trajectory_cost(t: Trajectory, prices: PriceTable | None = None) -> dict[str, Any]:
-    """Model calls made (cache hits apart), tokens paid for, seconds, and USD."""
-    paid = [s for s in t.steps if not s.cached]
+    """Model calls made (cache hits and the plan's steps apart), tokens paid for,
+    seconds, and USD."""
+    planned = sum(1 for s in t.steps if s.by == "plan")
+    hits = sum(1 for s in t.steps if s.cached)
+    paid = [s for s in t.steps if not s.cached and s.by != "plan"]
     prompt = sum(s.prompt_tokens for s in paid)
     completion = sum(s.completion_tokens for s in paid)
     price = prices.price(t.model) if prices is not None else None
     return {
         "llm_calls": len(paid),
-        "cache_hits": len(t.steps) - len(paid),
+        "cache_hits": hits,
+        "plan_steps": planned,
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "llm_s": round(sum(s.llm_latency_s for s in t.steps), 4),

@@ -28,7 +28,7 @@ from ark.agent._strategy import (
     start_trajectory,
 )
 from ark.agent.hints import ChainHints
-from ark.agent.plans import plan_features, plan_model, run_plan
+from ark.agent.plans import PlanRun, plan_features, plan_model, run_plan
 from ark.errors import ArkError
 from ark.index import Index
 from ark.llm import ChatModel, Completion, Message, ToolCall
@@ -173,11 +173,9 @@ class Agent:
             Message(role="system", content=self.system),
             Message(role="user", content=query),
         ]
-        session = self.new_session(query)
-        stop = "max_steps"
         planned = self._planned(query, traj, messages)
-        if planned is not None:
-            session, stop = planned, "finish"
+        session = planned if planned is not None else self.new_session(query)
+        stop = "max_steps" if planned is None else "finish"
         for step in range(cfg.max_steps if planned is None else 0):
             specs = self._step_tools(step, session)
             try:
@@ -287,6 +285,13 @@ class Agent:
         }
         if not sure:
             return None
+        self._record_plan(run, traj, messages)
+        return session
+
+    def _record_plan(self, run: PlanRun, traj: Trajectory, messages: list[Message]) -> None:
+        """The plan's steps as the trajectory's (``by="plan"``, no model call) and as
+        assistant calls and tool observations in ``messages``, with the budget notes
+        the loop writes; each reported as an event, as the model's steps are."""
         for i, step in enumerate(run.steps):
             raw = json.dumps(step.arguments, ensure_ascii=False)
             call = ToolCall(f"plan_{i}", step.name, step.arguments, raw)
@@ -325,7 +330,6 @@ class Agent:
                         by="plan",
                     )
                 )
-        return session
 
     def _step_tools(self, step: int, session: ToolSession) -> list[dict[str, object]]:
         """The tools offered at ``step``: all of them, except, with the hints, on the

@@ -104,9 +104,11 @@ class Addition:
 
     agent: int
     step: int | None
+    #: ``"plan"`` when the reading's plan made the add (no model call), else None.
+    by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "step": self.step}
+        return {"agent": self.agent, "step": self.step, **({"by": self.by} if self.by else {})}
 
 
 @dataclass(frozen=True)
@@ -307,7 +309,8 @@ def explain(
             if node not in t.answer:
                 continue
             call, step = record.added.get(node, (None, None))
-            added.append(Addition(agent, step))
+            by = next((s.by for s in t.steps if step is not None and s.index + 1 == step), None)
+            added.append(Addition(agent, step, by))
             paths += record.paths(node, agent, before=call)
         out.append(NodeEvidence(node, votes, tuple(added), tuple(paths)))
     return out
@@ -349,7 +352,9 @@ def render_evidence(evidence: NodeEvidence, graph: Graph, max_paths: int = 3) ->
         return cut(graph.name(n), NAME_CHARS) if 0 <= n < graph.n_nodes else "?"
 
     adds = ", ".join(
-        f"agent {a.agent + 1}" + (f" at step {a.step}" if a.step is not None else "")
+        f"agent {a.agent + 1}"
+        + (f" at step {a.step}" if a.step is not None else "")
+        + (" (run by the plan)" if a.by == "plan" else "")
         for a in evidence.added_by
     )
     votes = f"{evidence.votes} vote{'s' if evidence.votes != 1 else ''}"

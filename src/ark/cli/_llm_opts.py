@@ -93,6 +93,8 @@ def cost_line(cost: dict[str, Any]) -> str:
     """E.g. ``12 model calls (3 from the cache), 9,876 prompt + 321 completion tokens,
     $0.0123; 8.1 s in the model, 0.0231 s in the tools``."""
     hits = f" ({cost['cache_hits']} from the cache)" if cost["cache_hits"] else ""
+    if cost.get("plan_steps"):
+        hits += f", {cost['plan_steps']} steps run by the plan"
     usd = "" if cost["usd"] is None else f", ${cost['usd']:.4f}"
     return (
         f"{cost['llm_calls']} model calls{hits}, {cost['prompt_tokens']:,} prompt + "

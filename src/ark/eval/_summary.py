@@ -142,7 +142,7 @@ def document_markdown(summary: dict[str, Any]) -> list[str]:
 def cost_markdown(summary: dict[str, Any]) -> list[str]:
     """One line of cost, and one of the response cache when the run used it."""
     c = summary.get("cost")
-    if not c or not (c["llm_calls"] or c["cache_hits"]):
+    if not c or not (c["llm_calls"] or c["cache_hits"] or c.get("plan_steps")):
         return []
     usd = (
         "no price given"
@@ -151,7 +151,9 @@ def cost_markdown(summary: dict[str, Any]) -> list[str]:
     )
     lines = [
         "",
-        f"Cost: {c['llm_calls']} model calls, {c['prompt_tokens']:,} prompt + "
+        f"Cost: {c['llm_calls']} model calls"
+        + (f" ({c['plan_steps']} steps run by the plan)" if c.get("plan_steps") else "")
+        + f", {c['prompt_tokens']:,} prompt + "
         f"{c['completion_tokens']:,} completion tokens, {usd}; {c['llm_s']:.1f} s in the "
         f"model, {c['tool_s']:.3g} s in the tools.",
     ]

@@ -137,6 +137,33 @@ class ChainHints(SessionObserver):
         #: it offers (:func:`ark.agent.plans.ready_call`).
         self.last_line = ""
 
+    # -- what the reading holds, for the plan's confidence (:mod:`ark.agent.plans`) ------
+
+    @property
+    def relations(self) -> list[_lines.Named]:
+        """The relations the hints act on, in chain order, with their uses."""
+        return list(self._chain)
+
+    @property
+    def unaccounted(self) -> tuple[str, ...]:
+        """The question's content words no relation of the reading explains."""
+        return tuple(self._unaccounted)
+
+    @property
+    def unnamed(self) -> set[str]:
+        """The chain's relations no word of the question names."""
+        return set(self._unnamed)
+
+    @property
+    def anchors(self) -> list[Any]:
+        """The nodes the question names when it names several (an intersection)."""
+        return list(self._anchors)
+
+    @property
+    def asked_types(self) -> list[str]:
+        """The node types the question asks for."""
+        return list(self._asks_for)
+
     def _offers_a_choice(self, chain: Chain) -> bool:
         """Whether the node a guessed chain starts from has relations of more than one
         meaning (a relation and its stored reverse are one). With one, the first hop is

@@ -50,11 +50,11 @@ class PlanFacts:
 
 def _hops(f: PlanFacts) -> float:
     chain = f.hints.chain
-    return float(len(chain.steps)) if chain is not None else float(len(f.hints._chain))
+    return float(len(chain.steps)) if chain is not None else float(len(f.hints.relations))
 
 
 def _unexplained(f: PlanFacts) -> float:
-    return float(len(f.hints._unaccounted))
+    return float(len(f.hints.unaccounted))
 
 
 def _score(f: PlanFacts) -> float:
@@ -63,7 +63,7 @@ def _score(f: PlanFacts) -> float:
 
 
 def _intersection(f: PlanFacts) -> float:
-    return 1.0 if f.hints._anchors else 0.0
+    return 1.0 if f.hints.anchors else 0.0
 
 
 def _answers(f: PlanFacts) -> float:
@@ -75,7 +75,7 @@ def _margin(f: PlanFacts) -> float:
 
 
 def _unnamed(f: PlanFacts) -> float:
-    return float(len(f.hints._unnamed))
+    return float(len(f.hints.unnamed))
 
 
 def _unused(f: PlanFacts) -> float:
@@ -85,7 +85,7 @@ def _unused(f: PlanFacts) -> float:
     reading = f.hints.reading
     if reading is None:
         return 0.0
-    taken = {n.relation: n.uses for n in f.hints._chain}
+    taken = {n.relation: n.uses for n in f.hints.relations}
     named = reading.linking.uses()
     return float(sum(max(0, n - taken.get(r, 0)) for r, (n, _) in named.items()))
 
@@ -101,7 +101,7 @@ def _entity_score(f: PlanFacts) -> float:
 
 def _asked_type(f: PlanFacts) -> float:
     """Whether the question names the node type the plan's answers have."""
-    asks = set(f.hints._asks_for)
+    asks = set(f.hints.asked_types)
     if not asks or not f.run.answer:
         return 0.0
     g = f.hints.index.graph

@@ -241,6 +241,7 @@ def _trajectory(t: Trajectory) -> dict[str, Any]:
                 "text": (s.content or "")[:MAX_OBSERVATION],
                 "note": s.note,
                 "module": s.module,
+                "by": s.by,  # "plan": the reading's plan ran it, no model call
                 "calls": calls,
             }
         )

@@ -1,0 +1,326 @@
+"""The reading's plan run without the model (issue 62): calls read back from hint
+lines, the plan's run through the session, the fitted confidence, and the agent that
+runs a sure plan with no model call and asks the model otherwise."""
+
+import asyncio
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from _doubles import ScriptedChatModel, tool_call
+from _helpers import hinted_session, node
+from ark.agent import Agent, AgentConfig, AgentOptions, Retriever, ToolConfig
+from ark.agent._agent import guided_agent
+from ark.agent._strategy import StrategyContext
+from ark.agent.plans import (
+    FEATURES,
+    FIT_KEY,
+    PlanModel,
+    calibration_error,
+    calls_in,
+    fit_model,
+    plan_model,
+    reading_digest,
+    ready_call,
+    run_plan,
+)
+from ark.distill import fit_plans
+from ark.index import Index, build_index, open_index, save_described
+from ark.tools import GraphTools
+from ark.trajectory import StepRecord, Trajectory
+
+QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
+
+# -- calls read back from a line --------------------------------------------------------
+
+
+def test_the_one_call_a_line_writes_is_read_back_with_its_arguments():
+    line = (
+        "Hint: [3] X (person) matches; the question names directed_by: "
+        'search_in_neighborhood(node_index=[3, 7], edge_type="directed_by", node_type="movie").'
+    )
+    assert ready_call(line) == (
+        "search_in_neighborhood",
+        {"node_index": [3, 7], "edge_type": "directed_by", "node_type": "movie"},
+    )
+    assert ready_call("Add them now: add_to_answer(node_indices=[4, 5]), then finish.") == (
+        "add_to_answer",
+        {"node_indices": [4, 5]},
+    )
+
+
+def test_a_template_or_a_choice_is_no_ready_call():
+    template = "go one more hop: search_in_neighborhood(node_index=[1, 2], edge_type=R) with R"
+    assert ready_call(template) is None
+    assert ready_call("search_in_neighborhood(node_index=<one of them>, edge_type=...)") is None
+    choice = (
+        'go on: search_in_neighborhood(node_index=2, edge_type="has_genre"). If they answer '
+        "the question, add them: add_to_answer(node_indices=[2])."
+    )
+    assert len(calls_in(choice)) == 2 and ready_call(choice) is None
+    # The same call written twice is one call; a parenthesis inside a string is text.
+    twice = 'search_in_graph(query="a (b)") or search_in_graph(query="a (b)")'
+    assert ready_call(twice) == ("search_in_graph", {"query": "a (b)"})
+    assert ready_call("no call here (finish soon)") is None
+
+
+# -- the plan's run ---------------------------------------------------------------------
+
+
+def test_the_plan_runs_the_chain_to_its_finish_with_the_answer(movie_index):
+    session = hinted_session(movie_index, QUESTION, multi=True, refuse_unseen=True)
+    hints = session.observers[0]
+    run = run_plan(session, hints, 8)
+    assert run.complete and session.finished
+    names = [s.name for s in run.steps]
+    assert names == [
+        "search_in_graph",
+        "search_in_neighborhood",
+        "search_in_neighborhood",
+        "add_to_answer",
+        "finish",
+    ]
+    assert run.steps[0].arguments == {"query": "Robert Zemeckis"}
+    genres = {node(movie_index, n) for n in ("Drama", "Adventure", "Comedy")}
+    assert set(run.answer) == genres == set(session.answer)
+
+
+def test_the_plan_stops_where_the_budget_ends_and_leaves_the_session_there(movie_index):
+    session = hinted_session(movie_index, QUESTION, multi=True, refuse_unseen=True)
+    run = run_plan(session, session.observers[0], 2)
+    assert run.stop == "max steps" and not run.complete and not session.finished
+    assert len(run.steps) == 2 and not session.answer
+
+
+def test_no_plan_for_a_question_naming_no_node(movie_index):
+    session = hinted_session(movie_index, "Which genres are there?", multi=True)
+    run = run_plan(session, session.observers[0], 8)
+    assert run.stop == "no plan" and not run.steps
+
+
+# -- the confidence ---------------------------------------------------------------------
+
+
+def test_the_fit_recovers_a_feature_that_decides_and_is_calibrated():
+    rng = random.Random(0)
+    rows, labels = [], []
+    for _ in range(2000):
+        row = {name: rng.gauss(0, 1) for name in FEATURES}
+        p = 1 / (1 + pow(2.718281828, -(2.0 * row["margin"] - 1.0)))
+        rows.append(row)
+        labels.append(rng.random() < p)
+    model = fit_model(rows, labels)
+    by_name = dict(zip(model.features, model.weights[1:], strict=True))
+    assert by_name["margin"] * model.scale[model.features.index("margin")] > 0
+    assert max(abs(w) for n, w in by_name.items() if n != "margin") < 0.3
+    predicted = [model.confidence(r) for r in rows]
+    assert calibration_error(predicted, labels) < 0.05
+    assert PlanModel.from_dict(json.loads(json.dumps(model.to_dict()))).confidence(
+        rows[0]
+    ) == pytest.approx(model.confidence(rows[0]), abs=1e-4)
+
+
+def test_calibration_error_is_the_gap_between_said_and_seen():
+    assert calibration_error([1.0, 1.0], [True, True]) == 0.0
+    assert calibration_error([0.5, 0.5, 0.5, 0.5], [True] * 4) == pytest.approx(0.5)
+    assert calibration_error([0.9, 0.1], [False, True]) == pytest.approx(0.9)
+
+
+# -- a graph large enough to fit on -----------------------------------------------------
+
+
+def _movie_triples(seed: int = 0) -> str:
+    """A generated film graph: 80 films, their directors, actors, writers, genres and
+    years (names that read as names, several sharing a word)."""
+    rng = random.Random(seed)
+    first = ["Anna", "Boris", "Clara", "David", "Elena", "Felix", "Greta", "Hugo", "Iris"]
+    last = ["Stone", "Rivers", "Marsh", "Hale", "Frost", "Vance", "Moreau", "Quill"]
+    people = [f"{f} {s}" for f in first for s in last]
+    words = ["Night", "River", "Silent", "Red", "Last", "Summer", "Glass", "Iron", "Storm"]
+    genres = ["Drama", "Comedy", "Thriller", "Western", "Horror", "Romance"]
+    lines = []
+    for i in range(80):
+        film = f"The {rng.choice(words)} {rng.choice(words)} {i}"
+        lines.append(f"{film}|directed_by|{rng.choice(people)}")
+        for actor in rng.sample(people, 3):
+            lines.append(f"{film}|starred_actors|{actor}")
+        lines.append(f"{film}|written_by|{rng.choice(people)}")
+        lines.append(f"{film}|has_genre|{rng.choice(genres)}")
+        lines.append(f"{film}|release_year|{1950 + rng.randrange(60)}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def fitted_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    root: Path = tmp_path_factory.mktemp("plans")
+    (root / "kb.txt").write_text(_movie_triples(), encoding="utf-8")
+    index = build_index(root / "kb.txt", root / "idx")
+    fit_plans(index, 90, seed=0)
+    return open_index(root / "idx")
+
+
+@pytest.mark.slow
+def test_a_fit_is_stored_in_the_index_with_the_reading_it_was_made_for(fitted_index):
+    model, why = plan_model(fitted_index)
+    assert model is not None, why
+    assert model.features == tuple(FEATURES)
+    info = model.info
+    assert info["n"] == 90 and 10 <= info["complete"] <= 90 and info["right"] > 0
+    assert info["reading"] == reading_digest(fitted_index)
+    assert 0.0 <= info["held_out_calibration_error"] <= 1.0
+    # Described again, the reading is another: the fit is stale and says so.
+    described = fitted_index.described
+    other = described.with_fit(FIT_KEY, {**described.fits[FIT_KEY]})
+    first = other.relations[0]
+    from dataclasses import replace
+
+    changed = replace(other, relations=(replace(first, aliases=("helmed",)), *other.relations[1:]))
+    root = fitted_index.path.parent / "copy"
+    import shutil
+
+    shutil.copytree(fitted_index.path, root)
+    copy = open_index(root)
+    save_described(copy, changed)
+    stale, why = plan_model(open_index(root))
+    assert stale is None and "described again" in why
+
+
+def test_an_index_without_a_fit_runs_no_plan_and_says_why(movie_index):
+    model, why = plan_model(movie_index)
+    assert model is None and "ark index fit-plans" in why
+
+
+# -- the agent --------------------------------------------------------------------------
+
+
+def _store_sure_fit(index: Index) -> None:
+    """A fit that is sure of every plan (the bias alone), stored as fit-plans would."""
+    n = len(FEATURES)
+    model = PlanModel(
+        tuple(FEATURES),
+        (0.0,) * n,
+        (1.0,) * n,
+        (10.0,) + (0.0,) * n,
+        {"n": 1, "reading": reading_digest(index)},
+    )
+    save_described(index, index.described.with_fit(FIT_KEY, model.to_dict()))
+
+
+@pytest.fixture
+def sure_index(tmp_path: Path) -> Index:
+    from conftest import TRIPLES
+
+    (tmp_path / "kb.txt").write_text(TRIPLES, encoding="utf-8")
+    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    _store_sure_fit(index)
+    return open_index(tmp_path / "idx")
+
+
+def _guided(index: Index, llm: ScriptedChatModel, threshold: float | None) -> Agent:
+    config = AgentConfig(max_steps=8, plan_threshold=threshold)
+    return guided_agent(
+        StrategyContext(index=index, llm=llm, tools=GraphTools(index), config=config)
+    )
+
+
+def test_a_sure_plan_answers_with_no_model_call(sure_index):
+    llm = ScriptedChatModel([])
+    traj = asyncio.run(_guided(sure_index, llm, 0.6).run(QUESTION))
+    assert llm.calls == []  # the model was never asked
+    genres = {node(sure_index, n) for n in ("Drama", "Adventure", "Comedy")}
+    assert set(traj.answer) == genres and traj.stop_reason == "finish"
+    assert [s.by for s in traj.steps] == ["plan"] * 5
+    assert all(s.llm_latency_s == 0 and s.prompt_tokens == 0 for s in traj.steps)
+    assert traj.config["plan"]["ran"] and traj.config["plan"]["confidence"] > 0.99
+    # The conversation holds the plan's calls and observations as a model's would.
+    roles = [m["role"] for m in traj.messages]
+    assert roles == ["system", "user"] + ["assistant", "tool"] * 5
+    # Read back from its file, a step still says the plan ran it.
+    again = Trajectory.from_dict(json.loads(json.dumps(traj.to_dict())))
+    assert [s.by for s in again.steps] == ["plan"] * 5
+
+
+def test_below_the_threshold_or_switched_off_the_model_runs_every_step(sure_index):
+    for threshold in (None, 2.0):
+        llm = ScriptedChatModel([tool_call("search_in_graph", query="Robert Zemeckis")])
+        traj = asyncio.run(_guided(sure_index, llm, threshold).run(QUESTION))
+        assert llm.calls and all(s.by is None for s in traj.steps)
+        if threshold is not None:
+            assert traj.config["plan"]["ran"] is False
+            assert traj.config["plan"]["confidence"] > 0.99  # sure, but not sure enough
+
+
+def test_without_a_fit_the_model_runs_and_the_record_says_why(movie_index):
+    llm = ScriptedChatModel([tool_call("search_in_graph", query="Robert Zemeckis")])
+    traj = asyncio.run(_guided(movie_index, llm, 0.6).run(QUESTION))
+    assert llm.calls and traj.config["plan"] == {
+        "threshold": 0.6,
+        "ran": False,
+        "why": plan_model(movie_index)[1],
+    }
+
+
+def test_the_paper_loop_never_runs_a_plan(sure_index):
+    llm = ScriptedChatModel([tool_call("search_in_graph", query="Robert Zemeckis")])
+    agent = Agent(sure_index, llm, AgentConfig(plan_threshold=0.6), options=AgentOptions())
+    traj = asyncio.run(agent.run(QUESTION))
+    assert llm.calls and "plan" not in traj.config
+
+
+def test_the_retriever_passes_its_threshold_to_the_guided_agents(sure_index):
+    llm = ScriptedChatModel([])
+    result = Retriever(
+        sure_index,
+        llm,
+        strategy="ark-guided",
+        n_agents=2,
+        max_steps=8,
+        tools=ToolConfig(),
+        plan_threshold=0.6,
+    ).retrieve(QUESTION)
+    assert llm.calls == [] and len(result.trajectories) == 2
+    assert {r.name for r in result.ranking} == {"Drama", "Adventure", "Comedy"}
+    off = ScriptedChatModel([])
+    Retriever(sure_index, off, strategy="ark-guided", n_agents=1, plan_threshold=None).retrieve(
+        QUESTION
+    )
+    assert off.calls
+
+
+def test_a_step_record_without_by_reads_as_the_models():
+    assert (
+        StepRecord.from_dict(
+            {
+                "index": 0,
+                "llm_latency_s": 1,
+                "prompt_tokens": 1,
+                "completion_tokens": 1,
+                "content": "",
+            }
+        ).by
+        is None
+    )
+
+
+def test_why_and_the_viewer_say_which_steps_the_plan_ran(sure_index):
+    from ark.agent import render_evidence
+    from ark.serve.viewer._data import _trajectory
+
+    result = Retriever(
+        sure_index, ScriptedChatModel([]), strategy="ark-guided", n_agents=1, max_steps=8
+    ).retrieve(QUESTION)
+    lines = render_evidence(result.evidence[0], sure_index.graph)
+    assert "added by agent 1 at step 4 (run by the plan)" in lines[0]
+    assert result.evidence[0].added_by[0].to_dict()["by"] == "plan"
+    data = _trajectory(result.trajectories[0])
+    assert [s["by"] for s in data["steps"]] == ["plan"] * 5
+
+
+def test_the_plan_s_steps_are_no_model_calls_in_the_cost(sure_index):
+    from ark.cost import trajectory_cost
+
+    traj = asyncio.run(_guided(sure_index, ScriptedChatModel([]), 0.6).run(QUESTION))
+    cost = trajectory_cost(traj)
+    assert cost["llm_calls"] == 0 and cost["plan_steps"] == 5 and cost["cache_hits"] == 0
