@@ -222,7 +222,7 @@ def index_describe(
         typer.Option(
             "--fit-plans/--no-fit-plans",
             help="Then fit the plan confidence to the new words, as `ark index fit-plans` "
-            "does (no model; about a minute per 100 walks on 2 cores).",
+            "does (no model; seconds).",
         ),
     ] = True,
     as_json: JsonOpt = False,
