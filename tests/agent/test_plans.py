@@ -324,3 +324,17 @@ def test_the_plan_s_steps_are_no_model_calls_in_the_cost(sure_index):
     traj = asyncio.run(_guided(sure_index, ScriptedChatModel([]), 0.6).run(QUESTION))
     cost = trajectory_cost(traj)
     assert cost["llm_calls"] == 0 and cost["plan_steps"] == 5 and cost["cache_hits"] == 0
+
+
+def test_an_add_that_adds_nothing_new_ends_the_plan(movie_index):
+    from ark.agent.plans import PlanStep, next_call
+
+    session = hinted_session(movie_index, QUESTION, multi=True, refuse_unseen=True)
+    hints = session.observers[0]
+    run = run_plan(session, hints, 3)  # search and both hops: the add is offered
+    assert next_call(hints, run.steps[-1])[0] == "add_to_answer"
+    add = next_call(hints, run.steps[-1])
+    first = PlanStep(*add, session.call(*add))
+    assert next_call(hints, first) == ("finish", {})
+    again = PlanStep(*add, session.call(*add))  # the same nodes again: nothing added
+    assert again.outcome.added == [] and next_call(hints, again) == "no call"

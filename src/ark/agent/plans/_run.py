@@ -80,6 +80,8 @@ def next_call(hints: ChainHints, last: PlanStep) -> Call | str:
     if not outcome.ok:
         return "failed"
     if last.name == "add_to_answer":
+        if not outcome.added:  # nothing new: no hint followed it, the last line is stale
+            return "no call"
         if not hints.last_line:
             return "finish", {}
         return ready_call(hints.last_line) or "no call"
