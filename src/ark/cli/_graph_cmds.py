@@ -342,6 +342,8 @@ def _fit_plans(
         except ArkError as exc:
             if not after_describe:
                 fail(str(exc), as_json=as_json, code=type(exc).__name__)
+            if as_json:  # the schema printed next has no fit: that says it
+                return
             err_console.print(
                 f"[yellow]The plan confidence was not fitted:[/] {esc(str(exc))}; "
                 "ark-guided asks the model at every step."
