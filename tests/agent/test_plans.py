@@ -350,3 +350,14 @@ def test_an_add_that_adds_nothing_new_ends_the_plan(movie_index):
     assert next_call(hints, first) == ("finish", {})
     again = PlanStep(*add, session.call(*add))  # the same nodes again: nothing added
     assert again.outcome.added == [] and next_call(hints, again) == "no call"
+
+
+@pytest.mark.slow
+def test_the_demo_fits_the_plans_of_the_index_it_builds(tmp_path):
+    from ark.cli._agent_cmds import _fit_demo_plans
+
+    (tmp_path / "kb.txt").write_text(_movie_triples(1), encoding="utf-8")
+    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    assert plan_model(index)[0] is None
+    _fit_demo_plans(index, as_json=True)
+    assert plan_model(open_index(tmp_path / "idx"))[0] is not None
