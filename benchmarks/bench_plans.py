@@ -30,22 +30,20 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ark.agent import ChainHints, ToolConfig, ToolSession
+from ark.agent import ToolConfig
 from ark.agent.plans import (
     DEFAULT_THRESHOLD,
     FIT_KEY,
     calibration_error,
     plan_features,
     plan_model,
-    run_plan,
+    plan_question,
 )
 from ark.datasets import load_dataset, sample
 from ark.distill import DEFAULT_WALKS, fit_plans
 from ark.index import open_index
 from ark.tools import GraphTools
 from bench_quality import SETS, default_data_dir, index_for, parse_set
-
-PLAN_STEPS = 8
 
 
 def open_set_index(kb: Path, cache: Path):  # type: ignore[no-untyped-def]
@@ -78,16 +76,7 @@ def run_set(args: argparse.Namespace, spec: str) -> list[dict[str, Any]]:
         ran = right = hit = 0
         for q in queries:
             t = time.perf_counter()
-            hints = ChainHints(index, q.text)
-            session = ToolSession(
-                index,
-                tools=tools,
-                config=config,
-                question=q.text,
-                observers=[hints],
-                refuse_unseen=True,
-            )
-            run = run_plan(session, hints, PLAN_STEPS)
+            hints, run = plan_question(index, q.text, tools, config)
             if not run.complete:
                 times.append(time.perf_counter() - t)
                 questions.append({"id": q.id, "stop": run.stop})

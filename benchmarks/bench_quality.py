@@ -50,7 +50,7 @@ from typing import Any
 
 from ark.agent import Agent, AgentOptions, ToolConfig
 from ark.agent._prompt import PROMPT_VARIANTS
-from ark.agent.plans import DEFAULT_THRESHOLD
+from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
 from ark.eval import Evaluation
 from ark.index import build_index, open_index
 
@@ -155,7 +155,7 @@ def run_set(args: argparse.Namespace, llm, spec: str) -> dict[str, Any]:  # type
         prompt=args.prompt,
         seed=args.seed,
         data_dir=kb.parent,
-        plan_threshold=args.plan_threshold if args.plan_threshold <= 1 else None,
+        plan_threshold=threshold_setting(args.plan_threshold),
         # recorded beside the settings ark eval records, so a rerun resumes only alike
         extra_config={
             "agent_options": options.to_dict(),

@@ -32,20 +32,6 @@ from ark.tools import GraphTools
 from ark.trajectory import StepRecord, Trajectory
 
 QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
-#: The agent tests' tiny movie graph (``movie_index``), for an index of this module's own.
-MOVIES = """\
-Forrest Gump|directed_by|Robert Zemeckis
-Forrest Gump|starred_actors|Tom Hanks
-Forrest Gump|has_genre|Drama
-Cast Away|directed_by|Robert Zemeckis
-Cast Away|starred_actors|Tom Hanks
-Cast Away|has_genre|Adventure
-Back to the Future|directed_by|Robert Zemeckis
-Back to the Future|has_genre|Comedy
-Big|starred_actors|Tom Hanks
-Big|directed_by|Penny Marshall
-Big|has_genre|Comedy
-"""
 
 # -- calls read back from a line --------------------------------------------------------
 
@@ -223,9 +209,12 @@ def _store_sure_fit(index: Index) -> None:
 
 
 @pytest.fixture
-def sure_index(tmp_path: Path) -> Index:
-    (tmp_path / "kb.txt").write_text(MOVIES, encoding="utf-8")
-    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+def sure_index(movie_index: Index, tmp_path: Path) -> Index:
+    """A copy of the agent tests' movie graph, with a fit that is sure of every plan."""
+    import shutil
+
+    shutil.copytree(movie_index.path, tmp_path / "idx")
+    index = open_index(tmp_path / "idx")
     _store_sure_fit(index)
     return open_index(tmp_path / "idx")
 

@@ -365,3 +365,23 @@ def test_a_type_word_before_a_verb_still_says_what_is_asked(scripts):
         ("written_by", "out"),
         ("written_by", "in"),
     )
+
+
+def test_a_chain_knows_the_score_of_the_next_path_the_search_found(movie_index):
+    """The plan's confidence reads how far the best chain is ahead of the next one."""
+    question = "what are the genres of the films whose directors also directed Big"
+    reading = read_question(movie_index, question)
+    ranked = read_chains(
+        movie_index,
+        linker_for(movie_index),
+        tokens(question),
+        reading.entities[0].index,
+        set(reading.linking.entity_positions),
+        reading.linking.types,
+        anchor_span=(reading.entities[0].start, reading.entities[0].end),
+        limit=3,
+    )
+    assert len(ranked) >= 2
+    assert [c.runner_up for c in ranked[:-1]] == [c.score for c in ranked[1:]]
+    best = read_chain(movie_index, reading, question)  # limit 1: the next is still known
+    assert best.runner_up == ranked[1].score and best.score > best.runner_up

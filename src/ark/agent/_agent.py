@@ -223,30 +223,7 @@ class Agent:
                 if not session.finished and i == len(msg.tool_calls) - 1:
                     empty = self.options.hints and not session.answer
                     observation += steps_left_note(steps_left, answer_empty=empty)
-                record.tool_calls.append(
-                    ToolCallRecord.from_outcome(
-                        call.id,
-                        call.name,
-                        call.arguments,
-                        outcome,
-                        raw_arguments=call.raw_arguments,
-                        observation=observation,
-                    )
-                )
-                messages.append(
-                    Message(role="tool", content=observation, tool_call_id=call.id, name=call.name)
-                )
-                if self.on_event:
-                    self.on_event(
-                        AgentEvent(
-                            self.agent_number,
-                            step,
-                            call.name,
-                            call.arguments,
-                            outcome.ok,
-                            observation.splitlines()[0][:160],
-                        )
-                    )
+                self._keep_call(record, messages, step, call, outcome, observation)
             if session.finished:
                 stop = "finish"
                 break
@@ -300,36 +277,54 @@ class Agent:
                 empty = not any(s.outcome.added for s in run.steps[: i + 1])
                 observation += steps_left_note(self.config.max_steps - i - 1, answer_empty=empty)
             messages.append(Message(role="assistant", content="", tool_calls=(call,)))
-            messages.append(
-                Message(role="tool", content=observation, tool_call_id=call.id, name=call.name)
-            )
             record = StepRecord(
-                index=i, llm_latency_s=0.0, prompt_tokens=0, completion_tokens=0, content=""
-            )
-            record.by = "plan"
-            record.tool_calls.append(
-                ToolCallRecord.from_outcome(
-                    call.id,
-                    call.name,
-                    call.arguments,
-                    step.outcome,
-                    raw_arguments=raw,
-                    observation=observation,
-                )
+                index=i,
+                llm_latency_s=0,
+                prompt_tokens=0,
+                completion_tokens=0,
+                content="",
+                by="plan",
             )
             traj.steps.append(record)
-            if self.on_event:
-                self.on_event(
-                    AgentEvent(
-                        self.agent_number,
-                        i,
-                        call.name,
-                        call.arguments,
-                        step.outcome.ok,
-                        observation.splitlines()[0][:160],
-                        by="plan",
-                    )
+            self._keep_call(record, messages, i, call, step.outcome, observation, by="plan")
+
+    def _keep_call(
+        self,
+        record: StepRecord,
+        messages: list[Message],
+        step: int,
+        call: ToolCall,
+        outcome: CallOutcome,
+        observation: str,
+        by: str = "model",
+    ) -> None:
+        """One call of ``step`` kept: in its step's record, as the tool message the
+        model reads next, and as an event for live display."""
+        record.tool_calls.append(
+            ToolCallRecord.from_outcome(
+                call.id,
+                call.name,
+                call.arguments,
+                outcome,
+                raw_arguments=call.raw_arguments,
+                observation=observation,
+            )
+        )
+        messages.append(
+            Message(role="tool", content=observation, tool_call_id=call.id, name=call.name)
+        )
+        if self.on_event:
+            self.on_event(
+                AgentEvent(
+                    self.agent_number,
+                    step,
+                    call.name,
+                    call.arguments,
+                    outcome.ok,
+                    observation.splitlines()[0][:160],
+                    by=by,
                 )
+            )
 
     def _step_tools(self, step: int, session: ToolSession) -> list[dict[str, object]]:
         """The tools offered at ``step``: all of them, except, with the hints, on the

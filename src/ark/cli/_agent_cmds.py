@@ -24,7 +24,7 @@ from ark.agent import (
     strategy_info,
     strategy_names,
 )
-from ark.agent.plans import DEFAULT_THRESHOLD
+from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
 from ark.answer import DEFAULT_READER
 from ark.cli._app import app
 from ark.cli._llm_opts import (
@@ -115,7 +115,7 @@ def _run(
             seed=opts.seed,
             prompt=student.prompt,
             tools=student.tools,
-            plan_threshold=opts.plan_threshold if opts.plan_threshold <= 1 else None,
+            plan_threshold=threshold_setting(opts.plan_threshold),
         )
         result = (
             retriever.answer(question, reader=opts.reader)
@@ -456,13 +456,13 @@ def ask(
 
 def _fit_demo_plans(index: Index, as_json: bool) -> None:
     """Fit the demo index's plan confidence once, as `ark index fit-plans` does, so
-    that ark-guided runs a sure plan without the model (seconds on MetaQA)."""
-    from ark.distill import DEFAULT_WALKS, fit_plans
+    that ark-guided runs a sure plan without the model."""
+    from ark.distill import fit_plans
 
     if not as_json:
         err_console.print("Fitting the plan confidence on the graph's own synthetic questions …")
     try:
-        fit_plans(index, DEFAULT_WALKS)
+        fit_plans(index)
     except ArkError as exc:  # the demo still runs, the model at every step
         err_console.print(f"[yellow]The plan confidence was not fitted:[/] {esc(str(exc))}")
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ark.agent.plans import DEFAULT_THRESHOLD
+from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
 from ark.answer import DEFAULT_READER
 from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
 from ark.cli._app import app
@@ -198,7 +198,7 @@ def eval_cmd(
             answer=answer,
             answer_reader=reader,
             linked_passages=linked_passages,
-            plan_threshold=plan_threshold if plan_threshold <= 1 else None,
+            plan_threshold=threshold_setting(plan_threshold),
         )
         run.check()  # refused before the progress bar shows
         with Progress(

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ark.agent.plans import DEFAULT_WALKS
 from ark.cli._app import app, index_app
 from ark.cli._output import (
     console,
@@ -263,7 +264,7 @@ def index_describe(
             fail(str(exc), as_json=as_json, code=type(exc).__name__)
     if fit:
         index = open_index(index_dir)
-        _fit_plans(index, DEFAULT_FIT_WALKS, 0, as_json=as_json, after_describe=True)
+        _fit_plans(index, DEFAULT_WALKS, 0, as_json=as_json, after_describe=True)
         described = index.described
     if as_json:
         print_json(described.to_dict())
@@ -306,16 +307,12 @@ def index_describe(
             )
 
 
-#: Synthetic walks `ark index fit-plans` reads by default.
-DEFAULT_FIT_WALKS = 300
-
-
 @index_app.command("fit-plans")
 def index_fit_plans(
     index_dir: IndexArg,
     walks: Annotated[
         int, typer.Option("--walks", help="Synthetic questions to fit on.", min=20)
-    ] = DEFAULT_FIT_WALKS,
+    ] = DEFAULT_WALKS,
     seed: Annotated[int, typer.Option(help="Seed of the walks.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ark.distill._questions import RelationStep
+from ark.distill._questions import RelationStep, chain_question, intersection_question
 from ark.graph import DIRECTION_NAMES
 from ark.graph.columns import unique_rows
 from ark.index import Index
@@ -33,6 +33,10 @@ class Path_:
     #: intermediate nodes are never answers (the question asks for the last hop).
     answers: list[int]
     question: str = ""
+
+    def key(self) -> tuple[Any, ...]:
+        """What makes two sampled paths the same question: anchors and hops."""
+        return (tuple(self.anchors), tuple(tuple(h) for h in self.hops))
 
 
 class PathSampler:
@@ -113,6 +117,14 @@ class PathSampler:
         answers = sorted(reach, key=lambda n: (-reach[n], n))
         return Path_("chain", [anchor], [hops], [sets], answers)
 
+    def draw(self, n_hops: int, intersection_share: float) -> Path_ | None:
+        """A chain of ``n_hops``, or, for one hop and with ``intersection_share``
+        chance, an intersection (meeting paths are rarer: a few anchors are tried
+        before settling for none)."""
+        if n_hops == 1 and self.rng.random() < intersection_share:
+            return next((p for _ in range(20) if (p := self.intersection())), None)
+        return self.chain(n_hops)
+
     def intersection(self) -> Path_ | None:
         """Two anchors whose one-hop sets of the same type meet at some targets."""
         base = self.chain(1)
@@ -159,3 +171,24 @@ def follow(g: Any, nodes: Sequence[int], hop: RelationStep) -> dict[int, list[in
         keep = (np.asarray(g.adj_code[start:end]) == code) & (np.asarray(g.node_type)[nb] == typ)
         out[int(v)] = sorted(set(nb[keep].tolist()))
     return out
+
+
+def path_question(index: Index, path: Path_, rng: random.Random, templates: dict[str, Any]) -> str:
+    """``path`` put in words with ``index``'s described schema and ``templates``."""
+    g = index.graph
+    if path.kind == "chain":
+        return chain_question(
+            g.name(path.anchors[0]),
+            g.type_name(path.anchors[0]),
+            path.hops[0],
+            rng,
+            templates,
+            index.described,
+        )
+    return intersection_question(
+        [g.name(a) for a in path.anchors],
+        [hops[0] for hops in path.hops],
+        rng,
+        templates,
+        index.described,
+    )

@@ -17,26 +17,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ark.agent import ChainHints, ToolConfig, ToolSession
+from ark.agent import ToolConfig
 from ark.agent.plans import (
+    DEFAULT_WALKS,
     FIT_KEY,
     PlanModel,
     calibration_error,
     fit_model,
     plan_features,
+    plan_question,
     reading_digest,
-    run_plan,
 )
-from ark.distill._paths import PathSampler
-from ark.distill._questions import chain_question, intersection_question
+from ark.distill._paths import PathSampler, path_question
 from ark.errors import ArkError
 from ark.index import Index, save_described
 from ark.tools import MAX_CENTERS, GraphTools
-
-#: Walks a fit reads by default: enough for eight weights, seconds on 2 cores.
-DEFAULT_WALKS = 300
-#: The steps a plan may take (``ark-guided``'s documented budget).
-PLAN_STEPS = 8
 
 
 @dataclass(frozen=True)
@@ -76,7 +71,6 @@ def plan_samples(
     sampler = PathSampler(index, rng, max_frontier=MAX_CENTERS)
     config = ToolConfig(multi_neighborhood=True)
     tools = GraphTools(index, phrase_encoder=config.phrase_encoder)
-    g = index.graph
     out: list[PlanSample] = []
     seen: set[tuple[Any, ...]] = set()
     attempts = 0
@@ -85,43 +79,15 @@ def plan_samples(
         if attempts > 200 * n + 1000:
             raise ArkError(f"could only sample {len(out)} of {n} walks from {index.path}")
         hops = (1, 2, 3)[len(out) % 3]
-        if hops == 1 and rng.random() < intersection_share:
-            path = next((p for _ in range(20) if (p := sampler.intersection())), None)
-        else:
-            path = sampler.chain(hops)
+        path = sampler.draw(hops, intersection_share)
         if path is None:
             continue
-        key = (tuple(path.anchors), tuple(tuple(h) for h in path.hops))
+        key = path.key()
         if key in seen:
             continue
         seen.add(key)
-        if path.kind == "chain":
-            question = chain_question(
-                g.name(path.anchors[0]),
-                g.type_name(path.anchors[0]),
-                path.hops[0],
-                rng,
-                {},
-                index.described,
-            )
-        else:
-            question = intersection_question(
-                [g.name(a) for a in path.anchors],
-                [h[0] for h in path.hops],
-                rng,
-                {},
-                index.described,
-            )
-        hints = ChainHints(index, question)
-        session = ToolSession(
-            index,
-            tools=tools,
-            config=config,
-            question=question,
-            observers=[hints],
-            refuse_unseen=True,
-        )
-        run = run_plan(session, hints, PLAN_STEPS)
+        question = path_question(index, path, rng, {})
+        hints, run = plan_question(index, question, tools, config)
         gold = set(path.answers)
         right = run.complete and bool(run.answer) and set(run.answer) <= gold
         features = plan_features(hints, run) if run.complete else None

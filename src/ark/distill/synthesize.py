@@ -20,12 +20,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ark.agent import ChainHints, ToolConfig, ToolSession, steps_left_note, system_prompt
-from ark.distill._paths import MAX_ANSWERS, MAX_FRONTIER, MAX_K, Path_, PathSampler, follow
+from ark.distill._paths import (
+    MAX_ANSWERS,
+    MAX_FRONTIER,
+    MAX_K,
+    Path_,
+    PathSampler,
+    follow,
+    path_question,
+)
 from ark.distill._questions import (
     RelationStep,
     _spaced,
-    chain_question,
-    intersection_question,
     load_templates,
 )
 from ark.errors import ArkError
@@ -357,34 +363,13 @@ def synthesize(
                 f"could only sample {made} of {config.n} paths; the graph has too few "
                 "paths with 1–50 answers for these --hops"
             )
-        n_hops = config.hops[made % len(config.hops)]
-        if n_hops == 1 and rng.random() < config.intersection_share:
-            # Meeting paths are rarer: try a few anchors before settling for a chain.
-            path = next((p for _ in range(20) if (p := sampler.intersection())), None)
-        else:
-            path = sampler.chain(n_hops)
+        path = sampler.draw(config.hops[made % len(config.hops)], config.intersection_share)
         if path is None:
             continue
-        key = (tuple(path.anchors), tuple(tuple(h) for h in path.hops))
+        key = path.key()
         if key in seen:
             continue
-        if path.kind == "chain":
-            path.question = chain_question(
-                g.name(path.anchors[0]),
-                g.type_name(path.anchors[0]),
-                path.hops[0],
-                rng,
-                config.templates,
-                index.described,
-            )
-        else:
-            path.question = intersection_question(
-                [g.name(a) for a in path.anchors],
-                [hops[0] for hops in path.hops],
-                rng,
-                config.templates,
-                index.described,
-            )
+        path.question = path_question(index, path, rng, config.templates)
         if paraphrase is not None:
             names = [g.name(a) for a in path.anchors]
             better = paraphrase(path.question, names)

@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -165,6 +165,9 @@ class Chain:
     #: Whether the first step's way was read from the question's voice (the anchor
     #: has its relation both ways; see :func:`voiced_ways`), not merely taken.
     voiced: bool = False
+    #: The score of the next-best path the search found (None: it found no other):
+    #: two paths read almost as well make a reading to be less sure of.
+    runner_up: float | None = field(default=None, compare=False)
 
     @property
     def relations(self) -> list[str]:
@@ -837,7 +840,7 @@ def read_chains(
     found = found or stopped
     found.sort(key=lambda f: (-f[0], len(f[1]), f[1]))
     out = []
-    for total, path, explains, loose in found[:limit]:
+    for rank, (total, path, explains, loose) in enumerate(found[:limit]):
         out.append(
             Chain(
                 anchor,
@@ -846,6 +849,7 @@ def read_chains(
                 tuple((r, tuple(at)) for r, at in explains.items()),
                 tuple(words[i] for i in loose),
                 voiced=voiced.get(table.steps[path[0]][0]) == table.steps[path[0]][1],
+                runner_up=found[rank + 1][0] if rank + 1 < len(found) else None,
             )
         )
     return out

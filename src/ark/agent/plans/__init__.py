@@ -12,6 +12,7 @@ that the plan's answer is right: a logistic model over named features
 from ark.agent.plans._calls import Call, calls_in, ready_call
 from ark.agent.plans._confidence import (
     DEFAULT_THRESHOLD,
+    DEFAULT_WALKS,
     FEATURES,
     FIT_KEY,
     PlanModel,
@@ -21,13 +22,25 @@ from ark.agent.plans._confidence import (
     plan_features,
     plan_model,
     reading_digest,
+    threshold_setting,
 )
-from ark.agent.plans._run import STOPS, PlanRun, PlanStep, first_call, next_call, run_plan
+from ark.agent.plans._run import (
+    PLAN_STEPS,
+    STOPS,
+    PlanRun,
+    PlanStep,
+    first_call,
+    next_call,
+    plan_question,
+    run_plan,
+)
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "DEFAULT_WALKS",
     "FEATURES",
     "FIT_KEY",
+    "PLAN_STEPS",
     "STOPS",
     "Call",
     "PlanModel",
@@ -41,7 +54,9 @@ __all__ = [
     "next_call",
     "plan_features",
     "plan_model",
+    "plan_question",
     "reading_digest",
     "ready_call",
     "run_plan",
+    "threshold_setting",
 ]

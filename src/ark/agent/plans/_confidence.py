@@ -24,7 +24,6 @@ import numpy as np
 
 from ark.agent.hints import ChainHints
 from ark.agent.plans._run import PlanRun
-from ark.linking import linker_for, read_chains, tokens
 
 if TYPE_CHECKING:
     from ark.index import Index
@@ -32,6 +31,16 @@ if TYPE_CHECKING:
 #: The confidence at which ``ark-guided`` runs a plan without the model
 #: (``--plan-threshold``).
 DEFAULT_THRESHOLD = 0.6
+
+
+def threshold_setting(value: float) -> float | None:
+    """``--plan-threshold`` as the library takes it: above 1 no confidence reaches it,
+    so plans are off (None), and the run is recorded as one without them."""
+    return value if value <= 1 else None
+
+
+#: Synthetic walks a fit reads by default (``ark index fit-plans --walks``).
+DEFAULT_WALKS = 300
 #: The key of the fit in the described schema's ``fits``.
 FIT_KEY = "plan_confidence"
 #: The fit's format.
@@ -125,23 +134,14 @@ FEATURES: dict[str, Callable[[PlanFacts], float]] = {
 
 
 def chain_margin(hints: ChainHints) -> float:
-    """The reading's best chain's score less its second best's: a question two paths
-    read almost as well is one the plan may take the wrong way."""
-    reading, chain = hints.reading, hints.chain
-    if reading is None or chain is None or len(reading.entities) != 1 or not hints.question:
+    """The reading's best chain's score less its second best's (the chain search's
+    :attr:`ark.linking.Chain.runner_up`; 2 when it found no other, 0 without a
+    chain): a question two paths read almost as well is one the plan may take the
+    wrong way."""
+    chain = hints.chain
+    if chain is None:
         return 0.0
-    e = reading.entities[0]
-    chains = read_chains(
-        hints.index,
-        linker_for(hints.index),
-        tokens(hints.question),
-        e.index,
-        set(reading.linking.entity_positions),
-        reading.linking.types,
-        anchor_span=(e.start, e.end),
-        limit=2,
-    )
-    return float(chains[0].score - chains[1].score) if len(chains) > 1 else 2.0
+    return 2.0 if chain.runner_up is None else float(chain.score - chain.runner_up)
 
 
 def plan_features(hints: ChainHints, run: PlanRun) -> dict[str, float]:

@@ -1,10 +1,9 @@
 """The reading's plan, run through the tool session without a model.
 
-With the hints of ``ark-guided`` a 1.5B model mostly copies the call a hint writes
-(issue 62: 64 % of its steps on MetaQA 2- and 3-hop, 16 % more are the finish after
-the hinted add). The plan is that sequence: a global search for the node the
-question names (the nodes, for an intersection), then, after each call, the one call
-the hint line offers (:func:`ready_call`), and ``finish`` once an add leaves nothing
+With the hints of ``ark-guided`` a small model mostly copies the call a hint writes
+(issue 62). The plan is that sequence: a global search for the node the question
+names (the nodes, for an intersection), then, after each call, the one call the
+hint line offers (:func:`ready_call`), and ``finish`` once an add leaves nothing
 to do. It stops, and leaves the rest to the model, wherever something is left to
 decide: a line offering no call or a choice of several, a call that fails or is a
 repeat, a search with no results.
@@ -23,7 +22,12 @@ from typing import Any
 from ark.agent._session import CallOutcome, ToolSession
 from ark.agent.hints import ChainHints
 from ark.agent.plans._calls import Call, ready_call
+from ark.index import Index
+from ark.tools import GraphTools, ToolConfig
 
+#: The steps a plan may take outside an agent (a fit, a benchmark): ``ark-guided``'s
+#: documented budget (``--max-steps 8``).
+PLAN_STEPS = 8
 #: Why a plan stopped: it finished, or what it left to the model.
 STOPS = ("finish", "no plan", "no call", "failed", "empty", "max steps")
 
@@ -121,3 +125,25 @@ def run_plan(
         call = next_call(hints, step)
     run.stop = call
     return run
+
+
+def plan_question(
+    index: Index,
+    question: str,
+    tools: GraphTools,
+    config: ToolConfig,
+    max_steps: int = PLAN_STEPS,
+) -> tuple[ChainHints, PlanRun]:
+    """``question``'s plan run outside an agent, in the session ``ark-guided`` would
+    give it (its hints observing, unseen nodes refused): the hints, for the plan's
+    features, and the run."""
+    hints = ChainHints(index, question)
+    session = ToolSession(
+        index,
+        tools=tools,
+        config=config,
+        question=question,
+        observers=[hints],
+        refuse_unseen=True,
+    )
+    return hints, run_plan(session, hints, max_steps)
