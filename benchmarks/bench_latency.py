@@ -1,7 +1,8 @@
 """Seconds per offline answer with a decoding option off and on, on the same questions.
 
     python benchmarks/bench_latency.py [--set metaqa-2] [--limit 10] [--sample-seed 0]
-        [--model 1.5b] [--adapter LORA.gguf] [--compare lookup|grouped] [--lookup 4]
+        [--model 1.5b] [--adapter LORA.gguf] [--compare lookup|grouped|engine] [--lookup 4]
+        [--plan-threshold 0.6]
         [--max-steps 8] [--temperature 0.7 --seeds 0 1 2]
         [--threads 2] [--describe] [--out .bench/latency/NAME.jsonl]
     python benchmarks/bench_latency.py --decode-cost [--model 1.5b] [--threads 2]
@@ -21,7 +22,14 @@ both decoded by ARK's) with observations in the line form
 and grouped by relation and type (``ToolConfig(grouped_observations=True)``, a change
 the model reads, so answers may change too: Hit@1 is in the table). Greedy
 (temperature 0), so with lookup both settings should write the same trajectory and
-the difference is speed alone; a question whose ranking differs is
+the difference is speed alone; ``--compare engine`` sets the engine before issue 63
+("off": each reply re-tokenized from the template, the last step offered the answer
+tools alone, the model asked for the finish the reading knows) against today's ("on":
+replies kept as the tokens sampled, ``_replies.py``; the last step's prompt kept and
+its reply restricted by the grammar; that finish run without the model), so the
+model reads slightly other tokens and answers may change: Hit@1 is in the table. Sure
+plans (issue 62) are off unless ``--plan-threshold`` is given, so the model's own
+steps are what is timed. A question whose ranking differs is
 counted and listed (llama.cpp's logits move slightly with the batch a token is decoded
 in, so a near tie can go the other way). ``--temperature 0.7 --seeds 0 1 2`` runs each
 question at the temperature users run, once per seed (the same seed for both
@@ -72,6 +80,8 @@ SETTINGS = ("off", "on")
 COLUMNS = (
     "prompt_s",
     "decode_s",
+    "profiled_steps",
+    "evaluated_tokens",
     "generated_tokens",
     "draft_tokens",
     "accepted_tokens",
@@ -351,9 +361,9 @@ def demo_runs(model: str | None, repeats: int = 2) -> str:
 
 def table(records: list[dict[str, Any]]) -> str:
     lines = [
-        "| setting | n | s/question mean | p50 | prompt s | decode s | generated | "
-        "drafted | kept | of them the format's | Hit@1 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| setting | n | s/question mean | p50 | prompt s | decode s | model calls | "
+        "evaluated | generated | drafted | kept | of them the format's | Hit@1 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     means: dict[str, float] = {}
     for setting in SETTINGS:
@@ -362,10 +372,11 @@ def table(records: list[dict[str, Any]]) -> str:
             continue
         walls = [r["wall_s"] for r in rows]
         means[setting] = statistics.mean(walls)
-        sums = {k: sum(r[k] for r in rows) / len(rows) for k in COLUMNS}
+        sums = {k: sum(r.get(k, 0) for r in rows) / len(rows) for k in COLUMNS}
         lines.append(
             f"| {setting} | {len(rows)} | {means[setting]:.1f} | {statistics.median(walls):.1f} | "
-            f"{sums['prompt_s']:.1f} | {sums['decode_s']:.1f} | {sums['generated_tokens']:.0f} | "
+            f"{sums['prompt_s']:.1f} | {sums['decode_s']:.1f} | {sums['profiled_steps']:.1f} | "
+            f"{sums['evaluated_tokens']:.0f} | {sums['generated_tokens']:.0f} | "
             f"{sums['draft_tokens']:.0f} | {sums['accepted_tokens']:.0f} | "
             f"{sums['forced_tokens']:.0f} | "
             f"{100 * sum(bool(r.get('hit1')) for r in rows) / len(rows):.1f} |"
@@ -408,9 +419,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--adapter", default=None, help="a LoRA GGUF from `ark distill export`")
     p.add_argument(
         "--compare",
-        choices=("lookup", "grouped"),
+        choices=("lookup", "grouped", "engine"),
         default="lookup",
-        help="what 'on' turns on: prompt-lookup decoding, or grouped observations",
+        help="what 'on' turns on: prompt-lookup decoding, grouped observations, or the "
+        "engine of issue 63 (replies kept as sampled, the last step's prompt kept, the "
+        "finish the reading knows run without the model)",
+    )
+    p.add_argument(
+        "--plan-threshold",
+        type=float,
+        default=None,
+        help="run sure plans without the model at this confidence (default: off, so the "
+        "model's own steps are timed)",
     )
     p.add_argument("--lookup", type=int, default=4, help="most draft tokens per decode when on")
     p.add_argument("--max-steps", type=int, default=8)
@@ -543,13 +563,17 @@ def main(argv: list[str] | None = None) -> None:
     tools = student.tools if args.adapter else ToolConfig(multi_neighborhood=True)
     grouped = args.compare == "grouped"
     settings = {"off": tools, "on": replace(tools, grouped_observations=grouped)}
+    engine = args.compare == "engine"
+    if engine:  # "off": the engine before issue 63, in the same process
+        models["off"].replies.max_replies = 0
+        models["off"].restricts_tools = False
     name, kb, dataset, split = parse_set(args.set, args.data_dir)
     index, _ = index_for(kb, args.index_cache, models["off"] if args.describe else None)
     queries, _ = load_dataset(dataset, index, split, kb.parent)
     queries = sample(queries, args.limit, args.sample_seed)
 
     def retriever(setting: str, seed: int) -> Retriever:
-        return Retriever(
+        made = Retriever(
             index,
             models[setting],
             strategy="ark-guided",
@@ -559,10 +583,15 @@ def main(argv: list[str] | None = None) -> None:
             tools=settings[setting],
             seed=seed,
             prompt=prompt,
+            plan_threshold=args.plan_threshold,
         )
+        if engine and setting == "off":
+            made.config = replace(made.config, finish_when_read=False)
+        return made
 
     sampled = f"-t{args.temperature:g}" if args.temperature else ""
-    stem = f"{name}-{Path(args.model or '1.5b').stem}{'-grouped' if grouped else ''}{sampled}"
+    variant = "-grouped" if grouped else "-engine" if engine else ""
+    stem = f"{name}-{Path(args.model or '1.5b').stem}{variant}{sampled}"
     out = args.out or Path(".bench/latency") / f"{stem}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     records = [json.loads(line) for line in out.open()] if out.exists() else []
@@ -591,10 +620,18 @@ def main(argv: list[str] | None = None) -> None:
                 flush=True,
             )
     print(f"\n{build_line()}")
+    on_label = (
+        "grouped observations"
+        if grouped
+        else "the engine of issue 63"
+        if engine
+        else f"lookup {args.lookup}"
+    )
     print(
         f"\n{name}, {len(records)} runs (questions x seeds), model {args.model or '1.5b'}"
         f"{' + ' + args.adapter if args.adapter else ''}, temperature {args.temperature:g}, "
-        f"on = {'grouped observations' if grouped else f'lookup {args.lookup}'}\n"
+        f"on = {on_label}, "
+        f"plans {'off' if args.plan_threshold is None else f'at {args.plan_threshold:g}'}\n"
     )
     print(table(records))
 

@@ -23,17 +23,27 @@ class ToolAware(ScriptedChatModel):
         self.node = node
         self.adds_at = adds_at
         self.offered: list[list[str]] = []
+        self.allowed: list[list[str] | None] = []
         super().__init__(self.reply)
 
     def reply(self, messages: list[Message]) -> Message:
         step = sum(1 for m in messages if m.role == "assistant")
-        if "search_in_graph" not in self.offered[-1] or step == self.adds_at:
+        writable = self.allowed[-1] or self.offered[-1]
+        if "search_in_graph" not in writable or step == self.adds_at:
             return tool_call("add_to_answer", node_indices=[self.node])
         return tool_call("search_in_graph", query=["Forrest Gump", "Tom Hanks", "Drama"][step])
 
     async def complete(self, messages: Any, tools: Any, **kw: Any) -> Completion:
         self.offered.append([t["function"]["name"] for t in tools])
+        self.allowed.append(kw.pop("allowed_tools", None))
         return await super().complete(messages, tools, **kw)
+
+
+class Restricting(ToolAware):
+    """A backend whose decoding can write only some of the tools it offers (as the
+    local model's grammar can)."""
+
+    restricts_tools = True
 
 
 def run(index, model, hints: bool):  # type: ignore[no-untyped-def]
@@ -67,3 +77,14 @@ def test_an_answer_already_given_keeps_every_tool(movie_index):
     traj = run(movie_index, model, hints=True)
     assert model.offered == [ALL, ALL, ALL]
     assert traj.answer == [forrest]
+
+
+def test_a_backend_that_restricts_tools_keeps_the_prompt_and_restricts_the_reply(movie_index):
+    """The last step's prompt offers every tool, as the step before (so a KV cache
+    holds it all); only the reply is limited to the answer tools."""
+    forrest = node(movie_index, "Forrest Gump")
+    model = Restricting(forrest)
+    traj = run(movie_index, model, hints=True)
+    assert model.offered == [ALL, ALL, ALL]
+    assert model.allowed == [None, None, ["add_to_answer", "finish"]]
+    assert traj.answer == [forrest] and traj.steps[2].note == LAST_STEP_NOTE

@@ -12,7 +12,7 @@ import pytest
 from _doubles import ScriptedChatModel, tool_call
 from _helpers import hinted_session, node
 from ark.agent import Agent, AgentConfig, AgentOptions, Retriever, ToolConfig
-from ark.agent._agent import guided_agent
+from ark.agent._agent import FINISH_READ_NOTE, guided_agent
 from ark.agent._strategy import StrategyContext
 from ark.agent.plans import (
     FEATURES,
@@ -350,3 +350,34 @@ def test_the_demo_fits_the_plans_of_the_index_it_builds(tmp_path):
     assert plan_model(index)[0] is None
     _fit_demo_plans(index, as_json=True)
     assert plan_model(open_index(tmp_path / "idx"))[0] is not None
+
+
+# -- the finish the reading knows (issue 63) --------------------------------------------
+
+
+def _plan_calls(index: Index) -> list:  # type: ignore[type-arg]
+    session = hinted_session(index, QUESTION, multi=True, refuse_unseen=True)
+    run = run_plan(session, session.observers[0], 8)
+    assert run.complete
+    return [tool_call(s.name, **s.arguments) for s in run.steps]
+
+
+@pytest.mark.parametrize("read", [True, False])
+def test_after_the_add_that_ends_the_plan_the_reading_finishes(movie_index, read):
+    """The model copies the plan up to the add; the finish after it is known, so it is
+    run without asking the model (or asked, with ``finish_when_read=False``)."""
+    calls = _plan_calls(movie_index)
+    assert calls[-1].tool_calls[0].name == "finish"
+    llm = ScriptedChatModel([*calls[:-1], tool_call("search_in_graph", query="more")])
+    config = AgentConfig(max_steps=8, plan_threshold=None, finish_when_read=read)
+    agent = guided_agent(StrategyContext(movie_index, llm, GraphTools(movie_index), config))
+    traj = asyncio.run(agent.run(QUESTION))
+    assert traj.stop_reason == "finish" and traj.answer
+    if read:
+        assert len(llm.calls) == len(calls) - 1
+        assert traj.steps[-1].by == "plan" and traj.steps[-1].note == FINISH_READ_NOTE
+        assert traj.config.get("finish_when_read") is None  # the default is not recorded
+    else:
+        assert len(llm.calls) > len(calls) - 1
+        assert all(s.by in (None, "model") for s in traj.steps)
+        assert traj.config["finish_when_read"] is False

@@ -28,7 +28,7 @@ from ark.agent._strategy import (
     start_trajectory,
 )
 from ark.agent.hints import ChainHints
-from ark.agent.plans import PlanRun, plan_features, plan_model, run_plan
+from ark.agent.plans import PlanRun, plan_features, plan_model, reading_finishes, run_plan
 from ark.errors import ArkError
 from ark.index import Index
 from ark.llm import ChatModel, Completion, Message, ToolCall
@@ -81,6 +81,9 @@ def steps_left_note(steps_left: int, *, answer_empty: bool = False) -> str:
 
 #: The note of a step offered only the answer tools (:meth:`Agent._step_tools`).
 LAST_STEP_NOTE = "last step with an empty answer: only add_to_answer and finish offered"
+
+#: The note of a ``finish`` the reading ran after the model's add (:meth:`Agent._finish_read`).
+FINISH_READ_NOTE = "the reading's plan ends with this add: finish run without the model"
 
 NO_TOOL_CALL = (
     "You replied without calling a tool. Continue the search with search_in_graph or "
@@ -177,7 +180,7 @@ class Agent:
         session = planned if planned is not None else self.new_session(query)
         stop = "max_steps" if planned is None else "finish"
         for step in range(cfg.max_steps if planned is None else 0):
-            specs = self._step_tools(step, session)
+            specs, restrict = self._step_tools(step, session)
             try:
                 completion = await self.llm.complete(
                     messages,
@@ -185,6 +188,7 @@ class Agent:
                     temperature=cfg.temperature,
                     max_tokens=cfg.max_tokens,
                     seed=None if cfg.seed is None else cfg.seed + step,
+                    **restrict,
                 )
             except ArkError as exc:  # the backend gave up after its retries
                 traj.error = str(exc)
@@ -201,7 +205,7 @@ class Agent:
             traj.usage["prompt_tokens"] += completion.usage.prompt_tokens
             traj.usage["completion_tokens"] += completion.usage.completion_tokens
             traj.steps.append(record)
-            if specs is self.answer_specs:
+            if specs is self.answer_specs or restrict:
                 record.note = LAST_STEP_NOTE
             cut = completion.finish_reason == "length"
             if not msg.tool_calls:
@@ -224,7 +228,7 @@ class Agent:
                     empty = self.options.hints and not session.answer
                     observation += steps_left_note(steps_left, answer_empty=empty)
                 self._keep_call(record, messages, step, call, outcome, observation)
-            if session.finished:
+            if session.finished or self._finish_read(session, msg, outcomes, traj, messages):
                 stop = "finish"
                 break
         traj.stop_reason = stop  # type: ignore[assignment]
@@ -288,6 +292,45 @@ class Agent:
             traj.steps.append(record)
             self._keep_call(record, messages, i, call, step.outcome, observation, by="plan")
 
+    def _finish_read(
+        self,
+        session: ToolSession,
+        msg: Message,
+        outcomes: list[CallOutcome],
+        traj: Trajectory,
+        messages: list[Message],
+    ) -> bool:
+        """After the model's step: when it was an add after which the reading's plan
+        would finish (:func:`ark.agent.plans.reading_finishes`), run that ``finish``
+        without the model, as a plan step, and say so; the answer list is then final.
+        Why: the 1.5B called ``finish`` there every time in the recorded runs, a model
+        call whose answer was known (``AgentConfig.finish_when_read``)."""
+        cfg = self.config
+        step = session.step + 1
+        if not (cfg.finish_when_read and self.options.hints) or step >= cfg.max_steps:
+            return False
+        hints = session.observers[0] if session.observers else None
+        if len(msg.tool_calls) != 1 or not isinstance(hints, ChainHints):
+            return False
+        if not reading_finishes(hints, msg.tool_calls[0].name, outcomes[0]):
+            return False
+        session.step = step
+        outcome = session.call("finish", {})
+        call = ToolCall(f"read_{step}", "finish", {}, "{}")
+        messages.append(Message(role="assistant", content="", tool_calls=(call,)))
+        record = StepRecord(
+            index=step,
+            llm_latency_s=0,
+            prompt_tokens=0,
+            completion_tokens=0,
+            content="",
+            by="plan",
+            note=FINISH_READ_NOTE,
+        )
+        traj.steps.append(record)
+        self._keep_call(record, messages, step, call, outcome, outcome.observation, by="plan")
+        return session.finished
+
     def _keep_call(
         self,
         record: StepRecord,
@@ -326,23 +369,31 @@ class Agent:
                 )
             )
 
-    def _step_tools(self, step: int, session: ToolSession) -> list[dict[str, object]]:
-        """The tools offered at ``step``: all of them, except, with the hints, on the
-        last step while the answer is empty and a search has shown nodes: only
-        ``add_to_answer`` and ``finish``.
+    def _step_tools(
+        self, step: int, session: ToolSession
+    ) -> tuple[list[dict[str, object]], dict[str, object]]:
+        """The tools offered at ``step`` and the keywords that restrict the reply: all
+        of them, except, with the hints, on the last step while the answer is empty and
+        a search has shown nodes: only ``add_to_answer`` and ``finish``.
 
         Why: the last step's search is never read (no step follows it), and a 1.5B
         model ignored "(1 step left and your answer is empty: add …)" in all 15 of 20
         MuSiQue runs that ended with an empty answer; offered only the answer tools
         (a local model decodes under their grammar), it adds the nodes it judges best
-        of those it saw, or finishes empty. Cost: the tools are part of the prompt, so
-        this one step's prompt is not a continuation of the last one (a local model
-        evaluates the conversation once more). The paper's loop (``ark``) is unchanged.
+        of those it saw, or finishes empty. The tools are part of the prompt, so a
+        backend that can restrict the reply by its grammar (``restricts_tools``, the
+        local model) is offered every tool and told which it may write
+        (``allowed_tools``): the prompt continues the last one and its KV cache is
+        reused (issue 63: the whole conversation was read again, 13.1 s a MuSiQue
+        question). Any other backend is offered the two tools alone. The paper's loop
+        (``ark``) is unchanged.
         """
         last = step == self.config.max_steps - 1
         if self.options.hints and last and not session.answer and session.seen:
-            return self.answer_specs
-        return self.specs
+            if getattr(self.llm, "restricts_tools", False):
+                return self.specs, {"allowed_tools": list(ANSWER_TOOLS)}
+            return self.answer_specs, {}
+        return self.specs, {}
 
     def _options_record(self) -> dict[str, object]:
         """The options that differ from the defaults (none: the record is unchanged)."""

@@ -41,6 +41,10 @@ class AgentConfig:
     #: confidence is at least this (:mod:`ark.agent.plans`); None: the model runs
     #: every step.
     plan_threshold: float | None = None
+    #: With a plan's reading (``ark-guided``), an add after which the plan would
+    #: finish is followed by ``finish`` without asking the model
+    #: (:func:`ark.agent.plans.reading_finishes`); False: the model is asked.
+    finish_when_read: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +55,7 @@ class AgentConfig:
             "seed": self.seed,
             **({"prompt": self.prompt} if self.prompt != "full" else {}),
             **({"plan_threshold": self.plan_threshold} if self.plan_threshold is not None else {}),
+            **({} if self.finish_when_read else {"finish_when_read": False}),
         }
 
 

@@ -150,6 +150,12 @@ class ChatModel(Protocol):
     tool calls: a local model decodes it under a grammar made from the schema, a
     server gets JSON mode; the parsed value is ``Completion.data``. Callers that pass
     it pass no tools.
+
+    A backend whose decoding can write only some of the tools it offers says so with
+    a true ``restricts_tools`` attribute and accepts ``allowed_tools=NAMES``: the
+    prompt still offers every tool (so it continues the previous one and a prefix
+    cache keeps it), the reply calls one of ``NAMES``. Callers check the attribute
+    first; to any other backend they offer the subset itself.
     """
 
     name: str

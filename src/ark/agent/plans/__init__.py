@@ -32,6 +32,7 @@ from ark.agent.plans._run import (
     first_call,
     next_call,
     plan_question,
+    reading_finishes,
     run_plan,
 )
 
@@ -56,6 +57,7 @@ __all__ = [
     "plan_model",
     "plan_question",
     "reading_digest",
+    "reading_finishes",
     "ready_call",
     "run_plan",
     "threshold_setting",

@@ -96,6 +96,18 @@ def next_call(hints: ChainHints, last: PlanStep) -> Call | str:
     return ready_call(hints.last_line) or "no call"
 
 
+def reading_finishes(hints: ChainHints, name: str, outcome: CallOutcome) -> bool:
+    """Whether the reading's plan would call ``finish`` right after the call ``name``
+    that gave ``outcome`` (whoever made it): the reading has a plan
+    (:func:`first_call`), the call was an add that added nodes, and the hints offer
+    nothing after it. Then the finish is known: in the recorded MetaQA and WC2014 runs
+    the 1.5B called it after 178 of 178 such adds, for 1.2–3.1 s a question (issue 63).
+    """
+    if name != "add_to_answer" or first_call(hints) is None:
+        return False
+    return next_call(hints, PlanStep(name, {}, outcome)) == ("finish", {})
+
+
 def run_plan(
     session: ToolSession,
     hints: ChainHints,

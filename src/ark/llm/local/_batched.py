@@ -42,7 +42,7 @@ from typing import Any
 
 from ark.llm._types import CallProfile, Completion, LLMError, Message, Usage
 from ark.llm.local._lazy_grammar import LazyGrammarSampler
-from ark.llm.local._model import STOP_TEXT, LocalChatModel
+from ark.llm.local._model import STOP_TEXT, LocalChatModel, allowed
 from ark.llm.local._states import common_prefix
 
 
@@ -103,6 +103,7 @@ class _Result:
     latency_s: float
     timed_out: bool = False
     profile: CallProfile | None = None
+    tokens: tuple[int, ...] = ()  # as sampled (for ``LocalChatModel.remember_reply``)
 
 
 @dataclass(eq=False)
@@ -195,6 +196,7 @@ class LocalBatchedChatModel(LocalChatModel):
         max_tokens: int | None = None,
         seed: int | None = None,
         response_schema: dict[str, Any] | None = None,
+        allowed_tools: Sequence[str] | None = None,
     ) -> Completion:
         if response_schema is not None:
             tools = ()
@@ -203,7 +205,7 @@ class LocalBatchedChatModel(LocalChatModel):
             raise LLMError(
                 f"local model failed: the prompt has {len(prompt)} tokens, the context {self.n_ctx}"
             )
-        grammar = self._grammar_for(tools, response_schema)
+        grammar = self._grammar_for(allowed(tools, allowed_tools), response_schema)
         for _ in range(self.max_retries + 1):
             request = _Request(
                 prompt, grammar, temperature, max_tokens or 512, seed, self.request_timeout
@@ -222,6 +224,7 @@ class LocalBatchedChatModel(LocalChatModel):
                 break
         else:
             raise self._timeout_error()
+        self.remember_reply(prompt, result.tokens, result.text)
         usage = Usage(result.prompt_tokens, result.completion_tokens)
         return self._completion(
             result.text,
@@ -454,6 +457,7 @@ class LocalBatchedChatModel(LocalChatModel):
                     ended - req.started,
                     timed_out=outcome == "timeout",
                     profile=_profile(req, ended),
+                    tokens=tuple(req.generated),
                 )
                 req.future.set_result(result)
         except concurrent.futures.InvalidStateError:  # the caller cancelled meanwhile

@@ -54,6 +54,7 @@ from ark.llm.local._model_files import (
     file_sha256,
     local_model_path,
 )
+from ark.llm.local._replies import ReplyTokens, reply_tokens, splice
 from ark.llm.local._skeleton import format_drafter
 
 
@@ -91,6 +92,19 @@ def json_grammar(schema: dict[str, Any]) -> str:
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     return json_schema_to_gbnf(json.dumps(schema))
+
+
+def allowed(
+    tools: Sequence[dict[str, Any]], names: Sequence[str] | None
+) -> Sequence[dict[str, Any]]:
+    """The specs of ``tools`` a reply may call: those named in ``names`` (None: all)."""
+    if names is None:
+        return tools
+    chosen = [t for t in tools if t["function"]["name"] in set(names)]
+    if tools and not chosen:
+        offered = ", ".join(t["function"]["name"] for t in tools)
+        raise LLMError(f"allowed_tools={list(names)} names none of the tools offered ({offered})")
+    return chosen
 
 
 def _gbnf_escape(text: str) -> str:
@@ -160,6 +174,16 @@ def prompt_segments(
 STOP_TEXT = "<|im_end|>"
 
 
+def generation_prompt(template: ChatTemplate) -> str:
+    """The text the template adds to open the assistant's turn (Qwen's
+    ``<|im_start|>assistant\\n``): where a rendered reply begins. Empty if the template
+    adds nothing."""
+    probe = [Message(role="user", content="?")]
+    with_turn = template.render(probe, add_generation_prompt=True)
+    without = template.render(probe, add_generation_prompt=False)
+    return with_turn[len(without) :] if with_turn.startswith(without) else ""
+
+
 def lookup_setting(lookup: int | None) -> int:
     """Draft tokens per decode for prompt-lookup decoding: ``lookup`` itself, else
     ``ARK_LOOKUP`` (unset, ``1`` or ``on``: the default draft length; a number: that
@@ -214,6 +238,10 @@ class LocalChatModel:
     #: describe``): one, since calls are serialised; sending them in order keeps which
     #: prompt reuses which cached prefix, and so a greedy run, the same every time.
     max_concurrency = 1
+    #: ``complete(allowed_tools=NAMES)`` offers every tool in the prompt and lets the
+    #: grammar write only the named ones: a step that may only answer keeps the prompt
+    #: of the step before, so the KV cache still holds all of it (issue 63).
+    restricts_tools = True
 
     def __init__(
         self,
@@ -280,6 +308,10 @@ class LocalChatModel:
         #: Prompt-lookup decoding (``_lookup.py``): the most draft tokens checked per
         #: decode; 0 decodes token by token. None reads ``ARK_LOOKUP``.
         self.lookup = lookup_setting(lookup)
+        #: The replies sampled, with their tokens: a later prompt reads each as the
+        #: very tokens the KV cache holds (``_replies.py``).
+        self.replies = ReplyTokens()
+        self._turn_open = generation_prompt(self.template)
 
     def cache_identity(self) -> dict[str, Any]:
         """What a cached response depends on: the weights (sha256), any LoRA adapter
@@ -307,10 +339,30 @@ class LocalChatModel:
     ) -> list[int]:
         """The prompt's tokens: special tokens parsed in the template's text only,
         never in graph or model text (see :func:`prompt_segments`)."""
+        pieces = prompt_segments(self.template, messages, tools)
+        if self._turn_open:
+            pieces = splice(pieces, self.replies, self._turn_open, STOP_TEXT)
         tokens: list[int] = []
-        for i, (text, is_template) in enumerate(prompt_segments(self.template, messages, tools)):
+        for i, piece in enumerate(pieces):
+            if isinstance(piece[0], int):  # a reply of the model's, as it was sampled
+                tokens += piece
+                continue
+            text, is_template = piece
             tokens += self._llm.tokenize(text.encode("utf-8"), add_bos=i == 0, special=is_template)
         return tokens
+
+    def remember_reply(self, prompt: Sequence[int], tokens: Sequence[int], text: str) -> None:
+        """Keep ``tokens`` (sampled after ``prompt``) as the tokens of the reply
+        ``text``, for the next prompt that renders it (:meth:`tokenize_prompt`)."""
+
+        def detokenize(ids: Sequence[int]) -> str:
+            return self._llm.detokenize(list(ids), prev_tokens=list(prompt)).decode(
+                "utf-8", errors="ignore"
+            )
+
+        ids = reply_tokens(tokens, text, detokenize)
+        if ids is not None:
+            self.replies.remember(text, ids)
 
     def check_context(
         self,
@@ -373,11 +425,13 @@ class LocalChatModel:
         max_tokens: int | None,
         seed: int | None,
         response_schema: dict[str, Any] | None = None,
+        allowed_tools: Sequence[str] | None = None,
     ) -> Completion:
         if response_schema is not None:
             tools = ()
         prompt = self.tokenize_prompt(messages, tools)
         self.check_context(prompt, messages, tools, max_tokens or 512)
+        written = allowed(tools, allowed_tools)
         for _ in range(self.max_retries + 1):
             with self._lock:
                 started = time.perf_counter()
@@ -388,10 +442,10 @@ class LocalChatModel:
                         self._llm.set_seed(seed)
                     over_time = _Deadline(self.request_timeout)
                     _kv_state.reset_perf(self._llm)
-                    grammar = self._grammar_for(tools, response_schema)
+                    grammar = self._grammar_for(written, response_schema)
                     if self.lookup:
                         out = self._lookup_completion(
-                            prompt, grammar, temperature, max_tokens or 512, over_time, tools
+                            prompt, grammar, temperature, max_tokens or 512, over_time, written
                         )
                     else:
                         out = self._llm.create_completion(
@@ -412,6 +466,8 @@ class LocalChatModel:
         else:
             raise self._timeout_error()
         choice = out["choices"][0]
+        sampled = out["tokens"] if self.lookup else self._llm._input_ids[len(prompt) :]
+        self.remember_reply(prompt, sampled, choice["text"])
         usage = out.get("usage", {})
         generated = usage.get("completion_tokens", 0)
         first = over_time.first or ended  # no token sampled: all of it was the prompt
@@ -489,6 +545,7 @@ class LocalChatModel:
         return {
             "choices": [{"text": text, "finish_reason": reason}],
             "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(res.tokens)},
+            "tokens": res.tokens,
             "decode_ms": res.decode_s * 1000,
             "drafted": res.drafted,
             "accepted": res.accepted,
@@ -545,7 +602,15 @@ class LocalChatModel:
         max_tokens: int | None = None,
         seed: int | None = None,
         response_schema: dict[str, Any] | None = None,
+        allowed_tools: Sequence[str] | None = None,
     ) -> Completion:
         return await asyncio.to_thread(
-            self._complete_sync, messages, tools, temperature, max_tokens, seed, response_schema
+            self._complete_sync,
+            messages,
+            tools,
+            temperature,
+            max_tokens,
+            seed,
+            response_schema,
+            allowed_tools,
         )
