@@ -24,9 +24,10 @@ the model reads, so answers may change too: Hit@1 is in the table). Greedy
 (temperature 0), so with lookup both settings should write the same trajectory and
 the difference is speed alone; ``--compare engine`` sets the engine before issue 63
 ("off": each reply re-tokenized from the template, the last step offered the answer
-tools alone, the model asked for the finish the reading knows) against today's ("on":
-replies kept as the tokens sampled, ``_replies.py``; the last step's prompt kept and
-its reply restricted by the grammar; that finish run without the model), so the
+tools alone, the model asked for the finish the reading knows, no prediction) against
+today's ("on": replies kept as the tokens sampled, ``_replies.py``; the last step's
+prompt kept and its reply restricted by the grammar; that finish run without the
+model; the hinted call drafted as the reply's prediction), so the
 model reads slightly other tokens and answers may change: Hit@1 is in the table. Sure
 plans (issue 62) are off unless ``--plan-threshold`` is given, so the model's own
 steps are what is timed. A question whose ranking differs is
@@ -423,7 +424,7 @@ def main(argv: list[str] | None = None) -> None:
         default="lookup",
         help="what 'on' turns on: prompt-lookup decoding, grouped observations, or the "
         "engine of issue 63 (replies kept as sampled, the last step's prompt kept, the "
-        "finish the reading knows run without the model)",
+        "finish the reading knows run without the model, the hinted call predicted)",
     )
     p.add_argument(
         "--plan-threshold",
@@ -567,6 +568,7 @@ def main(argv: list[str] | None = None) -> None:
     if engine:  # "off": the engine before issue 63, in the same process
         models["off"].replies.max_replies = 0
         models["off"].restricts_tools = False
+        models["off"].accepts_prediction = False
     name, kb, dataset, split = parse_set(args.set, args.data_dir)
     index, _ = index_for(kb, args.index_cache, models["off"] if args.describe else None)
     queries, _ = load_dataset(dataset, index, split, kb.parent)

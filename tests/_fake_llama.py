@@ -50,9 +50,7 @@ class FakeLlama:
     def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return ([1] if add_bos else []) + list(text)
 
-    def detokenize(
-        self, tokens: Any, prev_tokens: Any = None, special: bool = False
-    ) -> bytes:
+    def detokenize(self, tokens: Any, prev_tokens: Any = None, special: bool = False) -> bytes:
         return bytes(int(t) for t in tokens)
 
     def set_seed(self, seed: int) -> None:

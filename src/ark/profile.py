@@ -33,6 +33,7 @@ TOKENS = (
     "forced_tokens",
     "draft_tokens",
     "accepted_tokens",
+    "predicted_tokens",
 )
 #: ``llm_s`` is the model calls' wall time, split into the four before it.
 SECONDS = ("prompt_s", "decode_s", "state_s", "unsplit_s", "llm_s", "tool_s")
@@ -109,7 +110,9 @@ def profile_line(p: dict[str, Any]) -> str:
     drafts = p.get("draft_tokens") or 0
     forced = p.get("forced_tokens") or 0
     kept = f", {p.get('accepted_tokens') or 0:,} of {drafts:,} drafted kept" if drafts else ""
+    predicted = p.get("predicted_tokens") or 0
     kept += f" ({forced:,} fixed by the call's format)" if forced else ""
+    kept += f" ({predicted:,} as predicted)" if predicted else ""
     return (
         f"{p['prompt_s']:.1f} s evaluating the prompt ({p['evaluated_tokens']:,} tokens; "
         f"{p['reused_tokens']:,} reused), {p['decode_s']:.1f} s decoding "

@@ -88,3 +88,36 @@ def test_a_backend_that_restricts_tools_keeps_the_prompt_and_restricts_the_reply
     assert model.offered == [ALL, ALL, ALL]
     assert model.allowed == [None, None, ["add_to_answer", "finish"]]
     assert traj.answer == [forrest] and traj.steps[2].note == LAST_STEP_NOTE
+
+
+class Predicting(ToolAware):
+    """A backend that drafts the call it is told to expect (as the local model does)."""
+
+    accepts_prediction = True
+
+    def __init__(self, node: int) -> None:
+        super().__init__(node)
+        self.predictions: list[object] = []
+
+    async def complete(self, messages: Any, tools: Any, **kw: Any) -> Completion:
+        self.predictions.append(kw.pop("prediction", None))
+        return await super().complete(messages, tools, **kw)
+
+
+def test_the_hinted_call_is_passed_as_the_prediction(movie_index):
+    """After each observation whose hint offers one call, that call is the prediction;
+    the first step (no observation yet) predicts nothing."""
+    from ark.agent.plans import ready_call
+
+    model = Predicting(node(movie_index, "Forrest Gump"))
+    agent = Agent(movie_index, model, AgentConfig(max_steps=3), options=AgentOptions(hints=True))
+    traj = asyncio.run(agent.run("Which films did Tom Hanks star in?"))
+    assert model.predictions[0] is None
+    for step, predicted in zip(traj.steps, model.predictions[1:], strict=False):
+        offered = [ready_call(line) for line in step.tool_calls[0].observation.splitlines()]
+        offered = [c for c in offered if c is not None]
+        if predicted is None:
+            assert not offered
+        else:
+            assert offered[-1] == (predicted.name, predicted.arguments)
+    assert model.predictions[1] is not None

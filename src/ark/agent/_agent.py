@@ -28,7 +28,14 @@ from ark.agent._strategy import (
     start_trajectory,
 )
 from ark.agent.hints import ChainHints
-from ark.agent.plans import PlanRun, plan_features, plan_model, reading_finishes, run_plan
+from ark.agent.plans import (
+    PlanRun,
+    plan_features,
+    plan_model,
+    reading_finishes,
+    ready_call,
+    run_plan,
+)
 from ark.errors import ArkError
 from ark.index import Index
 from ark.llm import ChatModel, Completion, Message, ToolCall
@@ -180,7 +187,8 @@ class Agent:
         session = planned if planned is not None else self.new_session(query)
         stop = "max_steps" if planned is None else "finish"
         for step in range(cfg.max_steps if planned is None else 0):
-            specs, restrict = self._step_tools(step, session)
+            specs, extra = self._step_tools(step, session)
+            extra.update(self._prediction(session, extra))
             try:
                 completion = await self.llm.complete(
                     messages,
@@ -188,7 +196,7 @@ class Agent:
                     temperature=cfg.temperature,
                     max_tokens=cfg.max_tokens,
                     seed=None if cfg.seed is None else cfg.seed + step,
-                    **restrict,
+                    **extra,
                 )
             except ArkError as exc:  # the backend gave up after its retries
                 traj.error = str(exc)
@@ -205,7 +213,7 @@ class Agent:
             traj.usage["prompt_tokens"] += completion.usage.prompt_tokens
             traj.usage["completion_tokens"] += completion.usage.completion_tokens
             traj.steps.append(record)
-            if specs is self.answer_specs or restrict:
+            if specs is self.answer_specs or "allowed_tools" in extra:
                 record.note = LAST_STEP_NOTE
             cut = completion.finish_reason == "length"
             if not msg.tool_calls:
@@ -394,6 +402,25 @@ class Agent:
                 return self.specs, {"allowed_tools": list(ANSWER_TOOLS)}
             return self.answer_specs, {}
         return self.specs, {}
+
+    def _prediction(self, session: ToolSession, restrict: dict[str, object]) -> dict[str, ToolCall]:
+        """``{"prediction": call}``: the call the last hint line offers ready to copy
+        (:func:`ark.agent.plans.ready_call`), for a backend that drafts it
+        (``accepts_prediction``); else nothing. The model still chooses every token:
+        the prediction only lets a reply that copies the hint be decoded in a few
+        batches (the 1.5B copies it in most steps, issue 62)."""
+        if not (self.options.hints and getattr(self.llm, "accepts_prediction", False)):
+            return {}
+        hints = session.observers[0] if session.observers else None
+        if not isinstance(hints, ChainHints) or not hints.last_line:
+            return {}
+        call = ready_call(hints.last_line)
+        allowed = restrict.get("allowed_tools")
+        if call is None or (isinstance(allowed, list) and call[0] not in allowed):
+            return {}
+        name, arguments = call
+        raw = json.dumps(arguments, ensure_ascii=False)
+        return {"prediction": ToolCall("predicted", name, arguments, raw)}
 
     def _options_record(self) -> dict[str, object]:
         """The options that differ from the defaults (none: the record is unchanged)."""

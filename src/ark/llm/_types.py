@@ -59,7 +59,8 @@ class CallProfile:
     With prompt-lookup decoding, ``draft_tokens`` were guessed (from the text the
     tool-call format fixes, else from the conversation) and decoded beside the sampled
     one, ``accepted_tokens`` of them were kept (each a decode saved), and
-    ``forced_tokens`` of those were the format's (0 where nothing drafts).
+    ``forced_tokens`` of those were the format's (0 where nothing drafts), and
+    ``predicted_tokens`` of those came from the caller's ``prediction``.
     Seconds: ``prompt_s`` from the start of generation to the first sampled token
     (prompt evaluation), ``decode_s`` the rest of generation (decoding, sampling and
     the grammar together), ``state_s`` reading and writing saved KV state, ``wall_s`` the
@@ -81,6 +82,7 @@ class CallProfile:
     sample_s: float | None = None
     draft_tokens: int = 0
     accepted_tokens: int = 0
+    predicted_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
@@ -156,6 +158,12 @@ class ChatModel(Protocol):
     prompt still offers every tool (so it continues the previous one and a prefix
     cache keeps it), the reply calls one of ``NAMES``. Callers check the attribute
     first; to any other backend they offer the subset itself.
+
+    A backend with a true ``accepts_prediction`` attribute accepts
+    ``prediction=ToolCall``: the call the caller expects the reply to be (as OpenAI's
+    Predicted Outputs, for a tool call). It changes nothing the model writes; a local
+    model drafts its tokens, checked one by one, so a reply that copies it costs a
+    few decodes instead of one per token.
     """
 
     name: str

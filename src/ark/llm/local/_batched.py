@@ -124,6 +124,8 @@ class LocalBatchedChatModel(LocalChatModel):
     building samplers; its own context is made small and never decodes.
     """
 
+    #: Decoded token by token: a ``prediction`` would draft nothing.
+    accepts_prediction = False
     #: A call waits for another's prompt evaluation when it would share at least
     #: this many more tokens afterwards (a few tokens are not worth a wait).
     MIN_WAIT = 32
@@ -197,6 +199,7 @@ class LocalBatchedChatModel(LocalChatModel):
         seed: int | None = None,
         response_schema: dict[str, Any] | None = None,
         allowed_tools: Sequence[str] | None = None,
+        prediction: Any = None,  # decoded without drafts here: nothing to predict for
     ) -> Completion:
         if response_schema is not None:
             tools = ()

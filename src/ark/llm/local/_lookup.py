@@ -82,6 +82,7 @@ class LookupResult:
     drafted: int = 0  # draft tokens decoded
     accepted: int = 0  # of them, kept
     forced: int = 0  # of the kept, drafted from the output's format (``forced``)
+    predicted: int = 0  # of the kept, drafted from the caller's prediction (``predicted``)
     decode_s: float = 0.0  # seconds inside the decodes after the prompt
     first_at: float | None = None  # when the first token was sampled
 
@@ -97,6 +98,7 @@ def decode_with_lookup(
     ngram: int = NGRAM,
     max_draft: int = MAX_DRAFT,
     forced: Callable[[list[int]], list[int]] | None = None,
+    predicted: Callable[[list[int]], list[int]] | None = None,
 ) -> LookupResult:
     """Generate after ``prompt`` on ``llm`` (a ``llama_cpp.Llama``) with ``sampler``
     (its sampler chain, grammar included), drafting by :func:`lookup_draft`.
@@ -108,7 +110,9 @@ def decode_with_lookup(
     a ``time.perf_counter()`` value past which generation stops (``"timeout"``).
     ``forced`` (the tokens generated so far -> the tokens the output's format fixes
     next, :class:`~ark.llm.local._skeleton.ToolCallSkeleton`) is drafted first, up to
-    ``MAX_FORCED`` tokens; the conversation's n-grams where it has nothing.
+    ``MAX_FORCED`` tokens; the conversation's n-grams where it has nothing. Before
+    both, ``predicted`` (the same shape: the rest of a reply the caller expects,
+    :func:`~ark.llm.local._skeleton.prediction_drafter`) while the reply follows it.
     """
     import llama_cpp
 
@@ -122,7 +126,7 @@ def decode_with_lookup(
     history = list(prompt)
     rows = [-1]  # the output rows to sample, in order (the prompt: its last token)
     draft: list[int] = []
-    from_format = False
+    from_format = from_prediction = False
     while True:
         for j, row in enumerate(rows):
             token = sampler.sample(ctx, row)
@@ -138,6 +142,7 @@ def decode_with_lookup(
             else:
                 out.accepted += 1
                 out.forced += from_format
+                out.predicted += from_prediction
             if llama_cpp.llama_vocab_is_eog(vocab, token):
                 out.finish_reason = "stop"
                 return out
@@ -153,8 +158,11 @@ def decode_with_lookup(
                 return out
             if not kept:
                 break
-        draft = forced(out.tokens)[:MAX_FORCED] if forced is not None else []
-        from_format = bool(draft)
+        draft = predicted(out.tokens)[:MAX_FORCED] if predicted is not None else []
+        from_prediction, from_format = bool(draft), False
+        if not draft and forced is not None:
+            draft = forced(out.tokens)[:MAX_FORCED]
+            from_format = bool(draft)
         if not draft:
             draft = lookup_draft(history, ngram=ngram, max_draft=max_draft)
         room = llm._n_ctx - llm.n_tokens - 1

@@ -55,7 +55,7 @@ from ark.llm.local._model_files import (
     local_model_path,
 )
 from ark.llm.local._replies import ReplyTokens, reply_tokens, splice
-from ark.llm.local._skeleton import format_drafter
+from ark.llm.local._skeleton import format_drafter, predicted_text, prediction_drafter
 
 
 def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -242,6 +242,8 @@ class LocalChatModel:
     #: grammar write only the named ones: a step that may only answer keeps the prompt
     #: of the step before, so the KV cache still holds all of it (issue 63).
     restricts_tools = True
+    #: ``complete(prediction=CALL)`` drafts the expected call's tokens (``_lookup.py``).
+    accepts_prediction = True
 
     def __init__(
         self,
@@ -426,12 +428,16 @@ class LocalChatModel:
         seed: int | None,
         response_schema: dict[str, Any] | None = None,
         allowed_tools: Sequence[str] | None = None,
+        prediction: ToolCall | None = None,
     ) -> Completion:
         if response_schema is not None:
             tools = ()
         prompt = self.tokenize_prompt(messages, tools)
         self.check_context(prompt, messages, tools, max_tokens or 512)
         written = allowed(tools, allowed_tools)
+        expected = ""
+        if prediction is not None and written and isinstance(prediction.arguments, dict):
+            expected = predicted_text(written, prediction.name, prediction.arguments)
         for _ in range(self.max_retries + 1):
             with self._lock:
                 started = time.perf_counter()
@@ -445,7 +451,13 @@ class LocalChatModel:
                     grammar = self._grammar_for(written, response_schema)
                     if self.lookup:
                         out = self._lookup_completion(
-                            prompt, grammar, temperature, max_tokens or 512, over_time, written
+                            prompt,
+                            grammar,
+                            temperature,
+                            max_tokens or 512,
+                            over_time,
+                            written,
+                            expected,
                         )
                     else:
                         out = self._llm.create_completion(
@@ -485,6 +497,7 @@ class LocalChatModel:
             draft_tokens=out.get("drafted", 0),
             accepted_tokens=out.get("accepted", 0),
             forced_tokens=out.get("forced", 0),
+            predicted_tokens=out.get("predicted", 0),
         )
         return self._completion(
             choice["text"],
@@ -503,12 +516,14 @@ class LocalChatModel:
         max_tokens: int,
         over_time: _Deadline,
         tools: Sequence[dict[str, Any]] = (),
+        prediction: str = "",
     ) -> dict[str, Any]:
         """One call by prompt-lookup decoding (``_lookup.py``), shaped like
         ``create_completion``'s reply; the sampler, seed draw and stop rule are
         ``create_completion``'s, so the output equals it up to llama.cpp's rounding.
         With ``tools``, the text the tool-call format fixes is drafted first
-        (``_skeleton.py``)."""
+        (``_skeleton.py``), and before it the ``prediction`` (the reply's text the
+        caller expects) while the reply follows it."""
         llm = self._llm
         if len(prompt) >= llm.n_ctx():
             raise ValueError(f"the prompt has {len(prompt)} tokens, the context {llm.n_ctx()}")
@@ -533,6 +548,7 @@ class LocalChatModel:
                 deadline=deadline,
                 max_draft=self.lookup,
                 forced=forced,
+                predicted=prediction_drafter(llm, prediction, prompt) if prediction else None,
             )
         finally:
             sampler.close()
@@ -550,6 +566,7 @@ class LocalChatModel:
             "drafted": res.drafted,
             "accepted": res.accepted,
             "forced": res.forced,
+            "predicted": res.predicted,
         }
 
     # -- pieces shared with the batched backend (``_batched.py``) -------------------
@@ -603,6 +620,7 @@ class LocalChatModel:
         seed: int | None = None,
         response_schema: dict[str, Any] | None = None,
         allowed_tools: Sequence[str] | None = None,
+        prediction: ToolCall | None = None,
     ) -> Completion:
         return await asyncio.to_thread(
             self._complete_sync,
@@ -613,4 +631,5 @@ class LocalChatModel:
             seed,
             response_schema,
             allowed_tools,
+            prediction,
         )

@@ -19,6 +19,7 @@ differently, nothing is drafted.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -170,5 +171,37 @@ def format_drafter(
         if ids[: len(tokens)] == list(tokens):
             return ids[len(tokens) :]
         return llm.tokenize(more.encode(), add_bos=False, special=True)
+
+    return draft
+
+
+def predicted_text(tools: Sequence[dict[str, Any]], name: str, arguments: dict[str, Any]) -> str:
+    """The reply that calls ``name`` with ``arguments`` as the grammar has the model
+    write it (keys in the grammar's order, ``json.dumps`` spacing), or "" when the
+    grammar could not write it (a tool or key it does not offer)."""
+    skeleton = ToolCallSkeleton(tools)
+    keys = skeleton.keys.get(name)
+    if keys is None or any(k not in keys for k in arguments):
+        return ""
+    ordered = {k: arguments[k] for k in keys if k in arguments}
+    body = json.dumps({"name": name, "arguments": ordered}, ensure_ascii=False)
+    return TOOL_CALL_OPEN + body + TOOL_CALL_CLOSE
+
+
+def prediction_drafter(
+    llm: Any, text: str, prompt: Sequence[int]
+) -> Callable[[list[int]], list[int]]:
+    """For ``decode_with_lookup(predicted=...)``: the tokens generated after ``prompt``
+    -> the rest of the predicted reply ``text`` while the reply so far is a prefix of
+    it (tokenized as the whole reply would be), else nothing."""
+
+    def draft(tokens: list[int]) -> list[int]:
+        so_far = llm.detokenize(tokens, prev_tokens=prompt).decode("utf-8", errors="ignore")
+        if len(so_far) >= len(text) or not text.startswith(so_far):
+            return []
+        ids = llm.tokenize(text.encode(), add_bos=False, special=True)
+        if ids[: len(tokens)] == list(tokens):
+            return ids[len(tokens) :]
+        return llm.tokenize(text[len(so_far) :].encode(), add_bos=False, special=True)
 
     return draft

@@ -103,6 +103,7 @@ class LocalStatesChatModel(LocalChatModel):
         seed: int | None,
         response_schema: dict[str, Any] | None = None,
         allowed_tools: Sequence[str] | None = None,
+        prediction: Any = None,
     ) -> Any:
         # The same tokens the parent sends: special tokens only from the template.
         tokens = self.tokenize_prompt(messages, () if response_schema is not None else tools)
@@ -111,7 +112,14 @@ class LocalStatesChatModel(LocalChatModel):
             self._restore(tokens)
             restore_s = self.stats.restore_s - restore_s
             completion = super()._complete_sync(
-                messages, tools, temperature, max_tokens, seed, response_schema, allowed_tools
+                messages,
+                tools,
+                temperature,
+                max_tokens,
+                seed,
+                response_schema,
+                allowed_tools,
+                prediction,
             )
             self.stats.generated_tokens += completion.usage.completion_tokens
             self.stats.model_s += completion.latency_s
