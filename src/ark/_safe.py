@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -114,3 +115,12 @@ def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
                 return True
             stack.extend((v, depth + 1) for v in item)
     return False
+
+
+def jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The lines of a JSON Lines text, numbered from 1, split on ``\n`` alone (a
+    ``\r`` before it dropped). Why not ``str.splitlines``: it also splits at U+2028,
+    U+2029, U+0085 and other separators that JSON allows raw inside a string, so a
+    valid record was cut in two and refused as invalid JSON."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        yield lineno, line[:-1] if line.endswith("\r") else line

@@ -181,3 +181,15 @@ def test_bad_hotpotqa_records_are_refused_with_their_place(doc_index, tmp_path):
     del records[1]["_id"]
     with pytest.raises(ArkError, match=r"\(record 1\): missing '_id'"):
         load_hotpotqa(write_json(tmp_path / "h.json", records), doc_index)
+
+
+def test_a_line_separator_inside_a_question_stays_in_its_record(doc_index, tmp_path):
+    """U+2028 is legal raw inside a JSON string: the JSONL reader splits on ``\\n`` only."""
+    records = json.loads(json.dumps(MUSIQUE))
+    records[0]["question"] = records[0]["question"] + "\u2028(and U+0085:\u0085)"
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8"
+    )
+    loaded = load_musique(path, doc_index)
+    assert "\u2028(and U+0085:\u0085)" in loaded[0].text

@@ -243,3 +243,13 @@ def test_an_html_page_in_the_charset_it_declares(tmp_path):
     with pytest.raises(GraphFormatError, match="not UTF-8") as info:
         read_documents(tmp_path / "bare.html")
     assert info.value.line == 2
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
+def test_a_line_separator_inside_a_json_string_stays_in_the_record(tmp_path, separator):
+    """JSON allows these raw inside a string; only ``\\n`` ends a JSON Lines record."""
+    text = f"one{separator}two"
+    line = json.dumps({"id": "a", "text": text}, ensure_ascii=False)
+    path = write(tmp_path / "docs.jsonl", line + "\r\n" + '{"id": "b", "text": "x"}\n')
+    found = read_documents(path)
+    assert [(d.id, d.text) for d in found.documents] == [("a", text), ("b", "x")]

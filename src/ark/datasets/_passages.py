@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ark._safe import jsonl_lines
 from ark.errors import ArkError
 from ark.graph import passage_ids, passage_text
 
@@ -119,7 +120,7 @@ def read_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     if text[start : start + 1] == "[":
         yield from _array_records(path, text, start + 1)
         return
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in jsonl_lines(text):
         if not line.strip():
             continue
         where = f"{path}:{lineno}"

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ark._safe import jsonl_lines
 from ark.errors import GraphFormatError
 from ark.ingest._html import HTML_SUFFIXES, declared_charset, html_text
 
@@ -178,7 +179,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise GraphFormatError(path, "not UTF-8 text", line) from None
-    yield from enumerate(text.splitlines(), start=1)
+    yield from jsonl_lines(text)
 
 
 def _read_bytes(path: Path) -> bytes:
