@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,58 @@ def test_a_line_separator_inside_a_json_string_stays_in_the_record(tmp_path, sep
     path = write(tmp_path / "docs.jsonl", line + "\r\n" + '{"id": "b", "text": "x"}\n')
     found = read_documents(path)
     assert [(d.id, d.text) for d in found.documents] == [("a", text), ("b", "x")]
+
+
+# -- what a folder's links and special files may bring in (issue 67) --------------------
+
+
+def _folder(tmp_path: Path) -> tuple[Path, Path]:
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    write(folder / "a.txt", "Ada wrote notes.")
+    write(folder / "sub" / "b.txt", "Bob read them.")
+    outside = write(tmp_path / "secret.txt", "the user's other file")
+    return folder, outside
+
+
+def test_a_link_out_of_the_folder_is_not_read_unless_asked(tmp_path):
+    folder, outside = _folder(tmp_path)
+    (folder / "leak.txt").symlink_to(outside)
+    (folder / "inner.txt").symlink_to(folder / "a.txt")  # inside: read
+    found = read_documents(folder)
+    assert sorted(d.id for d in found.documents) == ["a.txt", "inner.txt", "sub/b.txt"]
+    assert found.skipped == [f"leak.txt (a link to {outside}, outside the folder)"]
+    followed = read_documents(folder, follow_links=True)
+    assert "leak.txt" in {d.id for d in followed.documents} and not followed.skipped
+
+
+def test_the_kernel_s_files_are_never_read_even_by_a_followed_link(tmp_path):
+    folder, _ = _folder(tmp_path)
+    (folder / "environ.txt").symlink_to("/proc/self/environ")
+    for follow in (False, True):
+        found = read_documents(folder, follow_links=follow)
+        assert "environ.txt" not in {d.id for d in found.documents}
+        assert any(s.startswith("environ.txt (") for s in found.skipped)
+    link = tmp_path / "zero.jsonl"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(GraphFormatError, match="system file"):
+        read_documents(link)
+
+
+def test_link_loops_end_and_read_every_file_once(tmp_path):
+    folder, _ = _folder(tmp_path)
+    (folder / "loop").symlink_to("..")  # outside: skipped
+    (folder / "sub" / "back").symlink_to(folder)  # inside, a folder already walked
+    for follow in (False, True):
+        found = read_documents(folder, follow_links=follow)
+        ids = [d.id for d in found.documents]
+        assert len(ids) == len(set(ids)) and {"a.txt", "sub/b.txt"} <= set(ids)
+        assert any("already read" in s for s in found.skipped)
+
+
+def test_a_fifo_in_the_folder_is_skipped_not_waited_on(tmp_path):
+    folder, _ = _folder(tmp_path)
+    os.mkfifo(folder / "pipe.txt")
+    found = read_documents(folder)
+    assert sorted(d.id for d in found.documents) == ["a.txt", "sub/b.txt"]
+    assert found.skipped == ["pipe.txt (not a regular file (a device, a FIFO or a socket))"]

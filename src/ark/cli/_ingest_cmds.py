@@ -85,6 +85,13 @@ def ingest_cmd(
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     prices_file: PricesOpt = None,
+    follow_links: Annotated[
+        bool,
+        typer.Option(
+            "--follow-links",
+            help="Follow links in the folder to files outside it (never to devices or /proc).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
 ) -> None:
     """Build an index from raw documents: chunk them, extract entities and relations
@@ -117,6 +124,7 @@ def ingest_cmd(
                 prices=price_table,
                 limit=limit,
                 progress=progress,
+                follow_links=follow_links,
             )
         except ArkError as exc:
             fail(str(exc), as_json=as_json, code=type(exc).__name__)
@@ -156,6 +164,9 @@ def ingest_cmd(
         problems.append(
             f"{len(r.other_files)} files not read (only {kinds} are documents): {shown}"
         )
+    if r.skipped:
+        shown = ", ".join(r.skipped[:3]) + (", ..." if len(r.skipped) > 3 else "")
+        problems.append(f"{len(r.skipped)} folder entries not read: {shown}")
     if r.damaged_cache_lines:
         problems.append(f"{r.damaged_cache_lines} damaged cache lines ignored")
     for line in problems:

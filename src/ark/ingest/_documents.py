@@ -31,6 +31,8 @@ text is empty is skipped and counted, not an error: a folder may hold an empty f
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,19 +74,33 @@ class DocumentSet:
     empty: int = 0
     #: A folder's files that are not documents (another suffix), relative paths.
     other_files: list[str] = field(default_factory=list)
+    #: A folder's entries not read and why: a link out of the folder, a device, a
+    #: FIFO, a folder already walked (``"rel/path (why)"``).
+    skipped: list[str] = field(default_factory=list)
 
 
-def read_documents(path: str | Path) -> DocumentSet:
+def read_documents(path: str | Path, *, follow_links: bool = False) -> DocumentSet:
     """The documents in ``path`` (a ``.jsonl`` file, a folder, or a ``.json`` corpus).
 
     A ``.json`` file is read as a whole JSON value; any other file as JSONL. Raises
     :class:`GraphFormatError` on anything malformed, naming the file and the line.
+
+    In a folder only regular files are read, each real folder walked once (a link
+    loop cannot hang it), and a symbolic link only when its target lies inside the
+    folder: a link to ``/proc/self/environ`` or to a user's other files would put
+    them in the index, the MCP server's answers and the extraction prompt. With
+    ``follow_links`` a link may lead anywhere but to a device, a FIFO or the
+    kernel's ``/proc``, ``/sys`` and ``/dev``. What was left out is in
+    :attr:`DocumentSet.skipped`.
     """
     path = Path(path)
     if not path.exists():
         raise GraphFormatError(path, "no such file or directory")
     if path.is_dir():
-        return _read_folder(path)
+        return _read_folder(path, follow_links)
+    why = _unreadable(path)
+    if why:
+        raise GraphFormatError(path, f"not read: {why}")
     if path.suffix.lower() == ".json":
         return _read_json(path)
     if path.suffix.lower() in DOCUMENT_SUFFIXES:
@@ -207,28 +223,69 @@ def _read_text(path: Path, html: bool = False) -> str:
         raise GraphFormatError(path, f"not UTF-8 text{said}", line) from None
 
 
-def _visible_files(folder: Path) -> Iterator[Path]:
-    """The files under ``folder``, not entering hidden folders (``.git``, ``.venv``:
-    a project folder would otherwise bring thousands of vendored files) nor taking
-    hidden files."""
+#: Where the kernel keeps files that are not documents: never read, even by a link.
+_SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
+
+
+def _unreadable(path: Path) -> str:
+    """Why the file at ``path`` (followed if a link) is not read as a document, or ""."""
+    real = os.path.realpath(path)
+    if any(real == r or real.startswith(r + "/") for r in _SYSTEM_ROOTS):
+        return f"{real} is a system file"
+    try:
+        mode = os.stat(real).st_mode
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a device, a FIFO or a socket)"
+    return ""
+
+
+def _inside(real: str, root: str) -> bool:
+    return real == root or real.startswith(root.rstrip("/") + "/")
+
+
+def _visible_files(
+    folder: Path, root: str, follow_links: bool, walked: set[str], skipped: list[tuple[Path, str]]
+) -> Iterator[Path]:
+    """The regular files under ``folder``, not entering hidden folders (``.git``,
+    ``.venv``: a project folder would otherwise bring thousands of vendored files)
+    nor taking hidden files; every real folder once; links only into ``root`` (the
+    real path of the folder given) unless ``follow_links``. What is left out goes to
+    ``skipped`` with why."""
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith("."):
             continue
+        real = os.path.realpath(entry)
+        if entry.is_symlink() and not follow_links and not _inside(real, root):
+            skipped.append((entry, f"a link to {real}, outside the folder"))
+            continue
         if entry.is_dir():
-            yield from _visible_files(entry)
-        elif entry.is_file():
+            if real in walked:
+                skipped.append((entry, "a folder already read (a link loop or a second link)"))
+                continue
+            walked.add(real)
+            yield from _visible_files(entry, root, follow_links, walked, skipped)
+            continue
+        why = _unreadable(entry)
+        if why:
+            skipped.append((entry, why))
+        else:
             yield entry
 
 
-def _read_folder(folder: Path) -> DocumentSet:
+def _read_folder(folder: Path, follow_links: bool = False) -> DocumentSet:
     files, others = [], []
-    for p in _visible_files(folder):
+    root = os.path.realpath(folder)
+    skipped: list[tuple[Path, str]] = []
+    for p in _visible_files(folder, root, follow_links, {root}, skipped):
         (files if p.suffix.lower() in DOCUMENT_SUFFIXES else others).append(p)
     if not files:
         raise GraphFormatError(
             folder, f"the folder has no {', '.join(DOCUMENT_SUFFIXES)} files to ingest"
         )
     docs = DocumentSet([], "folder", other_files=[p.relative_to(folder).as_posix() for p in others])
+    docs.skipped = [f"{p.relative_to(folder).as_posix()} ({why})" for p, why in skipped]
     seen: dict[str, str] = {}
     for file in files:
         rel = file.relative_to(folder).as_posix()

@@ -79,6 +79,8 @@ class IngestReport:
     damaged_cache_lines: int = 0
     #: Files of a documents folder that were not read (not ``.txt`` / ``.md``).
     other_files: list[str] = field(default_factory=list)
+    #: A folder's entries not read and why (links out of it, devices, a folder twice).
+    skipped: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,6 +113,7 @@ def ingest(
     limit: int | None = None,
     progress: ProgressFn | None = None,
     index_options: dict[str, Any] | None = None,
+    follow_links: bool = False,
 ) -> IngestReport:
     """Ingest the documents at ``docs`` into an index at ``out``.
 
@@ -124,7 +127,8 @@ def ingest(
     first N documents (a sample to try a model on). ``prices`` turns the tokens
     into USD. ``out=None`` stops after writing the passages file (no index).
     ``index_options`` go to :func:`ark.index.build_index` (``tokenizer``,
-    ``params``).
+    ``params``). In a folder, a link is followed only into the folder itself unless
+    ``follow_links`` (:func:`read_documents`).
     """
     started = time.perf_counter()
     check_sizes(chunk_tokens, overlap)
@@ -133,7 +137,7 @@ def ingest(
     if out is not None:
         _check_target(Path(out))
     work = WorkDir(work_dir if work_dir is not None else default_work_dir(out or docs))
-    found = read_documents(docs)
+    found = read_documents(docs, follow_links=follow_links)
     documents = found.documents[:limit] if limit is not None else found.documents
     chunks = chunk_documents(documents, chunk_tokens=chunk_tokens, overlap=overlap)
     ext = _extractor(extractor, llm, model, base_url, seed, max_tokens, pipeline)
@@ -141,6 +145,7 @@ def ingest(
         documents=len(documents),
         empty_documents=found.empty,
         other_files=found.other_files,
+        skipped=found.skipped,
         chunks=len(chunks),
         extractor=ext.id,
         extracted=0,
