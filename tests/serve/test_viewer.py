@@ -284,3 +284,13 @@ def test_page_of_a_run_scored_by_answers_alone(browser, tmp_path):
     assert "em 100.0 · f1 100.0" in page.inner_text("body")
     assert problems == []
     page.close()
+
+
+def test_the_viewer_does_not_write_through_a_planted_temporary_link(ark_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(ark_run, run)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (run / "view.html.tmp").symlink_to(victim)
+    write_view(run)
+    assert victim.read_text() == "keep me" and (run / "view.html").stat().st_size > 1000

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ark._files import open_append, write_atomic
 from ark._safe import dumps
 from ark.errors import ArkError
 from ark.eval._lock import RunLock
@@ -215,9 +216,7 @@ class RunStore:
         data = b"".join(kept)
         if path.stat().st_size == len(data):
             return  # nothing to drop: leave the file as it is
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        write_atomic(path, data)
 
     # -- writing ------------------------------------------------------------------------
 
@@ -232,9 +231,7 @@ class RunStore:
 
     def write_json(self, name: str, data: Any) -> Path:
         path = self.root / name
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(dumps(data, indent=2), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, dumps(data, indent=2))
         return path
 
 
@@ -298,12 +295,10 @@ def _key(value: Any) -> str | None:
 
 def _append_lines(path: Path, lines: list[str]) -> None:
     data = ("\n".join(lines) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with open_append(path) as f:  # never through a link planted in the run directory
+        f.buffer.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def _complete_records(

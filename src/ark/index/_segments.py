@@ -48,6 +48,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from ark._files import write_atomic
 from ark.errors import IndexFormatError
 from ark.graph import NodeTypeSummary, RelationSummary, Schema, descriptor_text
 from ark.index._seg_bm25 import SegmentedBM25
@@ -211,12 +212,7 @@ def commit_manifest(root: Path, manifest: dict[str, Any]) -> None:
     (then the directory fsynced). Called with the update lock held."""
     manifest["version"] = MANIFEST_VERSION
     manifest["checksum"] = manifest_checksum(manifest)
-    tmp = root / f".{MANIFEST}.tmp"
-    with tmp.open("w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, root / MANIFEST)
+    write_atomic(root / MANIFEST, json.dumps(manifest, indent=1))
     _fsync(root)
 
 
@@ -225,12 +221,7 @@ def write_described_file(root: Path, generation: int, text: str) -> dict[str, An
     place); returns its manifest entry. Nothing names it until the manifest commits."""
     name = f"{DESCRIBED_PREFIX}{generation:06d}.json"
     data = text.encode("utf-8")
-    tmp = root / f".{name}.tmp"
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, root / name)
+    write_atomic(root / name, data)
     _fsync(root)
     return {"file": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
@@ -241,7 +232,7 @@ def remove_unnamed_described(root: Path, keep: str | None) -> None:
     for p in root.glob(f"{DESCRIBED_PREFIX}*.json"):
         if p.name != keep:
             p.unlink(missing_ok=True)
-    for p in root.glob(f".{DESCRIBED_PREFIX}*.json.tmp"):
+    for p in root.glob(f".{DESCRIBED_PREFIX}*.tmp"):
         p.unlink(missing_ok=True)
 
 

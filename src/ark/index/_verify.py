@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ark._files import write_atomic
 from ark.errors import IndexFormatError
 
 #: Arrays longer than this are range-checked on a strided sample when opening.
@@ -265,7 +266,6 @@ def repair_index(path: str | Path) -> dict[str, Any]:
     ``{"index", "repaired": [...], "ok", "problems"}`` (``verify_index`` after)."""
     import hashlib
     import json
-    import os
 
     from ark.index._dirs import update_lock
     from ark.index._segments import commit_manifest, read_manifest
@@ -296,12 +296,7 @@ def repair_index(path: str | Path) -> dict[str, Any]:
                 : int(base_counts["relations"])
             ]
             text = json.dumps(restored, indent=2).encode("utf-8")
-            tmp = root / f".{META_FILE}.tmp"
-            with tmp.open("wb") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, meta_path)
+            write_atomic(meta_path, text)
             manifest["base"] = hashlib.sha256(text).hexdigest()
             commit_manifest(root, manifest)
             repaired.append(

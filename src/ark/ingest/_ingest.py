@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ark._files import write_atomic
 from ark._safe import dumps
 from ark.cost import PriceTable
 from ark.errors import ArkError
@@ -33,7 +34,7 @@ from ark.ingest._documents import read_documents
 from ark.ingest._extraction import Extraction
 from ark.ingest._fast import FastExtractor
 from ark.ingest._model import ModelExtractor
-from ark.ingest._work import WorkDir, chunk_key, write_atomic
+from ark.ingest._work import WorkDir, chunk_key
 from ark.llm import ChatModel, LLMError
 
 __all__ = ["IngestReport", "ProgressFn", "default_work_dir", "ingest"]

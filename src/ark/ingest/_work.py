@@ -20,14 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import IO, Any
 
+from ark._files import open_append, write_atomic
 from ark.errors import ArkError
 from ark.ingest._extraction import Extraction
 
-__all__ = ["WorkDir", "chunk_key", "write_atomic"]
+__all__ = ["WorkDir", "chunk_key"]
 
 EXTRACTIONS = "extractions.jsonl"
 PASSAGES = "passages.jsonl"
@@ -41,20 +41,6 @@ def chunk_key(extractor_id: str, text: str) -> str:
     digest.update(b"\0")
     digest.update(text.encode("utf-8"))
     return digest.hexdigest()
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary sibling and a rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class WorkDir:
@@ -118,7 +104,7 @@ class WorkDir:
             with path.open("rb") as f:
                 f.seek(-1, os.SEEK_END)
                 torn = f.read(1) != b"\n"
-        out = path.open("a", encoding="utf-8")
+        out = open_append(path)
         if torn:  # a killed run's last line: end it, so the next record is whole
             out.write("\n")
         return out

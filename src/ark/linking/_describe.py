@@ -47,7 +47,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +55,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from ark._files import write_atomic
 from ark.graph import (
     MAX_ALIAS_CHARS,
     MAX_DESCRIPTION_CHARS,
@@ -620,12 +620,8 @@ class _WorkFile:
 
     def save(self, key: str, result: dict[str, Any]) -> None:
         self.batches[key] = result
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            json.dump({"key": self.key, "batches": self.batches}, f, ensure_ascii=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        data = {"key": self.key, "batches": self.batches}
+        write_atomic(self.path, json.dumps(data, ensure_ascii=False))
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)

@@ -9,11 +9,11 @@ what is embedded and how a large run stays light.
 from __future__ import annotations
 
 import html
-import os
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from ark._files import write_atomic
 from ark._safe import dumps
 from ark.serve.viewer._data import MAX_OBSERVATION, load_source
 
@@ -76,9 +76,7 @@ def write_view(source: Path, out: Path | None = None, *, index_dir: Path | None 
     header, rows, details = load_source(Path(source), index_dir)
     target = Path(out) if out is not None else default_view_path(Path(source))
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(render_html(header, rows, details), encoding="utf-8")
-    os.replace(tmp, target)
+    write_atomic(target, render_html(header, rows, details))
     return {
         "path": str(target),
         "queries": len(rows),
