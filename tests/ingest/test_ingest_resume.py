@@ -129,3 +129,55 @@ def test_a_process_killed_with_sigkill_resumes(tmp_path):
     assert len(llm.calls) == N_DOCS - done + report.damaged_cache_lines
     keys = [r["key"] for r in cache_lines(work)]
     assert len(keys) == len(set(keys)) == N_DOCS
+
+
+# -- the work directory is ARK's, and one ingest's at a time (issue 67) -----------------
+
+
+def test_a_work_directory_holding_the_user_s_files_is_refused_naming_them(tmp_path):
+    from ark.errors import ArkError
+
+    docs, work = write_docs(tmp_path), tmp_path / "mine"
+    work.mkdir()
+    (work / "passages.jsonl").write_text("my own passages\n")
+    (work / "ingest.json").write_text('{"my": "notes"}')
+    (work / "thesis.tex").write_text("...")
+    with pytest.raises(ArkError, match=r"did not write \(ingest\.json, passages\.jsonl, thesis"):
+        ingest(docs, None, llm=ScriptedChatModel(reply_for), work_dir=work)
+    assert (work / "passages.jsonl").read_text() == "my own passages\n"
+    assert (work / "ingest.json").read_text() == '{"my": "notes"}'
+
+
+def test_a_work_directory_an_ingest_made_is_taken_again(tmp_path):
+    docs, work = write_docs(tmp_path), tmp_path / "work"
+    ingest(docs, None, llm=ScriptedChatModel(reply_for), work_dir=work)
+    again = ingest(docs, None, llm=ScriptedChatModel(reply_for), work_dir=work)
+    assert again.reused == again.chunks and not (work / "ingest.lock").exists()
+
+
+def test_a_second_ingest_into_a_held_work_directory_fails_at_once(tmp_path):
+    from ark._lock import RunLock, RunLockedError
+
+    docs, work = write_docs(tmp_path), tmp_path / "work"
+    work.mkdir()
+    holder = RunLock(work, "ingest.lock")  # as a live ingest holds it
+    holder.acquire()
+    try:
+        model = ScriptedChatModel(reply_for)
+        with pytest.raises(RunLockedError, match="another --work-dir"):
+            ingest(docs, None, llm=model, work_dir=work)
+        assert model.calls == []  # no model call was paid for
+    finally:
+        holder.release()
+
+
+def test_a_lone_surrogate_in_a_reply_is_cached_safely_and_resumes(tmp_path):
+    docs, work = write_docs(tmp_path), tmp_path / "work"
+
+    def surrogate(messages: list[Message]) -> Message:
+        return json_reply({"entities": ["Bad\ud800Name"], "triples": []})
+
+    first = ingest(docs, None, llm=ScriptedChatModel(surrogate), work_dir=work)
+    assert first.extracted == first.chunks
+    again = ingest(docs, None, llm=ScriptedChatModel(surrogate), work_dir=work)
+    assert again.reused == again.chunks

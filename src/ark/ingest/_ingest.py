@@ -138,57 +138,58 @@ def ingest(
     if out is not None:
         _check_target(Path(out))
     work = WorkDir(work_dir if work_dir is not None else default_work_dir(out or docs))
-    found = read_documents(docs, follow_links=follow_links)
-    documents = found.documents[:limit] if limit is not None else found.documents
-    chunks = chunk_documents(documents, chunk_tokens=chunk_tokens, overlap=overlap)
-    ext = _extractor(extractor, llm, model, base_url, seed, max_tokens, pipeline)
-    report = IngestReport(
-        documents=len(documents),
-        empty_documents=found.empty,
-        other_files=found.other_files,
-        skipped=found.skipped,
-        chunks=len(chunks),
-        extractor=ext.id,
-        extracted=0,
-        reused=0,
-        bad_replies=0,
-        cut_replies=0,
-        dropped_triples=0,
-        failed=0,
-        entities=0,
-        triples=0,
-        relations=0,
-        llm_calls=0,
-        prompt_tokens=0,
-        completion_tokens=0,
-        llm_s=0.0,
-        usd=None,
-        seconds=0.0,
-        work_dir=str(work.path),
-        passages=str(work.passages_path),
-    )
-    keys = [chunk_key(ext.id, c.text) for c in chunks]
-    cached = work.load()
-    report.damaged_cache_lines = work.damaged_lines
-    asked = len({k for k in keys if k not in cached})
+    work.lock()  # one ingest at a time in a work directory
     try:
+        found = read_documents(docs, follow_links=follow_links)
+        documents = found.documents[:limit] if limit is not None else found.documents
+        chunks = chunk_documents(documents, chunk_tokens=chunk_tokens, overlap=overlap)
+        ext = _extractor(extractor, llm, model, base_url, seed, max_tokens, pipeline)
+        report = IngestReport(
+            documents=len(documents),
+            empty_documents=found.empty,
+            other_files=found.other_files,
+            skipped=found.skipped,
+            chunks=len(chunks),
+            extractor=ext.id,
+            extracted=0,
+            reused=0,
+            bad_replies=0,
+            cut_replies=0,
+            dropped_triples=0,
+            failed=0,
+            entities=0,
+            triples=0,
+            relations=0,
+            llm_calls=0,
+            prompt_tokens=0,
+            completion_tokens=0,
+            llm_s=0.0,
+            usd=None,
+            seconds=0.0,
+            work_dir=str(work.path),
+            passages=str(work.passages_path),
+        )
+        keys = [chunk_key(ext.id, c.text) for c in chunks]
+        cached = work.load()
+        report.damaged_cache_lines = work.damaged_lines
+        asked = len({k for k in keys if k not in cached})
         results = _extract_all(ext, chunks, keys, cached, work, report, concurrency, progress)
+        if report.failed and report.failed == asked:
+            raise ArkError(
+                f"the model failed on every chunk it was asked about ({report.failed}); first "
+                f"error: {report.errors[0] if report.errors else 'unknown'}"
+            )
+        _summarise(report, chunks, keys, results, ext, prices)
+        write_atomic(work.passages_path, _passages_jsonl(chunks, keys, results))
+        if out is not None:
+            index = _build(work.passages_path, Path(out), progress, index_options or {})
+            report.index = str(out)
+            report.nodes = index.meta["counts"]["nodes"]
+            report.edges = index.meta["counts"]["edges"]
+        report.seconds = round(time.perf_counter() - started, 3)
+        write_atomic(work.report_path, dumps(report.to_dict(), indent=2) + "\n")
     finally:
         work.close()
-    if report.failed and report.failed == asked:
-        raise ArkError(
-            f"the model failed on every chunk it was asked about ({report.failed}); first "
-            f"error: {report.errors[0] if report.errors else 'unknown'}"
-        )
-    _summarise(report, chunks, keys, results, ext, prices)
-    write_atomic(work.passages_path, _passages_jsonl(chunks, keys, results))
-    if out is not None:
-        index = _build(work.passages_path, Path(out), progress, index_options or {})
-        report.index = str(out)
-        report.nodes = index.meta["counts"]["nodes"]
-        report.edges = index.meta["counts"]["edges"]
-    report.seconds = round(time.perf_counter() - started, 3)
-    write_atomic(work.report_path, dumps(report.to_dict(), indent=2) + "\n")
     return report
 
 

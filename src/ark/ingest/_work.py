@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from ark._files import open_append, write_atomic
+from ark._lock import RunLock
+from ark._safe import dumps
 from ark.errors import ArkError
 from ark.ingest._extraction import Extraction
 
@@ -43,11 +45,73 @@ def chunk_key(extractor_id: str, text: str) -> str:
     return digest.hexdigest()
 
 
+LOCK = "ingest.lock"
+#: What ARK writes in a work directory; anything else there is the user's.
+OWN_FILES = (EXTRACTIONS, PASSAGES, REPORT, LOCK)
+
+
+def _foreign(path: Path) -> list[str]:
+    """The entries of an existing work directory ARK did not write: names it does not
+    use, or its own names holding something else (a report that is not an ingest's, a
+    cache whose first line is not a cached extraction)."""
+    out = []
+    for entry in sorted(path.iterdir()):
+        if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+            continue  # a temporary of ours a kill left behind
+        if entry.name not in OWN_FILES or entry.is_symlink() or not entry.is_file():
+            out.append(entry.name)
+    ours = False  # an ingest's report or cache is there
+    for name, check in ((REPORT, _is_report), (EXTRACTIONS, _is_cache)):
+        if name not in out and (path / name).exists():
+            if check(path / name):
+                ours = True
+            else:
+                out.append(name)
+    if (path / PASSAGES).exists() and not ours:
+        out.append(PASSAGES)  # passages with no report or cache of an ingest beside
+    return sorted(set(out))
+
+
+def _is_report(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and {"extractor", "chunks", "work_dir"} <= data.keys()
+
+
+def _is_cache(path: Path) -> bool:
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as f:
+            first = f.readline(1 << 20)
+    except OSError:
+        return False
+    if not first.strip():
+        return True
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False  # a torn first line would be the whole file: not a cache of ours
+    return isinstance(record, dict) and "key" in record and "extractor" in record
+
+
 class WorkDir:
-    """The cache and outputs of one ingestion (see the module)."""
+    """The cache and outputs of one ingestion (see the module). An existing directory
+    must hold nothing but ARK's own files (it is refused, naming the others: the
+    passages file and report are replaced whole); :meth:`lock` keeps a second ingest
+    out while this one writes."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.is_symlink() or (self.path.exists() and not self.path.is_dir()):
+            raise ArkError(f"work directory {self.path} is not a directory (a file or a link)")
+        if self.path.is_dir() and (foreign := _foreign(self.path)):
+            shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+            raise ArkError(
+                f"work directory {self.path} holds files ARK did not write ({shown}); an "
+                "ingest replaces its passages and report, so choose an empty or new "
+                "--work-dir (or the one an earlier ingest made)"
+            )
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -59,6 +123,16 @@ class WorkDir:
         self.report_path = self.path / REPORT
         self.damaged_lines = 0
         self._out: IO[str] | None = None
+        self._lock = RunLock(
+            self.path,
+            LOCK,
+            advice="wait for that ingest to finish or stop it, or choose another --work-dir",
+        )
+
+    def lock(self) -> None:
+        """Hold the directory until :meth:`close` (:class:`ark._lock.RunLockedError`
+        at once while another live ingest holds it; a dead one's lock is taken over)."""
+        self._lock.acquire()
 
     def load(self) -> dict[str, Extraction]:
         """Every cached extraction by key; torn or foreign lines are skipped, counted
@@ -94,7 +168,7 @@ class WorkDir:
             self._out = self._open_for_append()
         record: dict[str, Any] = {"key": key, "chunk": chunk_id, "extractor": extractor_id}
         record.update(extraction.to_dict())
-        self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._out.write(dumps(record) + "\n")  # a lone surrogate cannot crash the write
         self._out.flush()
 
     def _open_for_append(self) -> IO[str]:
@@ -113,3 +187,4 @@ class WorkDir:
         if self._out is not None:
             self._out.close()
             self._out = None
+        self._lock.release()
