@@ -263,3 +263,20 @@ def test_a_reply_cut_at_the_token_limit_keeps_what_was_complete(tmp_path):
 )
 def test_salvage_keeps_whole_items_only(text, expected):
     assert salvage_json(text) == expected
+
+
+def test_a_reply_past_the_schema_s_bounds_is_held_to_them(tmp_path):
+    """A server may ignore the schema: a million entities or a 5 MB name for a short
+    chunk are dropped and counted, not stored (issue 67)."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "a", "text": "Ada met Bob in Paris."}\n', encoding="utf-8")
+    flood = [f"E{i}" for i in range(100_000)]
+    reply = json_reply(
+        {"entities": ["Ada", "x" * 5_000_000, *flood], "triples": [["Ada", "met", "Bob"]] * 50}
+    )
+    report = ingest(docs, None, llm=ScriptedChatModel([reply]), work_dir=tmp_path / "w")
+    bound = response_schema("Ada met Bob in Paris.")["properties"]["entities"]["maxItems"]
+    assert report.entities <= bound + 2 and report.triples == 1
+    assert report.dropped_triples >= 100_000
+    cache = (tmp_path / "w" / "extractions.jsonl").read_text()
+    assert len(cache) < 10_000

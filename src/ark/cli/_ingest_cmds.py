@@ -151,7 +151,7 @@ def ingest_cmd(
     if r.cut_replies:
         problems.append(f"{r.cut_replies} replies cut at --max-tokens (kept what was complete)")
     if r.dropped_triples:
-        problems.append(f"{r.dropped_triples} malformed triples dropped")
+        problems.append(f"{r.dropped_triples} malformed triples or items past the bounds dropped")
     if r.failed:
         problems.append(f"{r.failed} model calls failed (run again to retry them)")
     if r.empty_documents:

@@ -21,8 +21,9 @@ __all__ = ["Extraction", "Extractor", "clean_extraction"]
 class Extraction:
     """Entities and triples of one chunk; ``ok=False`` when the extractor's reply was
     unusable (the chunk stays a passage, with nothing extracted). ``dropped`` counts
-    the triples thrown away as malformed (not three non-empty strings). ``cut``: the
-    reply was cut at its token limit and holds what was complete before the cut."""
+    the items thrown away: triples that are malformed (not three non-empty strings),
+    names longer than :data:`MAX_NAME_CHARS`, items past the reply's bounds. ``cut``:
+    the reply was cut at its token limit and holds what was complete before the cut."""
 
     entities: list[str] = field(default_factory=list)
     triples: list[list[str]] = field(default_factory=list)
@@ -72,8 +73,16 @@ class Extractor(Protocol):
     id: str
 
 
+#: The longest entity name or relation phrase kept (characters): a name is a few
+#: words of its passage; a reply's 5 MB "name" was stored whole (issue 67).
+MAX_NAME_CHARS = 300
+
+
 def _text(value: Any) -> str:
-    return " ".join(value.split()) if isinstance(value, str) else ""
+    if not isinstance(value, str) or len(value) > 4 * MAX_NAME_CHARS:
+        return ""  # not a name (or far too long to be one): dropped before any work
+    text = " ".join(value.split())
+    return text if len(text) <= MAX_NAME_CHARS else ""
 
 
 def clean_extraction(entities: Iterable[Any], triples: Iterable[Any]) -> Extraction:
@@ -81,18 +90,20 @@ def clean_extraction(entities: Iterable[Any], triples: Iterable[Any]) -> Extract
     one spelling per :func:`entity_key` (the first), a triple's two ends added to the
     entities, repeated triples once. A triple that is not three non-empty strings,
     whose relation has no letters or digits, or whose subject and object are one
-    entity is dropped and counted."""
+    entity is dropped and counted, as is a name over :data:`MAX_NAME_CHARS`."""
     names: dict[str, str] = {}
 
     def add(name: str) -> str:
         return names.setdefault(entity_key(name), name)
 
+    dropped = 0
     for e in entities:
         name = _text(e)
         if name:
             add(name)
+        elif isinstance(e, str) and e.strip():
+            dropped += 1  # a name too long to be one
     kept: dict[tuple[str, str, str], list[str]] = {}
-    dropped = 0
     for t in triples:
         parts = [_text(x) for x in t] if isinstance(t, list | tuple) and len(t) == 3 else []
         if len(parts) != 3 or not all(parts) or not any(c.isalnum() for c in parts[1]):

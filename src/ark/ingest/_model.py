@@ -177,14 +177,20 @@ class ModelExtractor:
             seed=self.seed,
             response_schema=response_schema(chunk.text),
         )
-        result = _read_reply(completion.data, completion.message.content, completion.finish_reason)
+        result = _read_reply(
+            completion.data, completion.message.content, completion.finish_reason, chunk.text
+        )
         result.prompt_tokens = completion.usage.prompt_tokens
         result.completion_tokens = completion.usage.completion_tokens
         result.llm_s = completion.latency_s
         return result
 
 
-def _read_reply(data: Any, text: str, finish_reason: str) -> Extraction:
+def _read_reply(data: Any, text: str, finish_reason: str, chunk_text: str = "") -> Extraction:
+    """The extraction a reply holds, bounded on our side by the chunk's reply schema
+    (:func:`response_schema`: a server may not enforce it; a reply of 1,000,000
+    entities for a 10-word chunk was kept whole, issue 67): the items past a list's
+    bound are dropped and counted."""
     cut = finish_reason == "length" and not isinstance(data, dict)
     if cut:
         data = salvage_json(text)
@@ -194,7 +200,13 @@ def _read_reply(data: Any, text: str, finish_reason: str) -> Extraction:
     entities, triples = data.get("entities", []), data.get("triples", [])
     if not isinstance(entities, list) or not isinstance(triples, list):
         return Extraction(ok=False, error='bad reply: "entities" and "triples" must be lists')
+    bounds = response_schema(chunk_text)["properties"]
+    over = max(0, len(entities) - bounds["entities"]["maxItems"])
+    over += max(0, len(triples) - bounds["triples"]["maxItems"])
+    entities = entities[: bounds["entities"]["maxItems"]]
+    triples = triples[: bounds["triples"]["maxItems"]]
     result = clean_extraction(entities, triples)
+    result.dropped += over
     if cut and not result.entities:  # cut before a single whole item: nothing to keep
         return Extraction(ok=False, error="bad reply: cut off at max_tokens")
     if cut:
