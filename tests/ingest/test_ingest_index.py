@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -123,3 +124,26 @@ def test_cli_names_the_files_of_a_folder_it_did_not_read(tmp_path):
     assert "3 files not read (only .txt, .md, .markdown, .rst, .html, .htm are documents): " in said
     assert "report.pdf, table.csv, z.rtf" in said  # the page is a document now
     assert json.loads(as_json.stdout)["other_files"] == ["report.pdf", "table.csv", "z.rtf"]
+
+
+def test_cli_ingest_gives_up_on_a_slow_server_after_its_request_timeout(tmp_path):
+    """``--request-timeout`` and ``--max-retries`` reach the model, as for the agents: a
+    server that answers after 2 s is abandoned at 0.3 s per call, not waited on."""
+
+    def respond(request: dict) -> tuple[int, dict]:
+        return 200, chat_reply(json.dumps({"entities": ["Ada"], "triples": []}))
+
+    docs, out = write_docs(tmp_path), tmp_path / "slow.idx"
+    with FakeOpenAIServer(respond=respond, delay=2.0) as server:
+        started = time.perf_counter()
+        result = CliRunner().invoke(
+            app,
+            [
+                "ingest", str(docs), "-o", str(out), "--base-url", server.base_url,
+                "--model", "fake-model", "--request-timeout", "0.3", "--max-retries", "0",
+                "--json",
+            ],
+        )  # fmt: skip
+        elapsed = time.perf_counter() - started
+    assert result.exit_code == 1 and elapsed < 4.0
+    assert "failed on every chunk" in json.loads(result.stdout)["error"]["message"]

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ark.cli._agent_cmds import RetriesOpt, TimeoutOpt
 from ark.cli._app import app
 from ark.cli._llm_opts import PriceInOpt, PriceOutOpt, PricesOpt, prices
 from ark.cli._output import (
@@ -85,6 +86,8 @@ def ingest_cmd(
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     prices_file: PricesOpt = None,
+    request_timeout: TimeoutOpt = None,
+    max_retries: RetriesOpt = None,
     follow_links: Annotated[
         bool,
         typer.Option(
@@ -125,6 +128,8 @@ def ingest_cmd(
                 limit=limit,
                 progress=progress,
                 follow_links=follow_links,
+                request_timeout=request_timeout,
+                max_retries=max_retries,
             )
         except ArkError as exc:
             fail(str(exc), as_json=as_json, code=type(exc).__name__)

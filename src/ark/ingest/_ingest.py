@@ -115,6 +115,8 @@ def ingest(
     progress: ProgressFn | None = None,
     index_options: dict[str, Any] | None = None,
     follow_links: bool = False,
+    request_timeout: float | None = None,
+    max_retries: int | None = None,
 ) -> IngestReport:
     """Ingest the documents at ``docs`` into an index at ``out``.
 
@@ -129,7 +131,9 @@ def ingest(
     into USD. ``out=None`` stops after writing the passages file (no index).
     ``index_options`` go to :func:`ark.index.build_index` (``tokenizer``,
     ``params``). In a folder, a link is followed only into the folder itself unless
-    ``follow_links`` (:func:`read_documents`).
+    ``follow_links`` (:func:`read_documents`). ``request_timeout`` (seconds one model
+    call may take) and ``max_retries`` go to the model ``make_chat_model`` makes, as
+    for the agents (a server's defaults: 120 s and 4 retries).
     """
     started = time.perf_counter()
     check_sizes(chunk_tokens, overlap)
@@ -143,7 +147,17 @@ def ingest(
         found = read_documents(docs, follow_links=follow_links)
         documents = found.documents[:limit] if limit is not None else found.documents
         chunks = chunk_documents(documents, chunk_tokens=chunk_tokens, overlap=overlap)
-        ext = _extractor(extractor, llm, model, base_url, seed, max_tokens, pipeline)
+        ext = _extractor(
+            extractor,
+            llm,
+            model,
+            base_url,
+            seed,
+            max_tokens,
+            pipeline,
+            request_timeout,
+            max_retries,
+        )
         report = IngestReport(
             documents=len(documents),
             empty_documents=found.empty,
@@ -216,19 +230,25 @@ def _extractor(
     seed: int,
     max_tokens: int,
     pipeline: str | None,
+    request_timeout: float | None = None,
+    max_retries: int | None = None,
 ) -> ModelExtractor | FastExtractor:
     if isinstance(extractor, ModelExtractor | FastExtractor):
         return extractor
     if extractor == "fast":
         if llm is not None or model is not None or base_url is not None:
             raise ArkError("--extractor fast calls no model: drop --model/--base-url")
+        if request_timeout is not None or max_retries is not None:
+            raise ArkError("--extractor fast calls no model: drop --request-timeout/--max-retries")
         return FastExtractor(pipeline)
     if extractor != "model":
         raise ArkError(f"unknown extractor {extractor!r}; use model or fast")
     if llm is None:
         from ark.llm import make_chat_model
 
-        llm = make_chat_model(model=model, base_url=base_url)
+        llm = make_chat_model(
+            model=model, base_url=base_url, request_timeout=request_timeout, max_retries=max_retries
+        )
     return ModelExtractor(llm, seed=seed, max_tokens=max_tokens)
 
 
