@@ -140,3 +140,27 @@ def test_bad_nodes_and_settings_are_errors(index):
     with pytest.raises(ArkError, match="at least 1"):
         run(index, model, max_lookups=0)
     assert model.calls == []
+
+
+def test_a_hostile_model_s_plan_and_answers_are_bounded(index):
+    """A server that ignores the schemas: a plan of 100 lookups each naming #1 forty
+    times, 5 MB answers. The prompts stay small and the answers are cut, counted (issue 67)."""
+    from ark.answer import MAX_ANSWER_CHARS
+    from ark.answer._steps import MAX_LOOKUP_ANSWER, MAX_LOOKUPS
+
+    huge = "x" * 5_000_000
+    plan = json_reply({"lookups": ["Where was Lena Marsh born?"] + ["#1 " * 40] * 99})
+    lookups = [json_reply({"answer": huge, "citations": [P_LENA]})] * MAX_LOOKUPS
+    model = ScriptedChatModel([plan, *lookups], per_call=True)
+    answer = run(index, model)
+    assert len(model.calls) == 1 + MAX_LOOKUPS
+    assert max(len(m.content) for c in model.calls for m in c) < 50_000
+    assert len(answer.text) <= MAX_LOOKUP_ANSWER
+    one = ScriptedChatModel(
+        [json_reply({"answerable": True, "answer": huge, "citations": [P_PORT]})], per_call=True
+    )
+    from ark.answer import write_answer
+
+    cut = asyncio.run(write_answer(one, QUESTION, index, POOL))
+    assert len(cut.text) <= MAX_ANSWER_CHARS and cut.answer_cut > 4_000_000
+    assert cut.to_dict()["answer_cut"] == cut.answer_cut

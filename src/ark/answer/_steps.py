@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ark._safe import cut
 from ark.answer._write import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_NODE_CHARS,
@@ -64,6 +65,8 @@ MAX_LOOKUPS = 4
 NODES_PER_LOOKUP = 3
 #: Longest lookup text kept (characters).
 MAX_LOOKUP_CHARS = 200
+#: Longest lookup answer kept (characters; the lookup schema's bound).
+MAX_LOOKUP_ANSWER = 120
 #: A lookup's answer meaning "the passages do not say".
 UNKNOWN = "unknown"
 
@@ -107,7 +110,7 @@ def plan_schema(max_lookups: int = MAX_LOOKUPS) -> dict[str, Any]:
 LOOKUP_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "answer": {"type": "string", "maxLength": 120},
+        "answer": {"type": "string", "maxLength": MAX_LOOKUP_ANSWER},
         "citations": {"type": "array", "items": {"type": "integer"}, "maxItems": 5},
     },
     "required": ["answer", "citations"],
@@ -168,7 +171,12 @@ def _plan(data: Any, max_lookups: int) -> list[str]:
     """The plan's lookups (stripped, non-empty, at most ``max_lookups``), or []."""
     if not isinstance(data, dict) or not isinstance(data.get("lookups"), list):
         return []
-    out = [" ".join(s.split())[:MAX_LOOKUP_CHARS] for s in data["lookups"] if isinstance(s, str)]
+    lookups = data["lookups"][: 4 * max_lookups]  # a reply may list thousands
+    out = [
+        " ".join(s[: 4 * MAX_LOOKUP_CHARS].split())[:MAX_LOOKUP_CHARS]
+        for s in lookups
+        if isinstance(s, str)
+    ]
     return [s for s in out if s][:max_lookups]
 
 
@@ -253,7 +261,7 @@ async def write_answer_in_steps(
     seen: list[int] = []
     dropped = chars = 0
     for lookup in lookups:
-        text = fill(lookup, answers)
+        text = cut(fill(lookup, answers), 2 * MAX_LOOKUP_CHARS)
         shown = rank_for(index_or_graph, text, pool)[:nodes_per_lookup]
         ev = _evidence(graph, shown, (), max_chars, max_node_chars)
         user = f"Question: {text}\n\nPassages:\n{ev.text}"
@@ -262,7 +270,10 @@ async def write_answer_in_steps(
         except LLMError as exc:
             return await one_call(f"a lookup failed: {exc}")
         said = data.get("answer") if isinstance(data, dict) else None
-        said = " ".join(said.split()) if isinstance(said, str) else ""
+        # Held to the schema's length here too (a server may ignore it): a 5 MB lookup
+        # answer filled into the next lookup sent 500 MB prompts (issue 67).
+        said = " ".join(said[: 4 * MAX_LOOKUP_ANSWER].split()) if isinstance(said, str) else ""
+        said = cut(said, MAX_LOOKUP_ANSWER)
         raw = data.get("citations") if isinstance(data, dict) else None
         got, bad = _citations(raw, ev.citable)
         dropped += bad

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ark._coerce import as_int
+from ark._safe import cut as cut_text
 from ark.errors import ArkError
 from ark.graph import Graph
 from ark.index import Index
@@ -37,6 +38,7 @@ __all__ = [
     "ANSWER_SCHEMA",
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_NODE_CHARS",
+    "MAX_ANSWER_CHARS",
     "MAX_CHARS_LIMIT",
     "MAX_QUESTION_CHARS",
     "Answer",
@@ -60,6 +62,10 @@ MAX_CHARS_LIMIT = 36_000
 MAX_QUESTION_CHARS = 1_000
 #: Tokens the reply may take: a short answer and its citations.
 DEFAULT_MAX_TOKENS = 300
+#: The longest answer kept (characters): a short answer is a few words, and a server
+#: that ignores ``max_tokens`` sent a 10 MB one that was stored and relayed whole
+#: (issue 67). What is cut off is counted in :attr:`Answer.answer_cut`.
+MAX_ANSWER_CHARS = 2_000
 
 AnswerStatus = Literal["answered", "not_answerable", "bad_reply", "model_error", "no_evidence"]
 
@@ -123,6 +129,8 @@ class Answer:
     #: ``{"fallback": why}`` when the one-call reading answered instead. Empty for
     #: the one-call reading.
     steps: list[dict[str, Any]] = field(default_factory=list)
+    #: Characters of the model's answer cut off past :data:`MAX_ANSWER_CHARS`.
+    answer_cut: int = 0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Answer:
@@ -147,6 +155,7 @@ class Answer:
             "completion_tokens": self.completion_tokens,
             "latency_s": self.latency_s,
             **({"steps": [dict(s) for s in self.steps]} if self.steps else {}),
+            **({"answer_cut": self.answer_cut} if self.answer_cut else {}),
         }
 
 
@@ -304,6 +313,10 @@ async def write_answer(
     assert isinstance(data, dict)
     citations, dropped = _citations(data.get("citations"), ev.citable)
     text = data["answer"].strip()
+    over = max(0, len(text) - MAX_ANSWER_CHARS)
+    text = cut_text(text, MAX_ANSWER_CHARS)
+    if over:
+        call["answer_cut"] = over
     if data["answerable"] is not True:
         reason = "the model said the evidence does not answer the question"
         return Answer(
