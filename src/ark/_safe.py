@@ -124,3 +124,19 @@ def jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
     valid record was cut in two and refused as invalid JSON."""
     for lineno, line in enumerate(text.split("\n"), start=1):
         yield lineno, line[:-1] if line.endswith("\r") else line
+
+
+#: What a JSON parser may raise on hostile input besides a syntax error: nesting past
+#: the recursion limit, an integer past Python's 4,300-digit limit.
+JSON_ERRORS = (ValueError, RecursionError)
+
+
+def json_problem(exc: BaseException) -> str:
+    """What is wrong with a JSON text that raised ``exc`` (one of :data:`JSON_ERRORS`),
+    in words for an error that names the file: a syntax error's message, or why a
+    valid-looking value could not be read."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc.msg})"
+    if isinstance(exc, RecursionError):
+        return "not readable JSON (nested too deep)"
+    return f"not readable JSON ({exc})"

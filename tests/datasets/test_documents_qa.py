@@ -193,3 +193,26 @@ def test_a_line_separator_inside_a_question_stays_in_its_record(doc_index, tmp_p
     )
     loaded = load_musique(path, doc_index)
     assert "\u2028(and U+0085:\u0085)" in loaded[0].text
+
+
+def test_a_question_file_with_an_id_twice_or_no_question_is_refused(doc_index, tmp_path):
+    """A run keys its records by id: a repeated id would be skipped as done; an empty
+    file would run nothing and exit 0 (issue 67)."""
+    from ark.datasets import load_dataset
+
+    twice = json.loads(json.dumps(MUSIQUE))
+    twice[1]["id"] = twice[0]["id"]
+    path = write_json(tmp_path / "q.json", twice)
+    with pytest.raises(ArkError, match=f"id '{twice[0]['id']}' appears twice"):
+        load_dataset(f"musique:{path}", doc_index, "dev", None)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(ArkError, match="no questions"):
+        load_dataset(f"musique:{empty}", doc_index, "dev", None)
+
+
+def test_a_question_file_nested_too_deep_names_its_line(doc_index, tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(MUSIQUE[0]) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ArkError, match=r"q\.jsonl:2: not readable JSON \(nested too deep\)"):
+        load_musique(path, doc_index)

@@ -309,3 +309,39 @@ def test_a_fifo_in_the_folder_is_skipped_not_waited_on(tmp_path):
     found = read_documents(folder)
     assert sorted(d.id for d in found.documents) == ["a.txt", "sub/b.txt"]
     assert found.skipped == ["pipe.txt (not a regular file (a device, a FIFO or a socket))"]
+
+
+# -- hostile JSON and charsets: errors naming the file, never a traceback (issue 67) ----
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [("[" * 100_000 + "]" * 100_000, "nested too deep"), ("1" * 5000, "not readable JSON")],
+)
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_json_too_deep_or_a_number_too_long_is_an_error_naming_the_file(
+    tmp_path, body, why, suffix
+):
+    path = write(
+        tmp_path / f"docs{suffix}",
+        '{"text": "fine"}\n' + body + "\n" if suffix == ".jsonl" else body,
+    )
+    with pytest.raises(GraphFormatError, match=why) as info:
+        read_documents(path)
+    assert str(path) in str(info.value)
+
+
+def test_a_lone_surrogate_escape_becomes_a_replacement_character(tmp_path):
+    path = write(tmp_path / "docs.jsonl", '{"id": "a", "text": "bad \\ud800 char"}\n')
+    (doc,) = read_documents(path).documents
+    assert doc.text == "bad \ufffd char"
+    doc.text.encode("utf-8")  # what pyarrow needs to store it
+
+
+@pytest.mark.parametrize("charset", ["rot13", "zlib", "undefined", "utf-16"])
+def test_a_page_declaring_a_charset_that_is_no_page_encoding_is_an_error(tmp_path, charset):
+    page = f'<html><head><meta charset="{charset}"></head><body>caf\xe9</body></html>'
+    path = tmp_path / "page.html"
+    path.write_bytes(page.encode("latin-1"))
+    with pytest.raises(GraphFormatError, match="not UTF-8 text"):
+        read_documents(path)

@@ -29,7 +29,25 @@ def load_dataset(
     """A dataset spec (``metaqa:2-hop``, ``stark:prime``, ``jsonl:PATH``, ``musique:FILE``,
     ``hotpotqa:FILE``, ``docqa:FILE``) → its queries and
     the candidate node types to score (None: every node); ``ark eval`` and ``ark distill
-    collect`` parse ``--dataset`` here."""
+    collect`` parse ``--dataset`` here. A set with no question, or with one id twice
+    (a run keys its records by id: the second would be skipped as done), is refused."""
+    queries, types = _load(dataset, index, split, data_dir)
+    if not queries:
+        raise ArkError(f"--dataset {dataset!r} ({split}): no questions in it")
+    first: dict[str, int] = {}
+    for i, q in enumerate(queries):
+        if q.id in first:
+            raise ArkError(
+                f"--dataset {dataset!r}: question id {q.id!r} appears twice (questions "
+                f"{first[q.id]} and {i}); a run keys its records by id, so give each its own"
+            )
+        first[q.id] = i
+    return queries, types
+
+
+def _load(
+    dataset: str, index: Index, split: str, data_dir: Path | None
+) -> tuple[list[Query], list[str] | None]:
     kind, _, arg = dataset.partition(":")
     if kind == "metaqa":
         hop = arg.split("-")[0]

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ark._safe import jsonl_lines
+from ark._safe import JSON_ERRORS, clean, json_problem, jsonl_lines
 from ark.errors import ArkError
 from ark.graph import passage_ids, passage_text
 
@@ -125,9 +125,9 @@ def read_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             continue
         where = f"{path}:{lineno}"
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ArkError(f"{where}: not valid JSON ({exc.msg})") from None
+            obj = clean(json.loads(line))
+        except JSON_ERRORS as exc:
+            raise ArkError(f"{where}: {json_problem(exc)}") from None
         yield where, _object(obj, where)
 
 
@@ -141,8 +141,9 @@ def _array_records(path: Path, text: str, pos: int) -> Iterator[tuple[str, dict[
         where = f"{path}:{text.count(chr(10), 0, pos) + 1} (record {n})"
         try:
             obj, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise ArkError(f"{where}: not valid JSON ({exc.msg})") from None
+        except JSON_ERRORS as exc:
+            raise ArkError(f"{where}: {json_problem(exc)}") from None
+        obj = clean(obj)
         yield where, _object(obj, where)
         n += 1
         pos = _skip_space(path, text, pos)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from ark._safe import JSON_ERRORS
 from ark.errors import ArkError
 
 if TYPE_CHECKING:  # only the type: ark.graph may import this package lazily
@@ -74,7 +75,7 @@ def load_jsonl(path: str | Path, index: Index) -> list[Query]:
             try:
                 obj = json.loads(line)
                 qid, text = str(obj["id"]), obj["query"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            except (*JSON_ERRORS, KeyError, TypeError) as exc:
                 raise ArkError(
                     f"{path}:{lineno}: need a JSON object with id and query ({exc})"
                 ) from exc

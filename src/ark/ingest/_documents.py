@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ark._safe import jsonl_lines
+from ark._safe import JSON_ERRORS, clean, json_problem, jsonl_lines
 from ark.errors import GraphFormatError
 from ark.ingest._html import HTML_SUFFIXES, declared_charset, html_text
 
@@ -173,9 +173,9 @@ def _read_jsonl(path: Path) -> DocumentSet:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise GraphFormatError(path, f"not valid JSON ({exc.msg})", line_no) from None
+            obj = clean(json.loads(line))  # a lone surrogate escape becomes U+FFFD
+        except JSON_ERRORS as exc:
+            raise GraphFormatError(path, json_problem(exc), line_no) from None
         try:
             ident, title, text = _record(obj, f"{path.name}:{line_no}")
         except _BadRecord as exc:
@@ -217,7 +217,7 @@ def _read_text(path: Path, html: bool = False) -> str:
         if charset not in (None, "utf-8"):
             try:
                 return data.decode(charset)
-            except UnicodeDecodeError:
+            except (UnicodeError, LookupError):  # "undefined" refuses every byte
                 said = f" (nor {charset}, as it declares)"
         line = data.count(b"\n", 0, exc.start) + 1
         raise GraphFormatError(path, f"not UTF-8 text{said}", line) from None
@@ -316,9 +316,10 @@ def _file_document(path: Path, ident: str) -> Document:
 def _read_json(path: Path) -> DocumentSet:
     text = _read_text(path)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GraphFormatError(path, f"not valid JSON ({exc.msg})", exc.lineno) from None
+        data = clean(json.loads(text))  # a lone surrogate escape becomes U+FFFD
+    except JSON_ERRORS as exc:
+        line = getattr(exc, "lineno", None)
+        raise GraphFormatError(path, json_problem(exc), line) from None
     seen: dict[str, str] = {}
     if isinstance(data, list):
         docs = DocumentSet([], "json-list")

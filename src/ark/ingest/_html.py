@@ -119,9 +119,15 @@ def declared_charset(data: bytes) -> str | None:
     if not found:
         return None
     try:
-        return codecs.lookup(found.group(1).decode("ascii")).name
+        info = codecs.lookup(found.group(1).decode("ascii"))
     except LookupError:
         return None
+    # Only a text encoding a page can be in: not rot13 or zlib (Python codecs that are
+    # no charset), and not UTF-16/32, which a declaration readable as ASCII cannot be
+    # in (browsers read such a page as UTF-8).
+    if not getattr(info, "_is_text_encoding", True) or info.name.startswith(("utf-16", "utf-32")):
+        return None
+    return info.name
 
 
 def html_text(page: str) -> tuple[str | None, str]:
