@@ -140,3 +140,17 @@ def json_problem(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "not readable JSON (nested too deep)"
     return f"not readable JSON ({exc})"
+
+
+#: C0 and C1 control characters but tab and newline: a node name holding ``ESC [``
+#: sequences would drive the user's terminal (issue 67).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but tab and newline written as ``\\xNN``:
+    for terminal output and tool observations (graph text is the user's data, not
+    commands for their terminal)."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

@@ -80,3 +80,20 @@ def test_every_observation_is_capped(huge_index, monkeypatch):
     assert outcome.observation.endswith(
         "(Observation cut at 60 of 333 characters; ask for fewer results with k.)"
     )
+
+
+def test_control_characters_in_graph_text_are_written_out_not_sent_to_the_terminal(tmp_path):
+    """A node called ``ESC[2J…`` would clear the user's screen in ``ark search`` and
+    reach an MCP client raw (issue 67): observations and the CLI write it as \\x1b."""
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    (tmp_path / "kb.txt").write_text(
+        "Evil\x1b[2J\x1b]0;pwned\x07 Film|directed_by|Robert Zemeckis\n", encoding="utf-8"
+    )
+    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    text = GraphTools(index).search_in_graph("Evil Film", k=5).render()
+    assert "\x1b" not in text and "\x07" not in text and "\\x1b[2J" in text
+    out = CliRunner().invoke(app, ["search", str(tmp_path / "idx"), "Evil Film"]).output
+    assert "\x1b[2J" not in out and "\x07" not in out and "x1b" in out

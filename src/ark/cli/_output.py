@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape as esc
+from rich.markup import escape as _markup_escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -18,7 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ark._safe import dumps
+from ark._safe import dumps, printable
 
 __all__ = [
     "console",
@@ -32,6 +32,13 @@ __all__ = [
 
 console = Console()
 err_console = Console(stderr=True)
+
+
+def esc(text: str) -> str:
+    """``text`` for the terminal: Rich markup escaped (a node called ``[bold]`` stays
+    text) and control characters written out (:func:`ark._safe.printable`: graph text
+    cannot move the cursor or recolour the terminal)."""
+    return _markup_escape(printable(text))
 
 
 def stage_progress(*, disable: bool = False) -> Progress:

@@ -17,13 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 from rich.table import Table
 
+from ark._safe import printable
 from ark.agent import AgentEvent, RetrievalResult, Retriever, paths_to
 from ark.index import Index
 from ark.llm import ChatModel
 from ark.trajectory import ToolCallRecord, Trajectory, write_trajectories
+
+
+def escape(text: str) -> str:
+    """Rich markup escaped and control characters written out (graph and model text
+    cannot drive the terminal)."""
+    return _markup_escape(printable(text))
+
 
 HELP = """\
 Type a question to retrieve its answer from the graph. Commands:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ark._safe import cut
+from ark._safe import cut, printable
 
 if TYPE_CHECKING:
     from ark.tools._phrases import PhraseMatch
@@ -111,6 +111,9 @@ class SearchResult:
         return out
 
     def render(self, grouped: bool = False) -> str:
+        return printable(self._render(grouped))
+
+    def _render(self, grouped: bool) -> str:
         """Compact observation text: one line per hit; ``grouped``, a neighborhood's
         hits with the same relations and type on one line (:func:`grouped_lines`)."""
         if self.tool == "search_in_neighborhood" and self.center is not None:
@@ -196,6 +199,9 @@ class ToolError:
         return {"error": err}
 
     def render(self) -> str:
+        return printable(self._render())
+
+    def _render(self) -> str:
         text = f"Error in {self.tool}: {self.message}"
         if self.suggestions:
             text += " Did you mean: " + ", ".join(self.suggestions) + "?"
@@ -299,6 +305,9 @@ class MultiNeighborhoodResult:
         }
 
     def render(self, grouped: bool = False) -> str:
+        return printable(self._render(grouped))
+
+    def _render(self, grouped: bool) -> str:
         """One line per neighbor, or (``grouped``) per relations and type, each member
         with its centers; a neighbor with text shows its snippet, as a single node's
         neighborhood does (on a graph built from documents a passage reached by the
