@@ -147,3 +147,22 @@ def test_cli_ingest_gives_up_on_a_slow_server_after_its_request_timeout(tmp_path
         elapsed = time.perf_counter() - started
     assert result.exit_code == 1 and elapsed < 4.0
     assert "failed on every chunk" in json.loads(result.stdout)["error"]["message"]
+
+
+def test_an_extracted_mentions_phrase_stays_apart_from_the_passages_relation(tmp_path):
+    """ "X mentions Y" between two entities is a fact, not the passage-to-entity edge:
+    merged into it, entities looked like passages to the tools (issue 67)."""
+
+    def mentions(messages: list[Message]) -> Message:
+        return json_reply(
+            {
+                "entities": ["Ada Lovelace", "London"],
+                "triples": [["Ada Lovelace", "mentions", "London"]],
+            }
+        )
+
+    out = tmp_path / "m.idx"
+    ingest(write_docs(tmp_path), out, llm=ScriptedChatModel(mentions), chunk_tokens=200)
+    relations = {r.name: r for r in open_index(out).schema.relations}
+    assert relations[MENTIONS].source_type == PASSAGE_TYPE
+    assert relations["mentions (extracted)"].source_type == ENTITY_TYPE

@@ -40,9 +40,17 @@ def entity_key(name: str) -> str:
     return _SPACE.sub(" ", name).strip().casefold()
 
 
+#: What an extracted phrase that is the layout's own relation name becomes: a fact
+#: "X mentions Y" is not the passage-to-entity edge, and merged into it, it made
+#: entities look like passages to every tool (issue 67).
+EXTRACTED_SUFFIX = " (extracted)"
+
+
 def relation_key(phrase: str) -> str:
-    """A free-text relation phrase as a relation name: lower case, spaces collapsed."""
-    return _SPACE.sub(" ", phrase).strip().lower()
+    """A free-text relation phrase as a relation name: lower case, spaces collapsed;
+    the layout's own :data:`MENTIONS` marked as extracted (:data:`EXTRACTED_SUFFIX`)."""
+    key = _SPACE.sub(" ", phrase).strip().lower()
+    return key + EXTRACTED_SUFFIX if key == MENTIONS else key
 
 
 def passage_text(title: str | None, text: str) -> str:
@@ -68,7 +76,7 @@ def layout_meta() -> dict[str, object]:
         "mentions": MENTIONS,
         "passage_text": "title + newline + text (the text alone with no title)",
         "entity_key": "case-folded, whitespace collapsed",
-        "relation_key": "lower case, whitespace collapsed",
+        "relation_key": f"lower case, whitespace collapsed; {MENTIONS!r} + {EXTRACTED_SUFFIX!r}",
     }
 
 
