@@ -345,3 +345,11 @@ def test_a_page_declaring_a_charset_that_is_no_page_encoding_is_an_error(tmp_pat
     path.write_bytes(page.encode("latin-1"))
     with pytest.raises(GraphFormatError, match="not UTF-8 text"):
         read_documents(path)
+
+
+def test_a_title_written_twice_in_a_titles_corpus_is_an_error_not_a_lost_document(tmp_path):
+    path = write(tmp_path / "corpus.json", '{"Ada": "first text", "Bob": "b", "Ada": "second"}')
+    with pytest.raises(GraphFormatError, match="title 'Ada' appears twice"):
+        read_documents(path)
+    nested = write(tmp_path / "list.json", '[{"title": "A", "text": "x", "text": "y"}]')
+    assert [d.text for d in read_documents(nested).documents] == ["y"]  # JSON's own rule

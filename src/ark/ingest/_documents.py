@@ -315,11 +315,26 @@ def _file_document(path: Path, ident: str) -> Document:
 
 def _read_json(path: Path) -> DocumentSet:
     text = _read_text(path)
+    repeated: dict[int, list[str]] = {}  # id of an object -> its keys written twice
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(items)
+        if len(obj) < len(items):
+            keys = [k for k, _ in items]
+            repeated[id(obj)] = sorted({k for k in keys if keys.count(k) > 1})
+        return obj
+
     try:
-        data = clean(json.loads(text))  # a lone surrogate escape becomes U+FFFD
+        loaded = json.loads(text, object_pairs_hook=pairs)
+        twice = repeated.get(id(loaded), [])
+        data = clean(loaded)  # a lone surrogate escape becomes U+FFFD
     except JSON_ERRORS as exc:
         line = getattr(exc, "lineno", None)
         raise GraphFormatError(path, json_problem(exc), line) from None
+    if isinstance(data, dict) and twice:  # json.loads would keep the last one only
+        raise GraphFormatError(
+            path, f"title {twice[0]!r} appears twice in the corpus object: give each its own"
+        )
     seen: dict[str, str] = {}
     if isinstance(data, list):
         docs = DocumentSet([], "json-list")
