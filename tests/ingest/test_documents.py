@@ -353,3 +353,14 @@ def test_a_title_written_twice_in_a_titles_corpus_is_an_error_not_a_lost_documen
         read_documents(path)
     nested = write(tmp_path / "list.json", '[{"title": "A", "text": "x", "text": "y"}]')
     assert [d.text for d in read_documents(nested).documents] == ["y"]  # JSON's own rule
+
+
+def test_a_file_name_that_is_not_utf8_is_read_and_can_be_written(tmp_path):
+    folder, _ = _folder(tmp_path)
+    name = os.fsdecode(b"caf\xe9.txt")  # Latin-1 bytes: a surrogate escape in Python
+    (folder / name).write_text("Cafe notes.", encoding="utf-8")
+    found = read_documents(folder)
+    ids = [d.id for d in found.documents]
+    assert "caf\ufffd.txt" in ids
+    for d in found.documents:
+        (d.id + (d.title or "")).encode("utf-8")  # what the passages file needs

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ark._safe import JSON_ERRORS, clean, json_problem, jsonl_lines
+from ark._safe import JSON_ERRORS, clean, clean_text, json_problem, jsonl_lines
 from ark.errors import GraphFormatError
 from ark.ingest._html import HTML_SUFFIXES, declared_charset, html_text
 
@@ -284,11 +284,14 @@ def _read_folder(folder: Path, follow_links: bool = False) -> DocumentSet:
         raise GraphFormatError(
             folder, f"the folder has no {', '.join(DOCUMENT_SUFFIXES)} files to ingest"
         )
-    docs = DocumentSet([], "folder", other_files=[p.relative_to(folder).as_posix() for p in others])
-    docs.skipped = [f"{p.relative_to(folder).as_posix()} ({why})" for p, why in skipped]
+    other = [clean_text(p.relative_to(folder).as_posix()) for p in others]
+    docs = DocumentSet([], "folder", other_files=other)
+    docs.skipped = [clean_text(f"{p.relative_to(folder).as_posix()} ({why})") for p, why in skipped]
     seen: dict[str, str] = {}
     for file in files:
-        rel = file.relative_to(folder).as_posix()
+        # A name that is not UTF-8 (held with surrogate escapes) would fail every
+        # write of the passages after the model was paid for: U+FFFD where it breaks.
+        rel = clean_text(file.relative_to(folder).as_posix())
         _add(docs, seen, _file_document(file, rel), file, rel)
     return docs
 
@@ -309,8 +312,8 @@ def _file_document(path: Path, ident: str) -> Document:
     text = _read_text(path, html=html)
     if html:
         title, text = html_text(text)
-        return Document(ident, text, title or path.stem)
-    return Document(ident, text, path.stem)
+        return Document(ident, text, title or clean_text(path.stem))
+    return Document(ident, text, clean_text(path.stem))
 
 
 def _read_json(path: Path) -> DocumentSet:
