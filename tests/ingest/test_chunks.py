@@ -93,3 +93,45 @@ def test_any_length_is_covered_in_order_with_exact_overlaps(n, size, data):
     assert chunks[0].start == spans[0][0] and chunks[-1].end == spans[-1][1]
     if len(chunks) > 1:  # the last window is not wholly inside the one before it
         assert chunks[-1].end > chunks[-2].end
+
+
+def _windows_by_spans(text: str, chunk_tokens: int, overlap: int) -> list[tuple[int, int]]:
+    """The windows as the list of every token span gives them (the code before issue 67)."""
+    spans = token_spans(text)
+    if not spans:
+        return []
+    if len(spans) <= chunk_tokens:
+        return [(spans[0][0], spans[-1][1])]
+    out, first = [], 0
+    while True:
+        last = min(first + chunk_tokens, len(spans)) - 1
+        out.append((spans[first][0], spans[last][1]))
+        if last == len(spans) - 1:
+            return out
+        first += chunk_tokens - overlap
+
+
+def test_the_one_pass_windows_are_the_spans_windows():
+    import random
+
+    rng = random.Random(0)
+    words = ["a", "bb", "ccc", ",", ".", "東", "  ", "\n", "x" * 30]
+    for _ in range(300):
+        text = "".join(rng.choice(words) + rng.choice(["", " "]) for _ in range(rng.randint(0, 60)))
+        size = rng.randint(1, 12)
+        overlap = rng.randint(0, size - 1)
+        doc = Document("d", text)
+        got = [(c.start, c.end) for c in chunk_document(doc, chunk_tokens=size, overlap=overlap)]
+        assert got == _windows_by_spans(text, size, overlap), (text, size, overlap)
+
+
+def test_chunking_a_page_of_punctuation_takes_memory_by_windows_not_tokens():
+    import tracemalloc
+
+    text = "!" * 2_000_000  # two million one-character tokens
+    tracemalloc.start()
+    chunks = chunk_document(Document("p", text), chunk_tokens=512, overlap=64)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(chunks) == -(-(2_000_000 - 64) // 448)
+    assert peak < 40_000_000  # every span as a tuple: ~250 MB
