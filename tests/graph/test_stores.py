@@ -349,3 +349,19 @@ def test_cli_bad_input_and_unknown_format(tmp_path):
                                  "--format", "bogus"])  # fmt: skip
     assert result.exit_code == 1
     assert "hipporag" in result.output and "passages" in result.output
+
+
+def test_hipporag_store_beside_an_unreadable_json_and_with_a_textless_entry(tmp_path):
+    """An unrelated JSON nested too deep is left alone like any other file; a corpus
+    entry without text is an error naming it, not the whole corpus ignored (issue 67)."""
+    folder = write_store(tmp_path / "store")
+    (folder / "deep.json").write_text("[" * 100_000 + "]" * 100_000, "utf-8")
+    assert load_hipporag(folder).n_nodes > 0
+    broken = [dict(c) for c in CORPUS]
+    del broken[1]["text"]
+    with pytest.raises(GraphFormatError, match=r"\[1\]\.text: expected a non-empty string"):
+        docs = [
+            {**c, "passage": f"{c['title']}\n{c['text']}", **d}
+            for c, d in zip(CORPUS, OPENIE_DOCS, strict=False)
+        ]
+        load_hipporag(write_store(tmp_path / "broken", corpus=broken, docs=docs))

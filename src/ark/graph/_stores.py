@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ark._safe import JSON_ERRORS, json_problem
 from ark.errors import GraphFormatError
 from ark.graph._documents import (
     ENTITY_TYPE,
@@ -439,11 +440,12 @@ def _is_openie(data: Any) -> bool:
 
 
 def _is_corpus(data: Any) -> bool:
-    return (
-        isinstance(data, list)
-        and bool(data)
-        and all(isinstance(d, dict) and isinstance(d.get("text"), str) for d in data)
-    )
+    """A list of passage objects, most with a ``text``: a corpus, whose items are then
+    each checked (one without text is an error naming it, not the whole file ignored)."""
+    if not isinstance(data, list) or not data or not all(isinstance(d, dict) for d in data):
+        return False
+    with_text = sum(isinstance(d.get("text"), str) for d in data)
+    return with_text * 2 > len(data)
 
 
 def _openie_docs(data: Any, path: Path) -> list[Any]:
@@ -485,6 +487,8 @@ def _read_json(path: Path) -> Any:
         raise GraphFormatError(
             path, f"not valid JSON ({exc.msg} at column {exc.colno})", exc.lineno
         ) from None
+    except JSON_ERRORS as exc:  # nested too deep, a number too long
+        raise GraphFormatError(path, json_problem(exc)) from None
 
 
 # -- telling formats apart ------------------------------------------------------------
