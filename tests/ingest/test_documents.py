@@ -364,3 +364,12 @@ def test_a_file_name_that_is_not_utf8_is_read_and_can_be_written(tmp_path):
     assert "caf\ufffd.txt" in ids
     for d in found.documents:
         (d.id + (d.title or "")).encode("utf-8")  # what the passages file needs
+
+
+def test_an_input_over_the_size_bound_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from ark.ingest import _documents
+
+    monkeypatch.setattr(_documents, "MAX_FILE_BYTES", 100)
+    path = write(tmp_path / "big.jsonl", '{"text": "' + "x" * 200 + '"}\n')
+    with pytest.raises(GraphFormatError, match="over the 100 one input file may hold"):
+        read_documents(path)

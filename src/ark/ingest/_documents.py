@@ -198,11 +198,25 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     yield from jsonl_lines(text)
 
 
+#: The largest input file read (bytes): its text, chunks and passages are all held in
+#: memory, several times its size; a larger corpus is split into files or a folder.
+MAX_FILE_BYTES = 1 << 30
+
+
 def _read_bytes(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(MAX_FILE_BYTES + 1) if size <= MAX_FILE_BYTES else b""
     except OSError as exc:
         raise GraphFormatError(path, f"cannot read: {exc.strerror or exc}") from None
+    if size > MAX_FILE_BYTES or len(data) > MAX_FILE_BYTES:  # large, or grew while read
+        raise GraphFormatError(
+            path,
+            f"{max(size, len(data)):,} bytes, over the {MAX_FILE_BYTES:,} one input file may "
+            "hold; split it into several files in a folder",
+        )
+    return data
 
 
 def _read_text(path: Path, html: bool = False) -> str:
