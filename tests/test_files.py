@@ -58,3 +58,19 @@ def test_an_ingest_cache_linked_elsewhere_is_refused(tmp_path):
     with pytest.raises(ArkError, match="symbolic link"):
         work.append("k", "c", "x", Extraction())
     assert victim.read_text() == ""
+
+
+def test_a_streamed_write_is_all_or_nothing_and_replaces_a_link(tmp_path):
+    from ark._files import atomic_writer
+
+    target = tmp_path / "users.txt"
+    target.write_text("mine")
+    out = tmp_path / "out.jsonl"
+    out.symlink_to(target)
+    with atomic_writer(out) as f:
+        f.write("a\n")
+    assert target.read_text() == "mine" and out.read_text() == "a\n" and not out.is_symlink()
+    with pytest.raises(RuntimeError), atomic_writer(out) as f:
+        f.write("half")
+        raise RuntimeError
+    assert out.read_text() == "a\n" and list(tmp_path.glob(".*.tmp")) == []

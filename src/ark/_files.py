@@ -12,15 +12,24 @@ appending without following a link (``O_NOFOLLOW``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 from ark.errors import ArkError
 
-__all__ = ["file_mode", "open_append", "write_atomic"]
+__all__ = [
+    "atomic_writer",
+    "file_mode",
+    "finish_temporary",
+    "open_append",
+    "temporary_beside",
+    "write_atomic",
+]
 
 
 def file_mode() -> int:
@@ -45,6 +54,40 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def temporary_beside(path: str | Path) -> Path:
+    """A new, empty file beside ``path`` created exclusively (never an existing file or
+    link), for a writer that opens its output by name (``gguf.GGUFWriter``); rename it
+    over ``path`` when done (:func:`finish_temporary`), unlink it on failure."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    return Path(tmp)
+
+
+def finish_temporary(tmp: Path, path: str | Path) -> None:
+    """``tmp`` (from :func:`temporary_beside`) fsynced, given the usual mode and renamed
+    over ``path``."""
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.chmod(tmp, file_mode())
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
+    """A text file to stream ``path``'s content into: a temporary created exclusively,
+    renamed over ``path`` when the block ends without an error (else removed)."""
+    tmp = temporary_beside(path)
+    try:
+        with open(tmp, "w", encoding=encoding) as f:
+            yield f
+            f.flush()
+        finish_temporary(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
         raise
 
 

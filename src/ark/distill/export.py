@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ark._files import finish_temporary, temporary_beside
 from ark.agent import (  # noqa: F401 - their home; importable from here as before
     AdapterSettings,
     adapter_settings,
@@ -79,7 +80,7 @@ def export_gguf(
     names = gguf_tensor_names(weights)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp = temporary_beside(out)  # created exclusively: a planted link is never written
     writer = gguf.GGUFWriter(str(tmp), arch)
     writer.add_string("general.type", "adapter")
     writer.add_string("adapter.type", "lora")
@@ -96,7 +97,7 @@ def export_gguf(
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    tmp.replace(out)
+    finish_temporary(tmp, out)
     return {
         "path": str(out),
         "tensors": len(names),

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ark._files import atomic_writer
 from ark.agent import ToolConfig, system_prompt
 from ark.errors import ArkError
 from ark.graph import Schema
@@ -277,13 +278,11 @@ def write_sft(
         bool(t.config.get("hints")) or t.config.get("strategy") == "ark-guided"
         for t in trajectories
     )
-    tmp = out.with_suffix(out.suffix + ".tmp")
     lengths = []
-    with tmp.open("w", encoding="utf-8") as f:
+    with atomic_writer(out) as f:  # a link planted at the output is replaced, not followed
         for rec in build_records(trajectories, schema, template, tokenizer, options):
             lengths.append(len(rec.input_ids))
             f.write(json.dumps(rec.to_dict()) + "\n")
-    tmp.replace(out)
     lengths.sort()
     meta = {
         "base": base,
