@@ -107,3 +107,11 @@ def test_text_output_keeps_square_brackets(tmp_path):
     assert "[REC]" in run("search", tmp_path / "idx", "rec").output
     out = run("neighbors", tmp_path / "idx", "0", "--edge-type", "directed_by").output
     assert "[edge_type=directed_by]" in out and "Jaume" in out
+
+
+def test_help_texts_keep_the_extras_names_rich_would_read_as_markup():
+    """``[dense]`` is Rich markup to Typer's help: it printed "needs ." (issue 66)."""
+    wide = {"COLUMNS": "200"}
+    embed = CliRunner().invoke(app, ["index", "embed", "--help"], env=wide).output
+    collect = CliRunner().invoke(app, ["distill", "collect", "--help"], env=wide).output
+    assert "[dense] extra" in embed and "[ray] extra" in collect

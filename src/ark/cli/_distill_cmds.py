@@ -162,7 +162,7 @@ def collect_cmd(
     retry_failed: RetryFailedOpt = True,
     concurrency: Annotated[int, typer.Option(help="Queries at once (with --ray: per worker).")] = 1,
     ray: Annotated[
-        bool, typer.Option("--ray", help="Spread the queries over Ray workers ([ray] extra).")
+        bool, typer.Option("--ray", help="Spread the queries over Ray workers (the \\[ray] extra).")
     ] = False,
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster to join; default: a local one.")

@@ -134,7 +134,8 @@ def index_embed(
     batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 128,
     as_json: JsonOpt = False,
 ) -> None:
-    """Embed every node for the dense baseline (`ark eval --method dense`); needs [dense]."""
+    """Embed every node for the dense baseline (`ark eval --method dense`); needs the
+    \\[dense] extra."""
     from ark.index import DenseEncoder, build_dense
 
     index = _open(index_dir, as_json)
@@ -298,7 +299,7 @@ def index_describe(
         elif report.get("encoder") is None and report["asked"]:
             console.print(
                 "The words were not checked against the other relations: that needs the "
-                "sentence encoder of the [dense] extra."
+                "sentence encoder of the \\[dense] extra."
             )
         if report["beyond_cap"]:
             console.print(
