@@ -166,3 +166,18 @@ def test_an_extracted_mentions_phrase_stays_apart_from_the_passages_relation(tmp
     relations = {r.name: r for r in open_index(out).schema.relations}
     assert relations[MENTIONS].source_type == PASSAGE_TYPE
     assert relations["mentions (extracted)"].source_type == ENTITY_TYPE
+
+
+def test_cli_ingest_interrupted_says_a_rerun_resumes(tmp_path, monkeypatch):
+    """Ctrl-C exited 130 silently (issue 66): it says where the work is kept."""
+    import ark.ingest
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ark.ingest, "ingest", interrupted)
+    docs, out = write_docs(tmp_path), tmp_path / "i.idx"
+    result = CliRunner().invoke(app, ["ingest", str(docs), "-o", str(out)])
+    assert result.exit_code == 130
+    assert "run the same command again to resume" in result.output
+    assert "i.idx.ingest" in result.output

@@ -99,7 +99,7 @@ def ingest_cmd(
 ) -> None:
     """Build an index from raw documents: chunk them, extract entities and relations
     from each chunk, and index the passages (resumable; see the documents guide)."""
-    from ark.ingest import ingest
+    from ark.ingest import default_work_dir, ingest
 
     if extractor not in ("model", "fast"):
         fail(f"unknown --extractor {extractor!r}; use model or fast", as_json=as_json)
@@ -133,6 +133,15 @@ def ingest_cmd(
             )
         except ArkError as exc:
             fail(str(exc), as_json=as_json, code=type(exc).__name__)
+        except KeyboardInterrupt:
+            work = work_dir if work_dir is not None else default_work_dir(out)
+            err_console.print(
+                f"interrupted: every chunk extracted so far is kept in {esc(str(work))}; "
+                "run the same command again to resume from there",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(130) from None
     if as_json:
         print_json(report.to_dict())
         return

@@ -41,7 +41,8 @@ def mcp_cmd(
         ),
     ] = None,
 ) -> None:
-    """Serve search_in_graph, search_in_neighborhood and get_node over MCP (read-only)."""
+    """Serve search_in_graph, search_in_neighborhood, get_node, why and answer over MCP
+    (read-only)."""
     _need("mcp", "ark mcp")
     from ark.index import open_index
     from ark.serve.mcp_server import (
