@@ -115,3 +115,20 @@ def test_help_texts_keep_the_extras_names_rich_would_read_as_markup():
     embed = CliRunner().invoke(app, ["index", "embed", "--help"], env=wide).output
     collect = CliRunner().invoke(app, ["distill", "collect", "--help"], env=wide).output
     assert "[dense] extra" in embed and "[ray] extra" in collect
+
+
+def test_info_lists_the_most_used_relations_unless_all(tmp_path):
+    """A graph from documents has thousands of relation phrases (issue 66)."""
+    from ark.cli._graph_cmds import INFO_RELATIONS
+    from ark.index import build_index
+
+    lines = [f"A{i}|rel_{i:03d}|B{i}" for i in range(INFO_RELATIONS + 10)]
+    lines += ["A0|rel_000|C0"] * 1 + ["A1|rel_000|C1"]
+    (tmp_path / "kb.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    wide = {"COLUMNS": "200"}
+    short = CliRunner().invoke(app, ["info", str(tmp_path / "idx")], env=wide).output
+    full = CliRunner().invoke(app, ["info", str(tmp_path / "idx"), "--all"], env=wide).output
+    assert "rel_000" in short and "10 relations more" in short
+    assert short.count("rel_0") == INFO_RELATIONS
+    assert full.count("rel_0") == INFO_RELATIONS + 10 and "more" not in full

@@ -367,8 +367,20 @@ def _open(path: Path, as_json: bool) -> Index:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
 
 
+#: Relations ``ark info`` lists unless ``--all``: a graph built from documents has
+#: thousands of relation phrases (2,186 lines on a 59-file folder, issue 66).
+INFO_RELATIONS = 40
+
+
 @app.command("info")
-def info(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
+def info(
+    index_dir: IndexArg,
+    show_all: Annotated[
+        bool,
+        typer.Option("--all", help=f"List every relation (else the {INFO_RELATIONS} most used)."),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Show an index's schema: node types and relations with counts."""
     index = _open(index_dir, as_json)
     schema = index.schema
@@ -391,11 +403,16 @@ def info(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
     for t in schema.node_types:
         types.add_row(esc(t.name), f"{t.count:,}")
     console.print(types)
-    rels = Table("relation", "source type", "target type", "count", title="Relations")
-    for r in schema.relations:
+    relations = sorted(schema.relations, key=lambda r: -r.count)
+    shown = relations if show_all else relations[:INFO_RELATIONS]
+    left = len(relations) - len(shown)
+    title = "Relations" + (f" (the {len(shown)} most used of {len(relations):,})" if left else "")
+    rels = Table("relation", "source type", "target type", "count", title=title)
+    for r in shown:
         rels.add_row(esc(r.name), esc(r.source_type), esc(r.target_type), f"{r.count:,}")
     console.print(rels)
     described = index.described
+    names = {r.name for r in shown}
     docs = Table(
         "relation",
         "label",
@@ -403,9 +420,20 @@ def info(index_dir: IndexArg, as_json: JsonOpt = False) -> None:
         "description",
         title=f"Described schema (from {', '.join(described.sources)})",
     )
-    for d in described.relations:
+    # Only what a description adds: labels made from the names alone (source "name")
+    # would list every relation a second time.
+    described_by_more = any(source != "name" for source in described.sources)
+    said = [
+        d
+        for d in described.relations
+        if d.name in names and (d.aliases or d.description or described_by_more)
+    ]
+    for d in said:
         docs.add_row(esc(d.name), esc(d.label), esc(", ".join(d.aliases)), esc(d.description))
-    console.print(docs)
+    if said:
+        console.print(docs)
+    if left:
+        console.print(f"{left:,} relations more: `ark info {esc(str(index_dir))} --all` lists them")
 
 
 @app.command("search")
