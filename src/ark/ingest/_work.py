@@ -103,8 +103,8 @@ class WorkDir:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if self.path.is_symlink() or (self.path.exists() and not self.path.is_dir()):
-            raise ArkError(f"work directory {self.path} is not a directory (a file or a link)")
+        if self.path.exists() and not self.path.is_dir():
+            raise ArkError(f"work directory {self.path} is not a directory")
         if self.path.is_dir() and (foreign := _foreign(self.path)):
             shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
             raise ArkError(
