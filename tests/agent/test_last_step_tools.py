@@ -121,3 +121,16 @@ def test_the_hinted_call_is_passed_as_the_prediction(movie_index):
         else:
             assert offered[-1] == (predicted.name, predicted.arguments)
     assert model.predictions[1] is not None
+
+
+def test_a_prediction_that_cannot_be_written_never_ends_the_run(movie_index, monkeypatch):
+    """A hint line whose call held a Python value JSON cannot write (Ellipsis) ended the
+    whole agent with a TypeError (caught in a benchmark, issue 63): now no prediction."""
+    import ark.agent._agent as agent_module
+
+    monkeypatch.setattr(agent_module, "ready_call", lambda line: ("search_in_graph", {"q": ...}))
+    model = Predicting(node(movie_index, "Forrest Gump"))
+    agent = Agent(movie_index, model, AgentConfig(max_steps=3), options=AgentOptions(hints=True))
+    traj = asyncio.run(agent.run("Which films did Tom Hanks star in?"))
+    assert traj.stop_reason != "error" and len(traj.steps) >= 2
+    assert all(p is None for p in model.predictions)

@@ -54,6 +54,9 @@ def test_the_one_call_a_line_writes_is_read_back_with_its_arguments():
 def test_a_template_or_a_choice_is_no_ready_call():
     template = "go one more hop: search_in_neighborhood(node_index=[1, 2], edge_type=R) with R"
     assert ready_call(template) is None
+    # ``...`` is Python's Ellipsis to ast: a template too, never a call's argument.
+    assert ready_call("search_in_neighborhood(node_index=5, edge_type=...).") is None
+    assert ready_call("search_in_graph(query=(1, 2))") is None  # a tuple: no JSON value
     assert ready_call("search_in_neighborhood(node_index=<one of them>, edge_type=...)") is None
     choice = (
         'go on: search_in_neighborhood(node_index=2, edge_type="has_genre"). If they answer '

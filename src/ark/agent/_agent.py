@@ -419,7 +419,10 @@ class Agent:
         if call is None or (isinstance(allowed, list) and call[0] not in allowed):
             return {}
         name, arguments = call
-        raw = json.dumps(arguments, ensure_ascii=False)
+        try:  # a prediction only saves decodes: nothing about it may end the run
+            raw = json.dumps(arguments, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return {}
         return {"prediction": ToolCall("predicted", name, arguments, raw)}
 
     def _options_record(self) -> dict[str, object]:

@@ -81,7 +81,22 @@ def _literal_call(source: str) -> Call | None:
         if keyword.arg is None:
             return None
         try:
-            arguments[keyword.arg] = ast.literal_eval(keyword.value)
-        except ValueError:
+            value = ast.literal_eval(keyword.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return None
+        if not _json_value(value):  # ``edge_type=...`` is Python's Ellipsis: a template
+            return None
+        arguments[keyword.arg] = value
     return node.func.id, arguments
+
+
+def _json_value(value: Any) -> bool:
+    """Whether ``value`` is what a tool call's JSON arguments can hold (no Ellipsis,
+    tuple, set, bytes or complex, which :func:`ast.literal_eval` also reads)."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return True
+    if isinstance(value, list):
+        return all(_json_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_value(v) for k, v in value.items())
+    return False

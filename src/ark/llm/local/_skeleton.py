@@ -184,7 +184,10 @@ def predicted_text(tools: Sequence[dict[str, Any]], name: str, arguments: dict[s
     if keys is None or any(k not in keys for k in arguments):
         return ""
     ordered = {k: arguments[k] for k in keys if k in arguments}
-    body = json.dumps({"name": name, "arguments": ordered}, ensure_ascii=False)
+    try:
+        body = json.dumps({"name": name, "arguments": ordered}, ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON: nothing the grammar could write
+        return ""
     return TOOL_CALL_OPEN + body + TOOL_CALL_CLOSE
 
 
