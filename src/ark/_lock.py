@@ -1,9 +1,8 @@
 """An exclusive, crash-safe lock on a directory ARK writes: a run, an ingest's work.
 
 Two processes appending to one run would each redo the other's queries and leave
-duplicate records (two ingests into one work directory made 883 and 817 model calls
-where 459 were needed); so a writer holds ``run.lock`` (``ingest.lock``) for as long
-as it writes. The lock
+duplicate records (two ingests into one work directory each paid for every chunk);
+so a writer holds ``run.lock`` (``ingest.lock``) for as long as it writes. The lock
 is an OS advisory lock (``flock`` on POSIX, ``msvcrt.locking`` on Windows) on that
 file, which the kernel releases when its holder exits — a ``kill -9`` included — so a
 lock left behind by a dead process is simply taken over. The file names its holder

@@ -256,8 +256,8 @@ class Agent:
             return None
         model, why = plan_model(self.index)
         session = self.new_session(query)
-        hints = session.observers[0]
-        assert isinstance(hints, ChainHints)
+        hints = _hints(session)
+        assert hints is not None
         if model is None:
             traj.config["plan"] = {"threshold": threshold, "ran": False, "why": why}
             return None
@@ -288,17 +288,32 @@ class Agent:
             if step.name != "finish":
                 empty = not any(s.outcome.added for s in run.steps[: i + 1])
                 observation += steps_left_note(self.config.max_steps - i - 1, answer_empty=empty)
-            messages.append(Message(role="assistant", content="", tool_calls=(call,)))
-            record = StepRecord(
-                index=i,
-                llm_latency_s=0,
-                prompt_tokens=0,
-                completion_tokens=0,
-                content="",
-                by="plan",
-            )
-            traj.steps.append(record)
-            self._keep_call(record, messages, i, call, step.outcome, observation, by="plan")
+            self._plan_step(traj, messages, i, call, step.outcome, observation)
+
+    def _plan_step(
+        self,
+        traj: Trajectory,
+        messages: list[Message],
+        index: int,
+        call: ToolCall,
+        outcome: CallOutcome,
+        observation: str,
+        note: str | None = None,
+    ) -> None:
+        """One call the reading ran (no model call): the assistant turn that makes it,
+        its step record (``by="plan"``, no tokens or latency) and its observation."""
+        messages.append(Message(role="assistant", content="", tool_calls=(call,)))
+        record = StepRecord(
+            index=index,
+            llm_latency_s=0,
+            prompt_tokens=0,
+            completion_tokens=0,
+            content="",
+            by="plan",
+            note=note,
+        )
+        traj.steps.append(record)
+        self._keep_call(record, messages, index, call, outcome, observation, by="plan")
 
     def _finish_read(
         self,
@@ -310,33 +325,21 @@ class Agent:
     ) -> bool:
         """After the model's step: when it was an add after which the reading's plan
         would finish (:func:`ark.agent.plans.reading_finishes`), run that ``finish``
-        without the model, as a plan step, and say so; the answer list is then final.
-        Why: the 1.5B called ``finish`` there every time in the recorded runs, a model
-        call whose answer was known (``AgentConfig.finish_when_read``)."""
+        without the model, as a plan step, and say so; the answer list is then final
+        (``AgentConfig.finish_when_read``; why: ``docs/decisions/engine-steps.md``)."""
         cfg = self.config
         step = session.step + 1
         if not (cfg.finish_when_read and self.options.hints) or step >= cfg.max_steps:
             return False
-        hints = session.observers[0] if session.observers else None
-        if len(msg.tool_calls) != 1 or not isinstance(hints, ChainHints):
+        hints = _hints(session)
+        if len(msg.tool_calls) != 1 or hints is None:
             return False
         if not reading_finishes(hints, msg.tool_calls[0].name, outcomes[0]):
             return False
         session.step = step
         outcome = session.call("finish", {})
         call = ToolCall(f"read_{step}", "finish", {}, "{}")
-        messages.append(Message(role="assistant", content="", tool_calls=(call,)))
-        record = StepRecord(
-            index=step,
-            llm_latency_s=0,
-            prompt_tokens=0,
-            completion_tokens=0,
-            content="",
-            by="plan",
-            note=FINISH_READ_NOTE,
-        )
-        traj.steps.append(record)
-        self._keep_call(record, messages, step, call, outcome, outcome.observation, by="plan")
+        self._plan_step(traj, messages, step, call, outcome, outcome.observation, FINISH_READ_NOTE)
         return session.finished
 
     def _keep_call(
@@ -392,9 +395,8 @@ class Agent:
         backend that can restrict the reply by its grammar (``restricts_tools``, the
         local model) is offered every tool and told which it may write
         (``allowed_tools``): the prompt continues the last one and its KV cache is
-        reused (issue 63: the whole conversation was read again, 13.1 s a MuSiQue
-        question). Any other backend is offered the two tools alone. The paper's loop
-        (``ark``) is unchanged.
+        reused (``docs/decisions/engine-steps.md``). Any other backend is offered the
+        two tools alone. The paper's loop (``ark``) is unchanged.
         """
         last = step == self.config.max_steps - 1
         if self.options.hints and last and not session.answer and session.seen:
@@ -408,11 +410,11 @@ class Agent:
         (:func:`ark.agent.plans.ready_call`), for a backend that drafts it
         (``accepts_prediction``); else nothing. The model still chooses every token:
         the prediction only lets a reply that copies the hint be decoded in a few
-        batches (the 1.5B copies it in most steps, issue 62)."""
+        batches."""
         if not (self.options.hints and getattr(self.llm, "accepts_prediction", False)):
             return {}
-        hints = session.observers[0] if session.observers else None
-        if not isinstance(hints, ChainHints) or not hints.last_line:
+        hints = _hints(session)
+        if hints is None or not hints.last_line:
             return {}
         call = ready_call(hints.last_line)
         allowed = restrict.get("allowed_tools")
@@ -442,6 +444,12 @@ class Agent:
             cached=completion.cached,
             profile=completion.profile.to_dict() if completion.profile else None,
         )
+
+
+def _hints(session: ToolSession) -> ChainHints | None:
+    """The chain hints observing ``session`` (``ark-guided``'s), or None."""
+    hints = session.observers[0] if session.observers else None
+    return hints if isinstance(hints, ChainHints) else None
 
 
 def guided_agent(ctx: StrategyContext) -> Agent:

@@ -270,8 +270,8 @@ async def write_answer_in_steps(
         except LLMError as exc:
             return await one_call(f"a lookup failed: {exc}")
         said = data.get("answer") if isinstance(data, dict) else None
-        # Held to the schema's length here too (a server may ignore it): a 5 MB lookup
-        # answer filled into the next lookup sent 500 MB prompts (issue 67).
+        # Held to the schema's length here too (a server may ignore it): a lookup's
+        # answer is filled into the next lookup's prompt (issue 67).
         said = " ".join(said[: 4 * MAX_LOOKUP_ANSWER].split()) if isinstance(said, str) else ""
         said = cut(said, MAX_LOOKUP_ANSWER)
         raw = data.get("citations") if isinstance(data, dict) else None

@@ -62,9 +62,9 @@ MAX_CHARS_LIMIT = 36_000
 MAX_QUESTION_CHARS = 1_000
 #: Tokens the reply may take: a short answer and its citations.
 DEFAULT_MAX_TOKENS = 300
-#: The longest answer kept (characters): a short answer is a few words, and a server
-#: that ignores ``max_tokens`` sent a 10 MB one that was stored and relayed whole
-#: (issue 67). What is cut off is counted in :attr:`Answer.answer_cut`.
+#: The longest answer kept (characters): a short answer is a few words, whatever a
+#: server that ignores ``max_tokens`` sends (issue 67). What is cut off is counted in
+#: :attr:`Answer.answer_cut`.
 MAX_ANSWER_CHARS = 2_000
 
 AnswerStatus = Literal["answered", "not_answerable", "bad_reply", "model_error", "no_evidence"]

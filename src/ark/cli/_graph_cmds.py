@@ -368,7 +368,7 @@ def _open(path: Path, as_json: bool) -> Index:
 
 
 #: Relations ``ark info`` lists unless ``--all``: a graph built from documents has
-#: thousands of relation phrases (2,186 lines on a 59-file folder, issue 66).
+#: thousands of relation phrases (issue 66).
 INFO_RELATIONS = 40
 
 

@@ -88,9 +88,8 @@ def chunk_document(
     tokens (only spaces) gives no chunk."""
     check_sizes(chunk_tokens, overlap)
     step = chunk_tokens - overlap
-    # One pass over the tokens keeping only the windows' ends (memory by the number of
-    # windows, not of tokens: a list of every span of a 50 MB page of punctuation
-    # took 6.8 GB, issue 67).
+    # One pass over the tokens keeping only the windows' ends: memory by the number of
+    # windows, not of tokens (a list of every span of a large page ran out, issue 67).
     starts: list[int] = []  # window k's first character
     full_ends: list[int] = []  # window k's last character, for windows of chunk_tokens
     n = 0

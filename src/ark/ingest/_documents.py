@@ -241,9 +241,10 @@ def _read_text(path: Path, html: bool = False) -> str:
 _SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
 
 
-def _unreadable(path: Path) -> str:
-    """Why the file at ``path`` (followed if a link) is not read as a document, or ""."""
-    real = os.path.realpath(path)
+def _unreadable(path: Path, real: str | None = None) -> str:
+    """Why the file at ``path`` (followed if a link; ``real``: its real path, when
+    known) is not read as a document, or ""."""
+    real = real or os.path.realpath(path)
     if any(real == r or real.startswith(r + "/") for r in _SYSTEM_ROOTS):
         return f"{real} is a system file"
     try:
@@ -281,7 +282,7 @@ def _visible_files(
             walked.add(real)
             yield from _visible_files(entry, root, follow_links, walked, skipped)
             continue
-        why = _unreadable(entry)
+        why = _unreadable(entry, real)
         if why:
             skipped.append((entry, why))
         else:

@@ -74,7 +74,7 @@ class Extractor(Protocol):
 
 
 #: The longest entity name or relation phrase kept (characters): a name is a few
-#: words of its passage; a reply's 5 MB "name" was stored whole (issue 67).
+#: words of its passage, whatever a server sends (issue 67).
 MAX_NAME_CHARS = 300
 
 

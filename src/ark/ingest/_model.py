@@ -188,8 +188,7 @@ class ModelExtractor:
 
 def _read_reply(data: Any, text: str, finish_reason: str, chunk_text: str = "") -> Extraction:
     """The extraction a reply holds, bounded on our side by the chunk's reply schema
-    (:func:`response_schema`: a server may not enforce it; a reply of 1,000,000
-    entities for a 10-word chunk was kept whole, issue 67): the items past a list's
+    (:func:`response_schema`: a server may not enforce it, issue 67): the items past a list's
     bound are dropped and counted."""
     cut = finish_reason == "length" and not isinstance(data, dict)
     if cut:

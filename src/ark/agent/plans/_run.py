@@ -100,8 +100,7 @@ def reading_finishes(hints: ChainHints, name: str, outcome: CallOutcome) -> bool
     """Whether the reading's plan would call ``finish`` right after the call ``name``
     that gave ``outcome`` (whoever made it): the reading has a plan
     (:func:`first_call`), the call was an add that added nodes, and the hints offer
-    nothing after it. Then the finish is known: in the recorded MetaQA and WC2014 runs
-    the 1.5B called it after 178 of 178 such adds, for 1.2–3.1 s a question (issue 63).
+    nothing after it. Then the finish is known (``docs/decisions/engine-steps.md``).
     """
     if name != "add_to_answer" or first_call(hints) is None:
         return False

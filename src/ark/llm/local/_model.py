@@ -100,7 +100,8 @@ def allowed(
     """The specs of ``tools`` a reply may call: those named in ``names`` (None: all)."""
     if names is None:
         return tools
-    chosen = [t for t in tools if t["function"]["name"] in set(names)]
+    wanted = set(names)
+    chosen = [t for t in tools if t["function"]["name"] in wanted]
     if tools and not chosen:
         offered = ", ".join(t["function"]["name"] for t in tools)
         raise LLMError(f"allowed_tools={list(names)} names none of the tools offered ({offered})")
@@ -240,7 +241,7 @@ class LocalChatModel:
     max_concurrency = 1
     #: ``complete(allowed_tools=NAMES)`` offers every tool in the prompt and lets the
     #: grammar write only the named ones: a step that may only answer keeps the prompt
-    #: of the step before, so the KV cache still holds all of it (issue 63).
+    #: of the step before, so the KV cache still holds all of it.
     restricts_tools = True
     #: ``complete(prediction=CALL)`` drafts the expected call's tokens (``_lookup.py``).
     accepts_prediction = True

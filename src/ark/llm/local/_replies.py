@@ -4,9 +4,8 @@ Why: after a call the KV cache holds the prompt and the reply's sampled tokens. 
 next step's prompt renders that reply again from the parsed tool call, through the
 chat template, and tokenizes it: the same text, other tokens. The 1.5B writes
 ``<tool_call>`` as four plain-text tokens (``<``, ``tool``, ``_call``, ``>\\n``) where
-the template's text has one special token, so the cached reply was never reused: in
-all 631 step-to-step transitions of two recorded MuSiQue runs reuse ended exactly at
-the previous prompt (issue 63), and every step read its last reply again.
+the template's text has one special token, so the cached reply was never reused and
+every step read its last reply again (``docs/decisions/engine-steps.md``).
 
 :class:`ReplyTokens` remembers each reply's text with its tokens; :func:`splice`
 finds, in a rendered prompt, each assistant turn whose body is a remembered reply
