@@ -44,3 +44,38 @@ def test_bad_input_names_file_and_line(tmp_path):
     assert "gone.txt:2" in out and "Nobody" in out
     out = run("index", "remove", idx, code=1)
     assert "nothing to remove" in out
+
+
+def test_sync_applies_what_changed_in_the_source_then_nothing(tmp_path):
+    kb = tmp_path / "kb.txt"
+    kb.write_text(KB)
+    idx = tmp_path / "idx"
+    run("index", "build", kb, "-o", idx, "--json")
+    kb.write_text("Forrest Gump|directed_by|Robert Zemeckis\nBig|directed_by|Penny Marshall\n")
+    report = json.loads(run("index", "sync", kb, idx, "--json"))
+    assert (report["added_nodes"], report["removed_nodes"]) == (2, 1)  # Big, Penny; Cast Away
+    assert (report["added_edges"], report["removed_edges"]) == (1, 1)
+    out = run("index", "sync", kb, idx)
+    assert "nothing to change" in " ".join(out.split())
+    assert json.loads(run("info", idx, "--json"))["counts"]["nodes"] == 4
+
+
+def test_database_options_are_checked_before_anything_is_read(tmp_path):
+    out = run("index", "build", "postgresql:///kb", "-o", tmp_path / "i", "--column", "x=y", code=1)
+    assert "KEY one of" in out
+    out = run("index", "build", "postgresql://me:pw@localhost/kb", "-o", tmp_path / "i", code=1)
+    assert "PGPASSWORD" in out and "pw" not in out.replace("PGPASSWORD", "")
+
+
+def test_every_listing_line_is_its_docstring_first_paragraph_unbroken():
+    from ark.cli._app import app as root
+
+    def commands(group):
+        yield from group.registered_commands
+        for sub in group.registered_groups:
+            yield from commands(sub.typer_instance)
+
+    listed = list(commands(root))
+    assert len(listed) > 20
+    for command in listed:
+        assert command.short_help and "\n" not in command.short_help, command.name

@@ -26,3 +26,19 @@ from ark.cli import (  # noqa: E402, F401
     _train_cmds,
     _update_cmds,
 )
+
+
+def _whole_listings(group: typer.Typer) -> None:
+    """Each command's line in its group's listing is the first paragraph of its
+    docstring with the docstring's own line breaks undone: rich would keep them, and
+    break a sentence in the middle of the listing's narrower column."""
+    for command in group.registered_commands:
+        doc = command.help or (command.callback.__doc__ if command.callback else None)
+        if command.short_help is None and doc:
+            command.short_help = " ".join(doc.strip().split("\n\n")[0].split())
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _whole_listings(sub.typer_instance)
+
+
+_whole_listings(app)

@@ -20,21 +20,48 @@ from ark.cli._output import (
     stage_progress,
 )
 from ark.errors import ArkError
-from ark.graph import SOURCE_FORMATS
+from ark.graph import SOURCE_FORMATS, TableLayout
 from ark.index import BM25Params, Index, TokenizerConfig, build_index, open_index
 from ark.tools import GraphTools, SearchResult, ToolResult
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 IndexArg = Annotated[Path, typer.Argument(help="Index directory made by `ark index build`.")]
+NodesTableOpt = Annotated[
+    str | None,
+    typer.Option(help="Database sources: the nodes table or view (default nodes; schema.table)."),
+]
+EdgesTableOpt = Annotated[
+    str | None, typer.Option(help="Database sources: the edges table or view (default edges).")
+]
+ColumnOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--column",
+        help="Database sources: KEY=COLUMN, for a column named otherwise than the table "
+        "files' (id, name, type, properties; from, to, relation); repeatable.",
+    ),
+]
+
+
+def table_layout(nodes_table: str | None, edges_table: str | None, columns: list[str] | None):
+    """The database layout the options name (None: the defaults), or a clear exit."""
+    if not (nodes_table or edges_table or columns):
+        return None
+    try:
+        return TableLayout.parse(columns or (), nodes_table=nodes_table, edges_table=edges_table)
+    except ArkError as exc:
+        fail(str(exc))
 
 
 @index_app.command("build")
 def index_build(
     source: Annotated[
-        Path,
+        str,
         typer.Argument(
             help="Triple file; directory with nodes/edges .parquet or .csv; HippoRAG store "
-            "(a folder with its corpus and OpenIE JSON, or the OpenIE JSON); passages JSONL."
+            "(a folder with its corpus and OpenIE JSON, or the OpenIE JSON); passages JSONL; "
+            "a PostgreSQL URI (postgresql://user@host/db; the password from PGPASSWORD or "
+            "~/.pgpass); a LadybugDB file."
         ),
     ],
     out: Annotated[Path, typer.Option("-o", "--out", help="Index directory to write.")],
@@ -43,7 +70,8 @@ def index_build(
         typer.Option(
             "--format",
             help="auto | parquet | csv | triples | hipporag | passages | graphrag | "
-            "lightrag (auto: from the folder's files or the file's first bytes).",
+            "lightrag | postgres | ladybug (auto: from the folder's files, the file's first "
+            "bytes or the URI).",
         ),
     ] = "auto",
     schema: Annotated[
@@ -62,11 +90,15 @@ def index_build(
     ] = None,
     k1: Annotated[float, typer.Option(help="BM25 k1.")] = 1.5,
     b: Annotated[float, typer.Option(help="BM25 b.")] = 0.75,
+    nodes_table: NodesTableOpt = None,
+    edges_table: EdgesTableOpt = None,
+    column: ColumnOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Build an index (graph arrays + BM25) from SOURCE into OUT."""
     if fmt != "auto" and fmt not in SOURCE_FORMATS:
         fail(f"unknown --format {fmt!r}; use auto, {', '.join(SOURCE_FORMATS)}", as_json=as_json)
+    layout = table_layout(nodes_table, edges_table, column)
     with stage_progress(disable=as_json) as bar:
         progress = stage_callback(bar)
 
@@ -80,6 +112,7 @@ def index_build(
                 tokenizer=TokenizerConfig(stemmer=stemmer),
                 params=BM25Params(k1=k1, b=b),
                 progress=progress,
+                layout=layout,
             )
         except ArkError as exc:
             fail(str(exc), as_json=as_json, code=type(exc).__name__)

@@ -33,7 +33,17 @@ def ingest_cmd(
             "texts, or {title: \\[sentences]} (HotpotQA)."
         ),
     ],
-    out: Annotated[Path, typer.Option("-o", "--out", help="Index directory to write.")],
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="Index directory to write.")
+    ] = None,
+    into: Annotated[
+        Path | None,
+        typer.Option(
+            "--into",
+            help="Add the documents to this index, which `ark ingest` built (one update; a "
+            "document given again replaces its passages, unchanged ones change nothing).",
+        ),
+    ] = None,
     extractor: Annotated[
         str,
         typer.Option(
@@ -61,7 +71,7 @@ def ingest_cmd(
         typer.Option(
             "--work-dir",
             help="Cache of per-chunk extractions and the passages file; a rerun resumes "
-            "from it. Default: OUT.ingest beside the index.",
+            "from it. Default: OUT.ingest (or INTO.ingest) beside the index.",
         ),
     ] = None,
     concurrency: Annotated[
@@ -101,6 +111,8 @@ def ingest_cmd(
     from each chunk, and index the passages (resumable; see the documents guide)."""
     from ark.ingest import default_work_dir, ingest
 
+    if (out is None) == (into is None):
+        fail("give -o OUT (a new index) or --into INDEX (add to one)", as_json=as_json)
     if extractor not in ("model", "fast"):
         fail(f"unknown --extractor {extractor!r}; use model or fast", as_json=as_json)
     try:
@@ -130,11 +142,12 @@ def ingest_cmd(
                 follow_links=follow_links,
                 request_timeout=request_timeout,
                 max_retries=max_retries,
+                into=into,
             )
         except ArkError as exc:
             fail(str(exc), as_json=as_json, code=type(exc).__name__)
         except KeyboardInterrupt:
-            work = work_dir if work_dir is not None else default_work_dir(out)
+            work = work_dir if work_dir is not None else default_work_dir(out or into)
             err_console.print(
                 f"interrupted: every chunk extracted so far is kept in {esc(str(work))}; "
                 "run the same command again to resume from there",
@@ -187,6 +200,16 @@ def ingest_cmd(
         err_console.print(f"[yellow]warning:[/] {esc(line)}", highlight=False, soft_wrap=True)
     for error in r.errors:
         err_console.print(f"  {esc(error)}", highlight=False, soft_wrap=True)
+    if r.update is not None:
+        u = r.update
+        console.print(
+            f"Added to [bold]{esc(str(into))}[/]: {u['new_documents']:,} new, "
+            f"{u['changed_documents']:,} changed, {u['unchanged_documents']:,} unchanged "
+            f"documents; +{u['added_nodes']:,}/-{u['removed_nodes']:,} nodes, "
+            f"+{u['added_edges']:,}/-{u['removed_edges']:,} edges (now {r.nodes or 0:,} "
+            f"nodes, {r.edges or 0:,} edges) in {r.seconds:.1f} s"
+        )
+        return
     console.print(
         f"Built [bold]{esc(str(out))}[/]: {r.nodes or 0:,} nodes, {r.edges or 0:,} edges "
         f"in {r.seconds:.1f} s"

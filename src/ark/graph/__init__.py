@@ -1,5 +1,6 @@
 """Typed graphs as columnar arrays, their schema summary, and loaders."""
 
+from ark.graph._databases import load_ladybug, load_postgres, postgres_where
 from ark.graph._described import (
     MAX_ALIAS_CHARS,
     MAX_DESCRIPTION_CHARS,
@@ -28,10 +29,12 @@ from ark.graph._documents import (
 from ark.graph._graph import DIRECTION_NAMES, IN, OUT, Graph, Neighborhood, descriptor_text
 from ark.graph._graphrag import load_graphrag
 from ark.graph._labels import NameLabel, relation_label, split_words, type_label
+from ark.graph._layout import TableLayout, is_postgres_source
 from ark.graph._lightrag import load_lightrag
 from ark.graph._loaders import (
     KNOWN_SCHEMAS,
     SOURCE_FORMATS,
+    TABLE_FORMATS,
     SourceFormat,
     detect_format,
     load_graph,
@@ -64,6 +67,7 @@ __all__ = [
     "OUT",
     "PASSAGE_TYPE",
     "SOURCE_FORMATS",
+    "TABLE_FORMATS",
     "DescribedSchema",
     "Graph",
     "NameLabel",
@@ -73,22 +77,27 @@ __all__ = [
     "RelationSummary",
     "Schema",
     "SourceFormat",
+    "TableLayout",
     "TypeDoc",
     "descriptor_text",
     "detect_format",
     "entity_key",
     "is_described_schema_file",
     "is_document_graph",
+    "is_postgres_source",
     "layout_meta",
     "load_graph",
     "load_graphrag",
     "load_hipporag",
+    "load_ladybug",
     "load_lightrag",
     "load_passages",
+    "load_postgres",
     "merge_described",
     "passage_ids",
     "passage_name",
     "passage_text",
+    "postgres_where",
     "properties_to_text",
     "read_schema_file",
     "read_source_meta",

@@ -86,8 +86,16 @@ def is_document_graph(graph: Graph) -> bool:
 
 
 def passage_ids(graph: Graph) -> np.ndarray:
-    """The indices of the passage nodes, ascending (empty for a curated graph)."""
+    """The indices of the live passage nodes, ascending (empty for a curated graph).
+
+    An updated index's graph keeps a removed node's index until ``compact`` and says
+    which are removed (its ``removed`` mask): those are left out, or a passage an
+    update replaced would still be scored and shown as evidence."""
     code = graph.type_id(PASSAGE_TYPE)
     if code is None:
         return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(np.asarray(graph.node_type) == code).astype(np.int64)
+    live = np.asarray(graph.node_type) == code
+    removed = getattr(graph, "removed", None)
+    if removed is not None:
+        live &= ~np.asarray(removed, dtype=bool)
+    return np.flatnonzero(live).astype(np.int64)

@@ -23,12 +23,35 @@ import pyarrow.parquet as pq
 from ark.errors import GraphFormatError
 from ark.graph._described import is_described_schema_file, read_schema_file
 from ark.graph._graph import Graph
+from ark.graph._layout import TableLayout, is_ladybug_file, is_postgres_source
 
 SourceFormat = Literal[
-    "auto", "parquet", "csv", "triples", "hipporag", "passages", "graphrag", "lightrag"
+    "auto",
+    "parquet",
+    "csv",
+    "triples",
+    "hipporag",
+    "passages",
+    "graphrag",
+    "lightrag",
+    "postgres",
+    "ladybug",
 ]
 #: The formats ``fmt`` may name (besides ``auto``), for messages and the CLI.
-SOURCE_FORMATS = ("parquet", "csv", "triples", "hipporag", "passages", "graphrag", "lightrag")
+SOURCE_FORMATS = (
+    "parquet",
+    "csv",
+    "triples",
+    "hipporag",
+    "passages",
+    "graphrag",
+    "lightrag",
+    "postgres",
+    "ladybug",
+)
+#: The formats whose nodes are rows that state each node's type and text (an update
+#: from them names existing nodes with their text, not as bare references).
+TABLE_FORMATS = ("parquet", "csv", "postgres", "ladybug")
 
 #: Relation schemas recognised by their set of relations, so that a well-known triple
 #: file gets meaningful node types without a schema file. Datasets add theirs
@@ -73,6 +96,7 @@ def load_graph(
     *,
     schema_file: str | Path | None = None,
     types_file: str | Path | None = None,
+    layout: TableLayout | None = None,
 ) -> Graph:
     """Load a graph from ``source``.
 
@@ -82,17 +106,25 @@ def load_graph(
     HippoRAG store (``hipporag``: a folder with its corpus and OpenIE JSON, or the
     OpenIE JSON), a passages JSONL (``passages``), Microsoft GraphRAG's output folder
     (``graphrag``: its text units, entities and relationships tables) or a LightRAG
-    working directory (``lightrag``: its chunk store and entity GraphML).
-    ``schema_file``/``types_file`` only apply to triples.
+    working directory (``lightrag``: its chunk store and entity GraphML); or a
+    database (:mod:`ark.graph._databases`): a PostgreSQL connection string
+    (``postgres``: a nodes and an edges table) or a LadybugDB file (``ladybug``), whose
+    tables and columns ``layout`` names. ``schema_file``/``types_file`` only apply to
+    triples.
     """
+    from ark.graph._databases import load_ladybug, load_postgres
     from ark.graph._graphrag import load_graphrag  # (import cycle: they read with ours)
     from ark.graph._lightrag import load_lightrag
     from ark.graph._stores import load_hipporag, load_passages
 
+    if is_postgres_source(source) or fmt == "postgres":
+        return load_postgres(str(source), layout)
     path = Path(source)
     if not path.exists():
         raise GraphFormatError(path, "no such file or directory")
     fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt == "ladybug":
+        return load_ladybug(path, layout)
     if fmt == "hipporag":
         return load_hipporag(path)
     if fmt == "graphrag":
@@ -112,14 +144,20 @@ def load_graph(
     raise GraphFormatError(path, f"unknown format {fmt!r}; use auto, {', '.join(SOURCE_FORMATS)}")
 
 
-def detect_format(path: Path) -> SourceFormat:
-    """The format of ``path`` from its layout and first bytes: a folder's node/edge
-    tables or HippoRAG OpenIE JSON; a file's OpenIE JSON, passages JSONL (a
-    ``.jsonl`` name, or a first line that is a JSON object with ``text``) or triples."""
+def detect_format(path: str | Path) -> SourceFormat:
+    """The format of ``path`` from its layout and first bytes: a PostgreSQL
+    connection URI; a folder's node/edge tables or HippoRAG OpenIE JSON; a file's
+    LadybugDB database, OpenIE JSON, passages JSONL (a ``.jsonl`` name, or a first
+    line that is a JSON object with ``text``) or triples."""
     from ark.graph._graphrag import is_graphrag_dir  # (import cycle)
     from ark.graph._lightrag import is_lightrag_dir
     from ark.graph._stores import is_hipporag_dir, sniff_file_format
 
+    if is_postgres_source(path):
+        return "postgres"
+    path = Path(path)
+    if path.is_file() and is_ladybug_file(path):
+        return "ladybug"
     if path.is_dir():
         for fmt in ("parquet", "csv"):
             if (path / f"nodes.{fmt}").exists() and (path / f"edges.{fmt}").exists():
@@ -142,6 +180,41 @@ def detect_format(path: Path) -> SourceFormat:
 # -- nodes/edges tables --------------------------------------------------------------
 
 
+class Rows:
+    """Where a table's rows came from, so that an error names the row a user can find.
+
+    A file's row is its CSV line (header included) or parquet row; a database's row is
+    named by its key column's values, since a table's rows have no fixed position.
+    """
+
+    def __init__(
+        self,
+        source: str | Path,
+        *,
+        offset: int = 0,
+        unit: str = "row",
+        keys: Callable[[int], str] | None = None,
+    ) -> None:
+        self.source = str(source)
+        self.offset = offset
+        self.unit = unit
+        self.keys = keys
+
+    @classmethod
+    def of_file(cls, path: Path) -> Rows:
+        """A CSV's rows by line (its header is line 1), a parquet file's by 0-based row."""
+        if path.suffix == ".csv":
+            return cls(path, offset=2, unit="line")
+        return cls(path)
+
+    def error(self, message: str, row: int | None = None) -> GraphFormatError:
+        if row is None:
+            return GraphFormatError(self.source, message)
+        if self.keys is not None:
+            return GraphFormatError(f"{self.source} (row {self.keys(row)})", message)
+        return GraphFormatError(self.source, message, row + self.offset, self.unit)
+
+
 def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
     """Nodes ``id, name, type, properties`` and edges ``from, to, type, properties``.
 
@@ -150,26 +223,28 @@ def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
     """
     nodes = _read_table(nodes_path, ["id", "name", "type"])
     edges = _read_table(edges_path, ["from", "to", "type"])
-    header = 2 if nodes_path.suffix == ".csv" else 0  # CSV line of row 0; parquet: row
-    edge_header = 2 if edges_path.suffix == ".csv" else 0
-    unit = "line" if header else "row"
-    edge_unit = "line" if edge_header else "row"
+    return tables_to_graph(nodes, edges, Rows.of_file(nodes_path), Rows.of_file(edges_path))
 
+
+def tables_to_graph(nodes: pa.Table, edges: pa.Table, node_rows: Rows, edge_rows: Rows) -> Graph:
+    """The graph of a nodes table (``id, name, type``, optional ``properties``) and an
+    edges table (``from, to, type``), whatever they were read from: files and
+    databases build through here, so the same rows give the same graph."""
     if nodes.num_rows == 0:
-        raise GraphFormatError(nodes_path, "no nodes (only a header, or an empty table)")
-    ids = _id_column(nodes.column("id").combine_chunks(), nodes_path, header, unit)
+        raise node_rows.error("no nodes (only a header, or an empty table)")
+    ids = _id_column(nodes.column("id").combine_chunks(), node_rows)
     unique = pc.unique(ids)
     if len(unique) != len(ids):
         counts = pc.value_counts(ids)
         dup = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
         same = np.asarray(pc.equal(ids, pa.scalar(dup, ids.type)).to_numpy(zero_copy_only=False))
         row = int(np.flatnonzero(same)[1])  # the second occurrence is the duplicate
-        raise GraphFormatError(nodes_path, f"duplicate node id {dup!r}", row + header, unit)
+        raise node_rows.error(f"duplicate node id {dup!r}", row)
 
-    names = _string_column(nodes, "name", nodes_path, header, unit)
-    type_col = _string_column(nodes, "type", nodes_path, header, unit)
+    names = _string_column(nodes, "name", node_rows)
+    type_col = _string_column(nodes, "type", node_rows)
     type_names, type_codes = _encode(type_col)
-    texts = _properties_text(nodes, nodes_path, header, unit)
+    texts = _properties_text(nodes, node_rows)
 
     endpoints = []
     for col in ("from", "to"):
@@ -178,20 +253,15 @@ def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
             try:
                 values = values.cast(ids.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                raise GraphFormatError(
-                    edges_path, f"column {col!r} cannot be read as node ids ({exc})"
-                ) from exc
+                raise edge_rows.error(f"column {col!r} cannot be read as node ids ({exc})") from exc
         position = pc.index_in(values, value_set=ids)
         if position.null_count:
             row = _first_true(position.is_null())
-            raise GraphFormatError(
-                edges_path,
-                f"edge {col!r} refers to unknown node id {values[row].as_py()!r}",
-                row + edge_header,
-                edge_unit,
+            raise edge_rows.error(
+                f"edge {col!r} refers to unknown node id {values[row].as_py()!r}", row
             )
         endpoints.append(position.to_numpy(zero_copy_only=False).astype(np.int64))
-    rel_col = _string_column(edges, "type", edges_path, edge_header, edge_unit)
+    rel_col = _string_column(edges, "type", edge_rows)
     rel_names, rel_codes = _encode(rel_col)
     return Graph.from_edges(
         names=names,
@@ -205,29 +275,23 @@ def load_tables(nodes_path: Path, edges_path: Path) -> Graph:
     )
 
 
-def _id_column(ids: pa.Array, path: Path, offset: int, unit: str) -> pa.Array:
+def _id_column(ids: pa.Array, rows: Rows) -> pa.Array:
     """Node ids as integers or strings; a float column only when every id is whole."""
     if ids.null_count:
-        raise GraphFormatError(path, "node id is empty", _first_true(ids.is_null()) + offset, unit)
+        raise rows.error("node id is empty", _first_true(ids.is_null()))
     if pa.types.is_floating(ids.type):
         values = ids.to_numpy(zero_copy_only=False)
         bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
         if len(bad):
-            raise GraphFormatError(
-                path,
-                f"node id {float(values[bad[0]])!r} is not a whole number",
-                int(bad[0]) + offset,
-                unit,
-            )
+            bad_id = float(values[bad[0]])
+            raise rows.error(f"node id {bad_id!r} is not a whole number", int(bad[0]))
         return ids.cast(pa.int64())
     if not (
         pa.types.is_integer(ids.type)
         or pa.types.is_string(ids.type)
         or pa.types.is_large_string(ids.type)
     ):
-        raise GraphFormatError(
-            path, f"node ids must be integers or strings, the 'id' column holds {ids.type}"
-        )
+        raise rows.error(f"node ids must be integers or strings, the 'id' column holds {ids.type}")
     return ids
 
 
@@ -262,28 +326,24 @@ def _arrow_message(exc: Exception) -> str:
     return str(exc).strip().replace("\n", " ")
 
 
-def _string_column(
-    table: pa.Table, name: str, path: Path, offset: int, unit: str = "line"
-) -> pa.Array:
+def _string_column(table: pa.Table, name: str, rows: Rows) -> pa.Array:
     col = table.column(name).combine_chunks()
     if col.null_count:
-        raise GraphFormatError(path, f"empty {name!r}", _first_true(col.is_null()) + offset, unit)
+        raise rows.error(f"empty {name!r}", _first_true(col.is_null()))
     try:
         col = col.cast(pa.string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise GraphFormatError(path, f"column {name!r} is not text ({col.type}: {exc})") from None
+        raise rows.error(f"column {name!r} is not text ({col.type}: {exc})") from None
     empty = pc.equal(pc.utf8_length(col), 0)
     if pc.any(empty).as_py():
-        raise GraphFormatError(path, f"empty {name!r}", _first_true(empty) + offset, unit)
+        raise rows.error(f"empty {name!r}", _first_true(empty))
     nul = pc.match_substring(col, "\x00")
     if pc.any(nul).as_py():
-        raise GraphFormatError(
-            path, f"NUL byte in {name!r} (a binary value?)", _first_true(nul) + offset, unit
-        )
+        raise rows.error(f"NUL byte in {name!r} (a binary value?)", _first_true(nul))
     return col
 
 
-def _properties_text(table: pa.Table, path: Path, offset: int, unit: str) -> list[str]:
+def _properties_text(table: pa.Table, rows: Rows) -> list[str]:
     if "properties" not in table.column_names:
         return [""] * table.num_rows
     texts: list[str] = []
@@ -294,11 +354,9 @@ def _properties_text(table: pa.Table, path: Path, offset: int, unit: str) -> lis
         try:
             props = json.loads(raw) if isinstance(raw, str) else raw
         except json.JSONDecodeError as exc:
-            raise GraphFormatError(
-                path, f"'properties' is not valid JSON ({exc.msg})", row + offset, unit
-            ) from exc
+            raise rows.error(f"'properties' is not valid JSON ({exc.msg})", row) from exc
         if not isinstance(props, dict):
-            raise GraphFormatError(path, "'properties' must be a JSON object", row + offset, unit)
+            raise rows.error("'properties' must be a JSON object", row)
         texts.append(properties_to_text(props))
     return texts
 

@@ -18,6 +18,7 @@ from ark.index._store import (
     save_described,
     snapshot_stamp,
 )
+from ark.index._sync import sync_index
 from ark.index._tokenize import Tokenizer, TokenizerConfig
 from ark.index._update import Removal, add_to_index, remove_from_index, update_index
 from ark.index._verify import repair_index, verify_index
@@ -47,6 +48,7 @@ __all__ = [
     "save_described",
     "score_nodes",
     "snapshot_stamp",
+    "sync_index",
     "update_index",
     "verify_index",
 ]

@@ -23,13 +23,9 @@ from ark.index._update import _step, update_lock
 REMAP_FILE = "remap.npy"
 
 
-def live_graph(index: Any) -> tuple[Graph, np.ndarray]:
-    """The snapshot's live graph as a plain :class:`Graph`, and the old -> new map."""
-    g = index.graph
-    removed = g.removed if isinstance(g, SegmentedGraph) else np.zeros(g.n_nodes, dtype=bool)
-    keep = ~removed
-    remap = np.full(g.n_nodes, -1, dtype=np.int64)
-    remap[keep] = np.arange(int(keep.sum()), dtype=np.int64)
+def live_edges(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every live edge of a snapshot's graph as (source, relation, target) index
+    arrays: the base's outgoing entries an update did not remove, then the delta's."""
     base = g.base if isinstance(g, SegmentedGraph) else g
     indptr = np.asarray(base.indptr)
     code = np.asarray(base.adj_code, dtype=np.int64)
@@ -44,6 +40,17 @@ def live_graph(index: Any) -> tuple[Graph, np.ndarray]:
         center = np.concatenate([center, d[:, 0]])
         rel = np.concatenate([rel, d[:, 1]])
         other = np.concatenate([other, d[:, 2]])
+    return center, rel, other
+
+
+def live_graph(index: Any) -> tuple[Graph, np.ndarray]:
+    """The snapshot's live graph as a plain :class:`Graph`, and the old -> new map."""
+    g = index.graph
+    removed = g.removed if isinstance(g, SegmentedGraph) else np.zeros(g.n_nodes, dtype=bool)
+    keep = ~removed
+    remap = np.full(g.n_nodes, -1, dtype=np.int64)
+    remap[keep] = np.arange(int(keep.sum()), dtype=np.int64)
+    center, rel, other = live_edges(g)
     kept = np.flatnonzero(keep)
     graph = Graph.from_edges(
         names=g.names.arrow.take(kept).combine_chunks(),

@@ -225,6 +225,16 @@ class Plan:
 
     # -- the segment and the manifest ----------------------------------------------------
 
+    def is_empty(self) -> bool:
+        """Whether the plan changes nothing (no node or edge added or removed)."""
+        return not (
+            self.removed_nodes
+            or self.new_names
+            or any(len(e) for e in self.removed_entries)
+            or any(len(e) for e in self.removed_delta)
+            or any(len(e) for e in self.new_edges)
+        )
+
     def segment(self) -> Segment:
         seg = Segment(
             names=self.new_names,

@@ -47,10 +47,14 @@ from ark.graph import (
     Graph,
     Schema,
     SourceFormat,
+    TableLayout,
     descriptor_text,
+    detect_format,
     is_described_schema_file,
+    is_postgres_source,
     load_graph,
     merge_described,
+    postgres_where,
     read_schema_file,
     read_source_meta,
 )
@@ -223,8 +227,11 @@ def build_index(
     tokenizer: TokenizerConfig | None = None,
     params: BM25Params | None = None,
     progress: ProgressFn | None = None,
+    layout: TableLayout | None = None,
 ) -> Index:
     """Load ``source``, build the adjacency and BM25 index, and write ``out_dir``.
+
+    ``layout``: the tables and columns of a database source (PostgreSQL, LadybugDB).
 
     Written to a temporary sibling directory and moved into place at the end, so an
     interrupted build never leaves a half-written index behind.
@@ -241,7 +248,7 @@ def build_index(
     started = time.perf_counter()
     if progress:
         progress("loading graph", 0, 1)
-    graph = load_graph(source, fmt, schema_file=schema_file, types_file=types_file)
+    graph = load_graph(source, fmt, schema_file=schema_file, types_file=types_file, layout=layout)
     if progress:
         progress("loading graph", 1, 1)
     described = DescribedSchema.from_names(graph.schema, graph)
@@ -264,7 +271,7 @@ def build_index(
             graph,
             described,
             out,
-            source_info=_source_info(Path(source), fmt),
+            source_info=_source_info(source, fmt, graph, layout),
             tokenizer=tokenizer,
             params=params,
             extra=found or None,
@@ -441,7 +448,26 @@ def _file_sizes(directory: Path) -> dict[str, int]:
     }
 
 
-def _source_info(source: Path, fmt: str) -> dict[str, Any]:
+def _source_info(
+    source: str | Path, fmt: str, graph: Graph, layout: TableLayout | None
+) -> dict[str, Any]:
+    """What the index was built from: the files' path, size and digest; for a database,
+    where it is (never a secret), its tables, and a digest of the graph read."""
+    if is_postgres_source(source) or fmt == "postgres":
+        return {
+            "path": postgres_where(str(source)),
+            "format": "postgres",
+            "tables": (layout or TableLayout()).to_dict(),
+            "sha256": _graph_digest(graph),
+        }
+    source = Path(source)
+    if detect_format(source) == "ladybug" if fmt == "auto" else fmt == "ladybug":
+        return {
+            "path": str(source.resolve()),
+            "format": "ladybug",
+            "name_property": (layout or TableLayout()).name,
+            "sha256": _graph_digest(graph),
+        }
     files = sorted(p for p in source.iterdir() if p.is_file()) if source.is_dir() else [source]
     digest = hashlib.sha256()
     size = 0
@@ -457,6 +483,20 @@ def _source_info(source: Path, fmt: str) -> dict[str, Any]:
         "sha256": digest.hexdigest(),
         "bytes": size,
     }
+
+
+def _graph_digest(graph: Graph) -> str:
+    """A digest of what a graph holds (names, types, texts, edges): a database has no
+    file to hash, and this changes exactly when what was read does."""
+    digest = hashlib.sha256()
+    for column in (graph.names.arrow, graph.texts.arrow):
+        for value in column.to_pylist():
+            digest.update(value.encode("utf-8", "surrogatepass") + b"\x00")
+    digest.update("\x00".join(graph.node_type_names).encode())
+    digest.update("\x00".join(graph.relation_names).encode())
+    for array in (graph.node_type, graph.indptr, graph.adj_node, graph.adj_code):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
 
 
 def snapshot_stamp(path: str | Path) -> tuple[Any, ...]:

@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from ark.errors import ArkError, GraphFormatError
-from ark.graph import Graph, SourceFormat, load_graph, text_lines
+from ark.graph import (
+    TABLE_FORMATS,
+    Graph,
+    SourceFormat,
+    TableLayout,
+    detect_format,
+    load_graph,
+    text_lines,
+)
 from ark.index._dirs import update_lock  # re-exported: every writer's lock
 from ark.index._plan import Plan, Removal, Where
 from ark.index._seg_stats import check_updatable
@@ -46,14 +54,19 @@ def add_to_index(
     fmt: SourceFormat = "auto",
     schema_file: str | Path | None = None,
     types_file: str | Path | None = None,
+    layout: TableLayout | None = None,
 ) -> dict[str, Any]:
-    """Add the nodes and edges of ``source`` (any format ``ark index build`` reads) as
-    one new segment. Returns a report (counts, generation, seconds)."""
+    """Add the nodes and edges of ``source`` (any format ``ark index build`` reads, a
+    database included) as one new segment. Returns a report (counts, generation,
+    seconds)."""
     started = time.perf_counter()
-    delta = load_graph(source, fmt, schema_file=schema_file, types_file=types_file)
+    delta = load_graph(source, fmt, schema_file=schema_file, types_file=types_file, layout=layout)
     loaded = time.perf_counter() - started
     typed = schema_file is not None or types_file is not None
-    explicit = not typed and Path(source).is_dir()  # tables name every node's type
+    # tables (files or a database) name every node's type
+    explicit = not typed and (
+        Path(source).is_dir() or (detect_format(source) if fmt == "auto" else fmt) in TABLE_FORMATS
+    )
     return update_index(
         path,
         add=delta,
@@ -101,10 +114,15 @@ def update_index(
     add_source: str | None = None,
     explicit_nodes: bool = False,
     infer_types: bool = False,
+    change: Callable[[Plan], None] | None = None,
     started: float | None = None,
     phases: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Apply ``remove`` then ``add`` to the index at ``path`` as one atomic segment.
+
+    ``change``: called with the plan after them, on the snapshot the segment will
+    commit on (``sync`` works out its difference there). An update that changes
+    nothing commits nothing: the report says ``"unchanged": true``.
 
     ``explicit_nodes``: ``add`` states each node's type and text (tables), so naming an
     existing node with another type or text is an error; else (triples) an existing
@@ -145,7 +163,11 @@ def update_index(
             plan.remove(remove)
         if add is not None:
             plan.add(add, add_source or "the added graph", explicit_nodes, infer_types)
+        if change is not None:
+            change(plan)
         lap("resolve names, plan")
+        if plan.is_empty():
+            return _unchanged(root, snap, started, phases)
         seg = plan.segment()
         lap("tokenise new nodes")
         _step("planned")
@@ -184,6 +206,25 @@ def update_index(
         "removed_nodes": len(seg.removed_nodes),
         "removed_edges": plan.removed_edge_count,
         "counts": manifest["counts"],
+        "seconds": round(time.perf_counter() - started, 3),
+        "phases": {k: round(v, 4) for k, v in phases.items()},
+    }
+
+
+def _unchanged(root: Path, snap: Any, started: float, phases: dict[str, float]) -> dict[str, Any]:
+    """The report of an update with nothing to commit (a sync of an unchanged source)."""
+    manifest = snap.__dict__.get("_manifest")
+    counts = snap.meta["counts"]
+    return {
+        "index": str(root),
+        "unchanged": True,
+        "generation": int(manifest["generation"]) if manifest else 0,
+        "segment": None,
+        "added_nodes": 0,
+        "added_edges": 0,
+        "removed_nodes": 0,
+        "removed_edges": 0,
+        "counts": counts,
         "seconds": round(time.perf_counter() - started, 3),
         "phases": {k: round(v, 4) for k, v in phases.items()},
     }

@@ -9,6 +9,15 @@ is exactly what ``ark index build --format passages`` makes of the same file.
 
 A killed run resumes where it stopped: run the same command again and every chunk
 already in the work directory is reused, none extracted twice or written twice.
+
+``into=INDEX`` adds documents to an index ``ark ingest`` built, instead of building
+one: the new documents' chunks are extracted as above (the same cache), their
+records merged into the work directory's passages file (a document given again
+replaces its records where they were: unchanged text, unchanged records), and the
+index synced with that file (:func:`ark.index.sync_index`: one atomic update, only
+what changed written). So the index holds what a full ingest of every document holds,
+and a run killed at any point resumes: the merge and the sync find the same
+difference again.
 A bad model reply is counted and the chunk kept with nothing extracted; a failed
 model call (the backend's error) is counted and retried on the next run; only a
 model that fails on every chunk stops the ingestion, before any index is built.
@@ -17,6 +26,7 @@ model that fails on every chunk stops the ingestion, before any index is built.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,7 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ark._files import write_atomic
-from ark._safe import dumps
+from ark._safe import JSON_ERRORS, dumps, jsonl_lines
 from ark.cost import PriceTable
 from ark.errors import ArkError
 from ark.graph import entity_key, relation_key
@@ -34,7 +44,7 @@ from ark.ingest._documents import read_documents
 from ark.ingest._extraction import Extraction
 from ark.ingest._fast import FastExtractor
 from ark.ingest._model import ModelExtractor
-from ark.ingest._work import WorkDir, chunk_key
+from ark.ingest._work import PASSAGES, WorkDir, chunk_key
 from ark.llm import ChatModel, LLMError
 
 __all__ = ["IngestReport", "ProgressFn", "default_work_dir", "ingest"]
@@ -83,6 +93,9 @@ class IngestReport:
     #: A folder's entries not read and why (links out of it, devices, a folder twice).
     skipped: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: With ``into``: documents new to the index, given again with other text, and
+    #: given again unchanged; and what the sync added and removed.
+    update: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,8 +130,11 @@ def ingest(
     follow_links: bool = False,
     request_timeout: float | None = None,
     max_retries: int | None = None,
+    into: str | Path | None = None,
 ) -> IngestReport:
-    """Ingest the documents at ``docs`` into an index at ``out``.
+    """Ingest the documents at ``docs`` into an index at ``out``, or add them to the
+    index ``into`` that an earlier ingest built (its work directory by default
+    ``INTO.ingest``; see the module's docstring).
 
     ``extractor``: ``"model"`` (``llm``, or the model that ``make_chat_model(model,
     base_url)`` gives: the local one by default), ``"fast"`` (spaCy; ``pipeline``
@@ -139,9 +155,13 @@ def ingest(
     check_sizes(chunk_tokens, overlap)
     if concurrency < 1:
         raise ArkError(f"--concurrency must be at least 1, got {concurrency}")
+    if out is not None and into is not None:
+        raise ArkError("give -o OUT (a new index) or --into INDEX (add to one), not both")
     if out is not None:
         _check_target(Path(out))
-    work = WorkDir(work_dir if work_dir is not None else default_work_dir(out or docs))
+    if into is not None:
+        _check_into(Path(into), Path(work_dir) if work_dir is not None else None)
+    work = WorkDir(work_dir if work_dir is not None else default_work_dir(into or out or docs))
     work.lock()  # one ingest at a time in a work directory
     try:
         found = read_documents(docs, follow_links=follow_links)
@@ -194,7 +214,24 @@ def ingest(
                 f"error: {report.errors[0] if report.errors else 'unknown'}"
             )
         _summarise(report, chunks, keys, results, ext, prices)
-        write_atomic(work.passages_path, _passages_jsonl(chunks, keys, results))
+        passages = _passages_jsonl(chunks, keys, results)
+        if into is not None:
+            passages, report.update = _merged(work.passages_path, passages)
+        write_atomic(work.passages_path, passages)
+        if into is not None:
+            from ark.index import sync_index
+
+            synced = sync_index(into, work.passages_path, fmt="passages")
+            report.index = str(into)
+            report.nodes = synced["counts"]["nodes"]
+            report.edges = synced["counts"]["edges"]
+            report.update.update(
+                {
+                    k: synced[k]
+                    for k in ("added_nodes", "removed_nodes", "added_edges", "removed_edges")
+                }
+            )
+            report.update["generation"] = synced["generation"]
         if out is not None:
             index = _build(work.passages_path, Path(out), progress, index_options or {})
             report.index = str(out)
@@ -220,6 +257,55 @@ def _check_target(out: Path) -> None:
         f"{out} exists and is not an ARK index; choose another output directory "
         "(an existing index is replaced, anything else is left alone)"
     )
+
+
+def _check_into(index: Path, work_dir: Path | None) -> None:
+    """Refuse, before any extraction, an index to add to that ``ark ingest`` did not
+    build (or whose work directory is elsewhere): its passages file is the corpus so
+    far, which the new documents are merged into."""
+    from ark.index import is_ark_index_dir
+
+    if not is_ark_index_dir(index):
+        raise ArkError(f"--into {index}: not an ARK index (build one with `ark ingest DOCS -o`)")
+    work = work_dir if work_dir is not None else default_work_dir(index)
+    if not (work / PASSAGES).is_file():
+        raise ArkError(
+            f"--into {index}: {work / PASSAGES} not found; documents are added to an index "
+            "`ark ingest` built, through its work directory (give --work-dir if it used "
+            "another)"
+        )
+
+
+def _merged(existing: Path, new: str) -> tuple[str, dict[str, Any]]:
+    """The passages file ``existing`` with the documents of ``new`` (passages JSONL)
+    merged in: a document it holds is replaced where it stands, a new one appended.
+    Also how many documents were new, changed and unchanged."""
+    fresh: dict[str, list[str]] = {}
+    for line in new.splitlines(keepends=True):
+        fresh.setdefault(str(json.loads(line)["doc"]), []).append(line)
+    old: dict[str, list[str]] = {}
+    order: list[str] = []
+    text = existing.read_text(encoding="utf-8")
+    for lineno, line in jsonl_lines(text):
+        if not line.strip():
+            continue
+        try:
+            doc = str(json.loads(line).get("doc"))
+        except (*JSON_ERRORS, AttributeError) as exc:
+            raise ArkError(f"{existing}:{lineno}: not a passage record ({exc})") from None
+        if doc not in old:
+            order.append(doc)
+        old.setdefault(doc, []).append(line + "\n")
+    out: list[str] = []
+    for doc in order:
+        out.extend(fresh.get(doc, old[doc]))
+    out.extend(line for doc, lines in fresh.items() if doc not in old for line in lines)
+    counts = {
+        "new_documents": sum(1 for d in fresh if d not in old),
+        "changed_documents": sum(1 for d in fresh if d in old and fresh[d] != old[d]),
+        "unchanged_documents": sum(1 for d in fresh if d in old and fresh[d] == old[d]),
+    }
+    return "".join(out), counts
 
 
 def _extractor(
