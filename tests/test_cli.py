@@ -132,3 +132,67 @@ def test_info_lists_the_most_used_relations_unless_all(tmp_path):
     assert "rel_000" in short and "10 relations more" in short
     assert short.count("rel_0") == INFO_RELATIONS
     assert full.count("rel_0") == INFO_RELATIONS + 10 and "more" not in full
+
+
+def test_a_documents_folder_given_as_an_index_is_never_advised_as_an_output(tmp_path):
+    """The first hour: `ark search notes/` on the user's own documents suggested
+    building an index *over that folder*."""
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("# A\nAnts dig.\n")
+    result = CliRunner().invoke(app, ["search", str(tmp_path / "notes"), "ants"])
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert "is not an ARK index" in said and "ark ingest DOCS -o INDEX" in said
+    assert f"-o {tmp_path / 'notes'}" not in said
+
+
+def test_ask_writes_each_step_as_it_goes_and_keeps_them_when_interrupted(
+    metaqa_index, tmp_path, monkeypatch
+):
+    """A killed `ark ask --save-trajectories` lost every step (issue 66): each tool
+    call is now a line of DIR/steps.PID.partial.jsonl as it happens, removed once the
+    whole trajectories are written, kept (and named) when the run is interrupted."""
+    pytest.importorskip("openai", reason="the [openai] extra is not installed")
+    import ark.agent as agent_api
+    from fake_openai import FakeOpenAIServer, chat_reply, function_call
+
+    zemeckis = metaqa_index.graph.names.to_pylist().index("Robert Zemeckis")
+    calls = [
+        ("search_in_graph", '{"query": "Robert Zemeckis"}'),
+        ("add_to_answer", f'{{"node_indices": [{zemeckis}]}}'),
+        ("finish", "{}"),
+    ]
+    replies = [(200, chat_reply(tool_calls=[function_call(n, a)])) for n, a in calls]
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    seen: list[list[dict]] = []
+    real = agent_api.Retriever.retrieve
+
+    def watching(self, question, **kw):
+        result = real(self, question, **kw)
+        partial = list((tmp_path / "traj").glob("steps.*.partial.jsonl"))
+        seen.append([json.loads(x) for x in partial[0].read_text().splitlines()])
+        return result
+
+    monkeypatch.setattr(agent_api.Retriever, "retrieve", watching)
+    with FakeOpenAIServer(replies) as server:
+        args = ["ask", metaqa_index.path, "who directed Forrest Gump", "--agents", "1",
+                "--base-url", server.base_url, "--model", "fake-model",
+                "--save-trajectories", tmp_path / "traj"]  # fmt: skip
+        run(*args)
+    assert [s["tool"] for s in seen[0]] == ["search_in_graph", "add_to_answer", "finish"]
+    assert seen[0][0]["query"] == "who directed Forrest Gump" and seen[0][0]["by"] == "model"
+    assert not list((tmp_path / "traj").glob("steps.*"))  # written whole: the log is gone
+
+    def interrupted(self, question, **kw):
+        self.on_event(agent_api.AgentEvent(0, 0, "search_in_graph", {"query": "x"}, True, "…"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agent_api.Retriever, "retrieve", interrupted)
+    result = run(*args, code=130)
+    (kept,) = (tmp_path / "traj").glob("steps.*.partial.jsonl")
+    assert json.loads(kept.read_text())["tool"] == "search_in_graph"
+    assert "every step taken is in" in " ".join(result.output.split())

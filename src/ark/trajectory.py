@@ -271,3 +271,45 @@ def read_trajectories(
                 if skipped is None:
                     raise ArkError(f"{path}:{lineno}: not a valid trajectory ({exc})") from exc
                 skipped.append(lineno)
+
+
+#: Beside ``trajectories.jsonl``: each step of a run still going (``{pid}``: the
+#: process's, so two runs into one folder keep apart), one JSON line as it happens,
+#: so that a run killed before its agents finish loses none of them.
+STEP_LOG = "steps.{pid}.partial.jsonl"
+
+
+class StepLog:
+    """Steps written as they happen (``ark ask --save-trajectories DIR``).
+
+    The whole trajectories are written when the agents finish; until then each tool
+    call is one line of ``DIR/steps.PID.partial.jsonl`` (query, agent, step, tool,
+    arguments, ok, summary, who chose the call), flushed at once. :meth:`done` removes
+    the file once the trajectories are written; after a kill it stays with every
+    step taken.
+    """
+
+    def __init__(self, folder: str | Path, query: str, query_id: str | None = None) -> None:
+        import os
+
+        from ark._files import open_append
+
+        self.path = Path(folder) / STEP_LOG.format(pid=os.getpid())
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open_append(self.path)
+        self.query = query
+        self.query_id = query_id
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = {"query_id": self.query_id, "query": self.query, **record}
+        self._file.write(dumps(line) + "\n")
+        self._file.flush()
+
+    def done(self) -> None:
+        """The trajectories are written: the partial steps are no longer needed."""
+        self._file.close()
+        self.path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """Stop writing, keeping what was written (an interrupted run)."""
+        self._file.close()

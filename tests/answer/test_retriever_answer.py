@@ -122,3 +122,35 @@ def test_an_unknown_reader_fails_before_the_retrieval(docs):
     with pytest.raises(ArkError, match="unknown answer reader"):
         Retriever(docs, model, n_agents=1, seed=0).answer("Who is the mayor?", reader="twice")
     assert model.calls == []
+
+
+def test_chat_answers_in_words_with_checked_citations(docs):
+    """`ark chat --answer` (issue 66): the answer and its citations under the ranking,
+    a citation of a node that does not hold the answer replaced by one that does."""
+    import asyncio
+
+    from rich.console import Console
+
+    from ark.serve.chat import ChatSession
+
+    said = json_reply({"answerable": True, "answer": "Tomas Reed", "citations": [P_HARBOUR]})
+    model = ScriptedChatModel(
+        [
+            tool_call("search_in_graph", query="Lena Marsh painter"),
+            tool_call("search_in_neighborhood", node_index=LENA),
+            tool_call("search_in_neighborhood", node_index=PORT),
+            tool_call("add_to_answer", node_indices=[TOMAS]),
+            tool_call("finish"),
+            said,  # the answer step's plan call: no plan, so one call reads
+            said,
+        ],
+        per_call=True,
+    )
+    console = Console(record=True, width=200)
+    session = ChatSession(docs, model, agents=1, answer=True, console=console)
+    result = asyncio.run(session.ask("Who is the mayor?"))
+    assert result.answer is not None and result.answer.recited_from == [P_HARBOUR]
+    shown = console.export_text()
+    assert "Answer: Tomas Reed" in shown
+    assert f"cites [{result.answer.citations[0]}]" in shown
+    assert f"the model cited [{P_HARBOUR}], which do not hold what it says" in shown

@@ -219,6 +219,40 @@ def test_a_folder_reads_every_document_suffix(tmp_path):
         read_documents(tmp_path / "empty")
 
 
+def test_html_code_is_written_as_markdown_and_a_redirect_page_is_skipped(tmp_path):
+    """A documentation site's code blocks stay in the passage, fenced, so the fast
+    extractor's Markdown reader leaves them out of its entities; a page that sends its
+    reader on at once is no document (issue 66's first hour: 379 code entities, and
+    passages titled "Redirecting...")."""
+    from ark.ingest._markup import markdown_prose
+
+    page = (
+        "<html><head><title>Tests</title></head><body><p>Mark a test <code>no_run</code> "
+        "to compile it only.</p><pre><code>$ rustdoc src/lib.rs -L target</code></pre>"
+        "</body></html>"
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "late").mkdir()
+    write(tmp_path / "docs" / "tests.html", page)
+    stub = (
+        '<html><head><meta http-equiv="refresh" content="0; URL=../tests.html">'
+        "<title>Redirecting...</title></head><body>Redirecting to ...</body></html>"
+    )
+    write(tmp_path / "docs" / "old.html", stub)
+    found = read_documents(tmp_path / "docs")
+    (doc,) = found.documents
+    assert doc.text == (
+        "Mark a test `no_run` to compile it only.\n```\n$ rustdoc src/lib.rs -L target\n```"
+    )
+    assert "rustdoc" not in markdown_prose(doc.text) and "no_run" in markdown_prose(doc.text)
+    assert found.skipped == ["old.html (a page that redirects to ../tests.html)"]
+    with pytest.raises(GraphFormatError, match="redirects to"):
+        read_documents(tmp_path / "docs" / "old.html")
+    late = stub.replace('content="0; URL', 'content="30; URL')  # a page one reads first
+    write(tmp_path / "late" / "late.html", late)
+    assert read_documents(tmp_path / "late").documents[0].text == "Redirecting to ..."
+
+
 def test_an_html_page_that_marks_its_content_is_read_for_that_alone(tmp_path):
     page = (
         "<html><head><title>Bees</title></head><body><nav><ul><li>Home</li><li>Ants</li>"
@@ -228,7 +262,7 @@ def test_an_html_page_that_marks_its_content_is_read_for_that_alone(tmp_path):
     )
     (doc,) = read_documents(write(tmp_path / "bees.html", page)).documents
     # the menu and the footer repeat on every page of a site: left out
-    assert doc.text == "Bees\nBees make honey in hives.\nNested\nline one\nline two"
+    assert doc.text == "Bees\nBees make honey in hives.\nNested\n```\nline one\nline two\n```"
     role = '<body><div class="menu">Menu</div><div role="main"><div>A</div> B</div></body>'
     (doc,) = read_documents(write(tmp_path / "role.html", role)).documents
     assert doc.text == "A\nB"

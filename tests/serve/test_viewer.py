@@ -282,6 +282,8 @@ def test_page_of_a_run_scored_by_answers_alone(browser, tmp_path):
     page, problems = open_page(browser, view)
     assert page.locator("#queries .badge.hit").all_inner_texts() == ["em 100", "f1 100"]
     assert "em 100.0 · f1 100.0" in page.inner_text("body")
+    answer = page.inner_text("#answer")  # the answer in words and its checked citation
+    assert "Tarsk County" in answer and "cites [1]" in answer
     assert problems == []
     page.close()
 

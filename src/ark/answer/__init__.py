@@ -9,6 +9,7 @@ back to the one call.
 """
 
 from ark.answer._steps import DEFAULT_READER, READERS, reader_named, write_answer_in_steps
+from ark.answer._support import check_citations, unsupported_terms
 from ark.answer._write import (
     ANSWER_SCHEMA,
     DEFAULT_MAX_CHARS,
@@ -37,7 +38,9 @@ __all__ = [
     "AnswerStatus",
     "Edge",
     "answer_prompt",
+    "check_citations",
     "reader_named",
+    "unsupported_terms",
     "write_answer",
     "write_answer_in_steps",
     "write_answer_sync",

@@ -52,6 +52,7 @@ from ark.answer._write import (
     _graph,
     _known_nodes,
     _name,
+    checked,
     write_answer,
 )
 from ark.errors import ArkError
@@ -285,7 +286,7 @@ async def write_answer_in_steps(
         cited += [n for n in got if n not in cited]
     if answers[-1] == UNKNOWN:
         return await one_call("the last lookup is unknown")
-    return Answer(
+    answer = Answer(
         answers[-1],
         cited,
         True,
@@ -299,6 +300,7 @@ async def write_answer_in_steps(
         latency_s=round(time.perf_counter() - started, 4),
         steps=steps,
     )
+    return checked(answer, question, index_or_graph)
 
 
 #: The answer steps by name: ``one`` (one call over every node) and ``steps``

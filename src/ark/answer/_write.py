@@ -67,7 +67,9 @@ DEFAULT_MAX_TOKENS = 300
 #: :attr:`Answer.answer_cut`.
 MAX_ANSWER_CHARS = 2_000
 
-AnswerStatus = Literal["answered", "not_answerable", "bad_reply", "model_error", "no_evidence"]
+AnswerStatus = Literal[
+    "answered", "not_answerable", "bad_reply", "model_error", "no_evidence", "unsupported"
+]
 
 #: ``(head, relation, tail)``: an edge the retrieval followed, shown as a fact.
 Edge = tuple[int, str, int]
@@ -131,6 +133,12 @@ class Answer:
     steps: list[dict[str, Any]] = field(default_factory=list)
     #: Characters of the model's answer cut off past :data:`MAX_ANSWER_CHARS`.
     answer_cut: int = 0
+    #: The citations checked against the shown nodes' text (:mod:`._support`):
+    #: ``held`` (they hold the answer's claim), ``recited`` (other shown nodes hold it
+    #: and are cited instead; ``recited_from``: the model's own citations),
+    #: ``unsupported`` (no node shown holds it), "" (nothing to check).
+    citation_check: str = ""
+    recited_from: list[int] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Answer:
@@ -156,6 +164,8 @@ class Answer:
             "latency_s": self.latency_s,
             **({"steps": [dict(s) for s in self.steps]} if self.steps else {}),
             **({"answer_cut": self.answer_cut} if self.answer_cut else {}),
+            **({"citation_check": self.citation_check} if self.citation_check else {}),
+            **({"recited_from": list(self.recited_from)} if self.recited_from else {}),
         }
 
 
@@ -251,6 +261,17 @@ def _known_nodes(graph: Graph, nodes: Sequence[int]) -> list[int]:
     return out
 
 
+def checked(answer: Answer, question: str, index_or_graph: Index | Graph) -> Answer:
+    """``answer`` with its citations checked against the shown nodes' text, by the
+    index's tokenizer (a bare graph: the default one)."""
+    from ark.answer._support import check_citations
+    from ark.index import Tokenizer, TokenizerConfig
+
+    bm25 = getattr(index_or_graph, "bm25", None)
+    tokenizer = getattr(bm25, "tokenizer", None) or Tokenizer(TokenizerConfig())
+    return check_citations(answer, question, _graph(index_or_graph), tokenizer)
+
+
 def _graph(index_or_graph: Index | Graph) -> Graph:
     """The graph of an index (a static or a segmented one), or the graph itself."""
     return getattr(index_or_graph, "graph", index_or_graph)  # type: ignore[no-any-return]
@@ -323,7 +344,8 @@ async def write_answer(
             text, citations, False, "not_answerable", reason, dropped_citations=dropped,
             **seen, **call,
         )  # fmt: skip
-    return Answer(text, citations, True, "answered", dropped_citations=dropped, **seen, **call)
+    answer = Answer(text, citations, True, "answered", dropped_citations=dropped, **seen, **call)
+    return checked(answer, question, index_or_graph)
 
 
 def write_answer_sync(

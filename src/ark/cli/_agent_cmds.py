@@ -6,7 +6,9 @@ import functools
 import inspect
 import json
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Annotated, Any
@@ -44,7 +46,7 @@ from ark.cost import PriceTable, query_cost
 from ark.errors import ArkError
 from ark.index import Index, build_index, open_index
 from ark.profile import profile_line, query_profile
-from ark.trajectory import write_trajectories
+from ark.trajectory import StepLog, write_trajectories
 
 DEMO_QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
 
@@ -57,6 +59,49 @@ def _format_args(arguments: dict[str, Any] | None) -> str:
     if arguments is None:
         return "<invalid arguments>"
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+
+
+def _events(
+    show: Callable[[AgentEvent], None] | None, steps: StepLog | None
+) -> Callable[[AgentEvent], None] | None:
+    """The agents' event handler: the live display, and the step log as it goes."""
+    if steps is None:
+        return show
+
+    def handle(event: AgentEvent) -> None:
+        steps.write(
+            {
+                "agent": event.agent,
+                "step": event.step,
+                "tool": event.tool,
+                "arguments": event.arguments,
+                "ok": event.ok,
+                "summary": event.summary,
+                "by": event.by,
+            }
+        )
+        if show is not None:
+            show(event)
+
+    return handle
+
+
+@contextmanager
+def loading_model(
+    model: str | None, base_url: str | None, *, quiet: bool, use_env: bool = True
+) -> Iterator[None]:
+    """Say that the local model is loading, and how long it took: it reads a gigabyte
+    from disk, seconds on an idle machine and minutes when other work holds the cores,
+    and nothing else is printed meanwhile."""
+    from ark.llm import uses_local_model
+
+    if quiet or not uses_local_model(model, base_url, use_env=use_env):
+        yield
+        return
+    started = time.perf_counter()
+    err_console.print("Loading the local model …", highlight=False)
+    yield
+    err_console.print(f"Loaded in {time.perf_counter() - started:.1f} s", highlight=False)
 
 
 def _live_printer(n_agents: int) -> Any:
@@ -92,18 +137,23 @@ def _run(
     from ark.agent import adapter_settings
     from ark.llm import ModelSettings
 
+    steps = None
     try:
         student = adapter_settings(opts.adapter, opts.base_url)
-        llm = ModelSettings(
-            model=opts.model,
-            base_url=opts.base_url,
-            request_timeout=opts.request_timeout,
-            max_retries=opts.max_retries,
-            parallel=opts.parallel,
-            use_env=use_env,
-            llm_cache=opts.llm_cache,
-            options=student.llm_kwargs,
-        ).build()
+        with loading_model(opts.model, opts.base_url, quiet=opts.as_json, use_env=use_env):
+            llm = ModelSettings(
+                model=opts.model,
+                base_url=opts.base_url,
+                request_timeout=opts.request_timeout,
+                max_retries=opts.max_retries,
+                parallel=opts.parallel,
+                use_env=use_env,
+                llm_cache=opts.llm_cache,
+                options=student.llm_kwargs,
+            ).build()
+        show = None if opts.as_json else _live_printer(agents)
+        if opts.save_trajectories is not None:
+            steps = StepLog(opts.save_trajectories, question)
         retriever = Retriever(
             index,
             llm,
@@ -111,7 +161,7 @@ def _run(
             n_agents=agents,
             max_steps=max_steps,
             temperature=opts.temperature,
-            on_event=None if opts.as_json else _live_printer(agents),
+            on_event=_events(show, steps),
             seed=opts.seed,
             prompt=student.prompt,
             tools=student.tools,
@@ -124,12 +174,23 @@ def _run(
         )
     except ArkError as exc:
         fail(str(exc), as_json=opts.as_json, code=type(exc).__name__)
+    except KeyboardInterrupt:
+        if steps is not None:
+            steps.close()
+            err_console.print(
+                f"interrupted: every step taken is in {esc(str(steps.path))}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        raise typer.Exit(130) from None
     except Exception as exc:  # never a traceback: say what failed
         fail(f"{type(exc).__name__}: {exc}", as_json=opts.as_json, code="InternalError")
     cost = query_cost(result.trajectories, price_table)  # also fills each trajectory's cost
     if opts.save_trajectories is not None:
         path = opts.save_trajectories / "trajectories.jsonl"
         path = write_trajectories(path, result.trajectories)
+        if steps is not None:
+            steps.done()
         if not opts.as_json:
             err_console.print(f"Trajectories appended to {esc(str(path))}")
     if opts.as_json:
@@ -192,6 +253,12 @@ def _print_answer(result: RetrievalResult, index: Index, why: bool) -> None:
             for p in paths.get(c, [])[:2]:
                 line = render_path(p, lambda n: clean_text(g.name(n)))
                 console.print(f"    agent {p.agent + 1}: {line}", markup=False, soft_wrap=True)
+    if a.recited_from:
+        cited = ", ".join(f"[{c}]" for c in a.recited_from)
+        console.print(
+            f"  (the model cited {cited}, which do not hold what it says; the nodes above do)",
+            markup=False,
+        )
     if a.dropped_citations:
         console.print(f"  ({a.dropped_citations} citation(s) of nodes not shown were dropped)")
     console.print(
@@ -207,7 +274,8 @@ OptionalAgentsOpt = Annotated[
     int | None,
     typer.Option(
         "--agents",
-        help="Parallel agents (fused by vote); default 3 for ark, 1 for graphsearch.",
+        help="Parallel agents (fused by vote); default 1 with the local model, else 3 for "
+        "ark, 1 for graphsearch.",
         show_default=False,
     ),
 ]
@@ -215,10 +283,10 @@ StrategyOpt = Annotated[
     str | None,
     typer.Option(
         "--strategy",
-        help="ark (the paper's agent; the default) | ark-guided (ark with hints and the hop "
-        "over a set, for small models; the default with an --adapter trained on hinted "
-        "trajectories) | graphsearch (six modules) | any strategy a package registers "
-        "(entry point group ark.strategies).",
+        help="ark (the paper's agent; the default with a served model) | ark-guided (ark "
+        "with hints and the hop over a set, for small models; the default with the local "
+        "model, and with an --adapter trained on hinted trajectories) | graphsearch (six "
+        "modules) | any strategy a package registers (entry point group ark.strategies).",
         show_default=False,
     ),
 ]
@@ -247,6 +315,55 @@ def adapter_strategy(adapter: Path | None, base_url: str | None, as_json: bool =
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
 
 
+#: What ``ark ask`` and ``ark chat`` run with the local model when not told otherwise:
+#: the guided strategy (hints, sure plans run without the model), one agent and the
+#: demo's ten steps — the paper's ark with three agents and twenty steps is for a
+#: served model (the small-models guide shows both).
+LOCAL_DEFAULTS = ("ark-guided", 1, 10)
+SERVED_MAX_STEPS = 20
+
+
+def fitting_defaults(
+    strategy: str | None,
+    agents: int | None,
+    max_steps: int | None,
+    *,
+    model: str | None,
+    base_url: str | None,
+    adapter: Path | None,
+    as_json: bool = False,
+) -> tuple[str, int, int]:
+    """The strategy, agents and steps a command runs: as given; else, with the local
+    model, :data:`LOCAL_DEFAULTS` (said in one line on stderr); else the paper's."""
+    from ark.llm import uses_local_model
+
+    local = uses_local_model(model, base_url)
+    chosen = []
+    if strategy is None:
+        if adapter is None and local:
+            strategy = LOCAL_DEFAULTS[0]
+            chosen.append(f"--strategy {strategy}")
+        else:
+            strategy = adapter_strategy(adapter, base_url, as_json)
+    if agents is None and local:
+        agents = LOCAL_DEFAULTS[1]
+        chosen.append(f"--agents {agents}")
+    n_agents = resolve_agents(strategy, agents, as_json)
+    if max_steps is None:
+        max_steps = LOCAL_DEFAULTS[2] if local else SERVED_MAX_STEPS
+        if local:
+            chosen.append(f"--max-steps {max_steps}")
+    if chosen and not as_json:
+        err_console.print(
+            f"With the local model: {' '.join(chosen)}, what a small model on a CPU answers "
+            "with (a served model gets the paper's ark, 3 agents, 20 steps); give the "
+            "options to choose otherwise.",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return strategy, n_agents, max_steps
+
+
 def resolve_agents(strategy: str, agents: int | None, as_json: bool = False) -> int:
     """The agent count: as given, else the registered strategy's default (any strategy
     of the registry: built in, ``register_strategy``, or an ``ark.strategies`` entry
@@ -264,6 +381,14 @@ def resolve_agents(strategy: str, agents: int | None, as_json: bool = False) -> 
 
 
 StepsOpt = Annotated[int, typer.Option("--max-steps", help="Step budget per agent.")]
+OptionalStepsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-steps",
+        help="Step budget per agent; default 10 with the local model, 20 with a served one.",
+        show_default=False,
+    ),
+]
 TempOpt = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
 ModelOpt = Annotated[
     str | None, typer.Option("--model", help="Model name (OpenAI-compatible server) or GGUF path.")
@@ -430,14 +555,21 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question to retrieve evidence for.")],
     agents: OptionalAgentsOpt = None,
     strategy: StrategyOpt = None,
-    max_steps: StepsOpt = 20,
+    max_steps: OptionalStepsOpt = None,
     *,
     opts: RunOptions,
 ) -> None:
     """Retrieve the nodes that answer QUESTION, showing each agent's steps live; with
     --answer, then an answer in words that cites them."""
-    strategy = strategy or adapter_strategy(opts.adapter, opts.base_url, opts.as_json)
-    n_agents = resolve_agents(strategy, agents, opts.as_json)
+    strategy, n_agents, max_steps = fitting_defaults(
+        strategy,
+        agents,
+        max_steps,
+        model=opts.model,
+        base_url=opts.base_url,
+        adapter=opts.adapter,
+        as_json=opts.as_json,
+    )
     try:
         index = open_index(index_dir)
     except ArkError as exc:

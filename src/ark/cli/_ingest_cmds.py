@@ -22,6 +22,37 @@ from ark.cli._output import (
 from ark.errors import ArkError
 
 
+def default_extractor(model: str | None, base_url: str | None, as_json: bool) -> str:
+    """``model`` with a served model; with the local one ``fast`` when spaCy is there
+    (said in one line), since the local model reads a chunk in a minute or more on a
+    CPU: hours for a small corpus, before the first question."""
+    import importlib.util
+
+    from ark.llm import uses_local_model
+
+    if not uses_local_model(model, base_url) or model is not None:
+        return "model"  # a served model, or a local one the user named
+    if importlib.util.find_spec("spacy") is None:
+        if not as_json:
+            err_console.print(
+                "warning: the local model reads each chunk in a minute or more on a CPU; "
+                "install the ingest extra for --extractor fast (spaCy, no model), or give "
+                "--base-url for a served model",
+                highlight=False,
+                soft_wrap=True,
+            )
+        return "model"
+    if not as_json:
+        err_console.print(
+            "With the local model: --extractor fast (spaCy's entities and phrases, no "
+            "model), since the local model reads a chunk in a minute or more on a CPU; "
+            "give --extractor model to have it read every chunk.",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return "fast"
+
+
 @app.command("ingest")
 def ingest_cmd(
     docs: Annotated[
@@ -45,13 +76,15 @@ def ingest_cmd(
         ),
     ] = None,
     extractor: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--extractor",
-            help="model: a model reads each chunk (the local one by default); fast: no "
-            "LLM, spaCy's entities, noun phrases and verb phrases (needs the ingest extra).",
+            help="model: a model reads each chunk (the default with --base-url); fast: no "
+            "LLM, spaCy's entities, noun phrases and verb phrases (the ingest extra; the "
+            "default with the local model, which takes a minute or more a chunk on a CPU).",
+            show_default=False,
         ),
-    ] = "model",
+    ] = None,
     model: Annotated[
         str | None,
         typer.Option("--model", help="0.5b, 1.5b, a GGUF path, or a served model name."),
@@ -113,6 +146,8 @@ def ingest_cmd(
 
     if (out is None) == (into is None):
         fail("give -o OUT (a new index) or --into INDEX (add to one)", as_json=as_json)
+    if extractor is None:
+        extractor = default_extractor(model, base_url, as_json)
     if extractor not in ("model", "fast"):
         fail(f"unknown --extractor {extractor!r}; use model or fast", as_json=as_json)
     try:

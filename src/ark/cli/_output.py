@@ -16,6 +16,7 @@ from rich.progress import (
     TaskID,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 
 from ark._safe import dumps, printable
@@ -42,12 +43,15 @@ def esc(text: str) -> str:
 
 
 def stage_progress(*, disable: bool = False) -> Progress:
-    """A progress display on stderr for long builds: stage name, bar, count, elapsed."""
+    """A progress display on stderr for long builds: stage name, bar, count, elapsed,
+    and the time left at the pace so far (before an ingest commits to an hour)."""
     return Progress(
         TextColumn("{task.description:<14}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
         console=err_console,
         disable=disable,
     )

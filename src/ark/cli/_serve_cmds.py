@@ -10,6 +10,12 @@ from typing import Annotated
 
 import typer
 
+from ark.cli._agent_cmds import (
+    OptionalStepsOpt,
+    StrategyOpt,
+    fitting_defaults,
+    loading_model,
+)
 from ark.cli._app import app
 from ark.cli._output import err_console, esc, fail, print_json
 from ark.errors import ArkError
@@ -122,8 +128,11 @@ def view_cmd(
 @app.command("chat")
 def chat_cmd(
     index_dir: Annotated[Path, typer.Argument(help="Index directory.")],
-    agents: Annotated[int, typer.Option("--agents", help="Parallel agents (fused by vote).")] = 1,
-    max_steps: Annotated[int, typer.Option("--max-steps", help="Step budget per agent.")] = 20,
+    strategy: StrategyOpt = None,
+    agents: Annotated[
+        int, typer.Option("--agents", help="Parallel agents (fused by vote); one answers fastest.")
+    ] = 1,
+    max_steps: OptionalStepsOpt = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
     model: Annotated[
         str | None, typer.Option(help="Model name (OpenAI-compatible server) or GGUF path.")
@@ -134,6 +143,14 @@ def chat_cmd(
     history_file: Annotated[
         Path | None, typer.Option(help="Keep the question history in this file.")
     ] = None,
+    answer: Annotated[
+        bool,
+        typer.Option(
+            "--answer",
+            help="Under each ranking, an answer in words citing the nodes whose text holds "
+            "it (checked), or why the evidence does not answer.",
+        ),
+    ] = False,
 ) -> None:
     """Question the graph interactively: live steps, ranked answers, /why N, /view."""
     _need("prompt_toolkit", "ark chat")
@@ -141,10 +158,22 @@ def chat_cmd(
     from ark.llm import make_chat_model
     from ark.serve.chat import ChatSession, run_chat
 
+    strategy, agents, max_steps = fitting_defaults(
+        strategy, agents, max_steps, model=model, base_url=base_url, adapter=None
+    )
     try:
         index = open_index(index_dir)
-        llm = make_chat_model(model=model, base_url=base_url)
+        with loading_model(model, base_url, quiet=False):
+            llm = make_chat_model(model=model, base_url=base_url)
     except ArkError as exc:
         fail(str(exc), code=type(exc).__name__)
-    session = ChatSession(index, llm, agents=agents, max_steps=max_steps, temperature=temperature)
+    session = ChatSession(
+        index,
+        llm,
+        strategy=strategy,
+        agents=agents,
+        max_steps=max_steps,
+        temperature=temperature,
+        answer=answer,
+    )
     run_chat(session, history_file=history_file)

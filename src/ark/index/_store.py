@@ -552,7 +552,12 @@ def _open_once(root: Path, *, check_samples: bool = True, pin: bool = True) -> I
             f"no index at {root}: build one with `ark index build SOURCE -o {root}`"
         )
     if not meta_path.is_file():
-        raise IndexFormatError(f"{root} is not an ARK index (no {META_FILE}); {hint}")
+        # Never advice to write an index there: the folder may be the user's documents.
+        raise IndexFormatError(
+            f"{root} is not an ARK index (no {META_FILE}): give the directory an index "
+            "was written to (`ark index build SOURCE -o INDEX`, or `ark ingest DOCS -o "
+            "INDEX` for documents)"
+        )
     try:
         meta_bytes = meta_path.read_bytes()
         meta = json.loads(meta_bytes.decode("utf-8"))

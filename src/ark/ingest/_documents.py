@@ -40,7 +40,7 @@ from typing import Any
 
 from ark._safe import JSON_ERRORS, clean, clean_text, json_problem, jsonl_lines
 from ark.errors import GraphFormatError
-from ark.ingest._html import HTML_SUFFIXES, declared_charset, html_text
+from ark.ingest._html import HTML_SUFFIXES, declared_charset, read_html
 
 __all__ = ["Document", "DocumentSet", "read_documents"]
 
@@ -307,26 +307,36 @@ def _read_folder(folder: Path, follow_links: bool = False) -> DocumentSet:
         # A name that is not UTF-8 (held with surrogate escapes) would fail every
         # write of the passages after the model was paid for: U+FFFD where it breaks.
         rel = clean_text(file.relative_to(folder).as_posix())
-        _add(docs, seen, _file_document(file, rel), file, rel)
+        doc = _file_document(file, rel)
+        if isinstance(doc, str):
+            docs.skipped.append(f"{rel} ({doc})")
+            continue
+        _add(docs, seen, doc, file, rel)
     return docs
 
 
 def _read_text_file(path: Path) -> DocumentSet:
     """One text file or HTML page given alone: one document, as in a folder."""
     docs = DocumentSet([], "text-file")
-    _add(docs, {}, _file_document(path, path.name), path, path.name)
+    doc = _file_document(path, path.name)
+    if isinstance(doc, str):
+        raise GraphFormatError(path, f"no text to ingest: {doc}")
+    _add(docs, {}, doc, path, path.name)
     if not docs.documents:
         raise GraphFormatError(path, "the file is empty: no text to ingest")
     return docs
 
 
-def _file_document(path: Path, ident: str) -> Document:
+def _file_document(path: Path, ident: str) -> Document | str:
     """A file as a document: a text file as it is, titled by its name without the
-    extension; an HTML page as its text, titled by its ``<title>`` if it has one."""
+    extension; an HTML page as its text, titled by its ``<title>`` if it has one. A
+    page that only redirects is no document: why, in words."""
     html = path.suffix.lower() in HTML_SUFFIXES
     text = _read_text(path, html=html)
     if html:
-        title, text = html_text(text)
+        title, text, redirect = read_html(text)
+        if redirect is not None:
+            return clean_text(f"a page that redirects to {redirect}")
         return Document(ident, text, title or clean_text(path.stem))
     return Document(ident, text, clean_text(path.stem))
 

@@ -53,6 +53,7 @@ from ark.errors import ArkError
 from ark.graph import entity_key
 from ark.ingest._chunks import Chunk
 from ark.ingest._extraction import Extraction, clean_extraction
+from ark.ingest._html import is_html
 from ark.ingest._markup import is_markdown, markdown_prose
 
 if TYPE_CHECKING:
@@ -130,7 +131,10 @@ class FastExtractor:
                     f"chunk {c.id} has {len(c.text):,} characters, more than the spaCy "
                     f"pipeline reads at once ({limit:,}): use a smaller --chunk-tokens"
                 )
-        texts = (markdown_prose(c.text) if is_markdown(c.doc) else c.text for c in chunks)
+        texts = (
+            markdown_prose(c.text) if is_markdown(c.doc) or is_html(c.doc) else c.text
+            for c in chunks
+        )
         for doc in self.nlp.pipe(texts, batch_size=self.batch_size):
             entities: list[str] = []
             triples: list[list[str]] = []

@@ -13,6 +13,14 @@ content (``<main>``, or ``role="main"``), only that is read: a site's navigation
 sidebar and footer repeat on every page, and would otherwise make every page's first
 passage the same menu and its words hubs of the graph. Character references are
 decoded. No network, no dependency.
+
+Code is written as Markdown writes it — a ``<pre>`` block between fences, inline
+``<code>`` between backticks — so the passage keeps it (a question may name a flag
+or a function) while the fast extractor, which reads HTML documents through the
+Markdown reader (:mod:`._markup`), leaves code blocks out of its entities. A page
+that sends its reader on at once (``<meta http-equiv="refresh" content="0;
+url=...">``: a browser never shows it) is no document: :func:`read_html` says where
+it redirects, and the folder reader skips it, saying so.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-__all__ = ["HTML_SUFFIXES", "declared_charset", "html_text"]
+__all__ = ["HTML_SUFFIXES", "declared_charset", "html_text", "is_html", "read_html"]
 
 #: File suffixes read as HTML.
 HTML_SUFFIXES = (".html", ".htm")
@@ -39,6 +47,10 @@ _BLOCKS = frozenset(
 #: Elements with no end tag (void): one never opens the main content, which an end
 #: tag must close.
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "wbr", "area", "base", "col"})
+#: A ``refresh`` meta's content that sends the reader on at once: a zero delay, a URL.
+_REFRESH = re.compile(r"""^\s*0*(?:\.0*)?\s*[;,]\s*url\s*=\s*['"]?\s*([^'"\s]+)""", re.I)
+#: A Markdown code fence, around a ``<pre>`` block.
+_FENCE = "\n```\n"
 #: A charset a page declares in its first bytes (``<meta charset="...">`` or the
 #: ``http-equiv`` form), as a browser's pre-scan finds it.
 _CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
@@ -59,6 +71,16 @@ class _Reader(HTMLParser):
         self._main: list[str] = []  # the open main element, and its tag nested in it
         self._in_title = False
         self._pre = 0  # open <pre> elements: their line breaks are the text's
+        self._code = 0  # open inline <code> elements (outside <pre>)
+        #: Where a zero-delay refresh sends the reader (None: the page is read).
+        self.redirect: str | None = None
+
+    def _meta(self, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k.lower(): (v or "") for k, v in attrs}
+        if values.get("http-equiv", "").lower() == "refresh":
+            found = _REFRESH.match(values.get("content", ""))
+            if found and self.redirect is None:
+                self.redirect = found.group(1)
 
     def _emit(self, text: str) -> None:
         self.parts.append(text)
@@ -71,8 +93,15 @@ class _Reader(HTMLParser):
             or (not self._main and (tag == "main" or ("role", "main") in attrs))
         ):
             self._main.append(tag)
+        if tag == "meta":
+            self._meta(attrs)
         if tag == "pre":
             self._pre += 1
+            if self._pre == 1 and not self._skipping:
+                self._emit(_FENCE)
+        elif tag == "code" and not self._pre and not self._skipping:
+            self._code += 1
+            self._emit("`")
         if tag == "title":
             self._in_title = True
         elif tag in _SKIPPED:
@@ -83,12 +112,19 @@ class _Reader(HTMLParser):
             self._emit("\n")
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "meta":
+            self._meta(attrs)
         if tag in _BLOCKS:
             self._emit("\n")
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "pre" and self._pre:
             self._pre -= 1
+            if not self._pre and not self._skipping:
+                self._emit(_FENCE)
+        elif tag == "code" and self._code and not self._pre:
+            self._code -= 1
+            self._emit("`")
         if tag == "title":
             self._in_title = False
         elif self._skipping and tag in _SKIPPED:
@@ -130,9 +166,21 @@ def declared_charset(data: bytes) -> str | None:
     return info.name
 
 
+def is_html(document: str) -> bool:
+    """Whether a document of this name (a folder-relative path) is an HTML page."""
+    return document.lower().endswith(HTML_SUFFIXES)
+
+
 def html_text(page: str) -> tuple[str | None, str]:
     """``(title, text)`` of an HTML page: its ``<title>`` (None without one) and the
     text of its main content where it marks one, else of its body; a line per block."""
+    title, text, _ = read_html(page)
+    return title, text
+
+
+def read_html(page: str) -> tuple[str | None, str, str | None]:
+    """``(title, text, redirect)``: :func:`html_text`'s two, and where the page sends
+    its reader at once (a zero-delay refresh; None for a page that is read)."""
     reader = _Reader()
     reader.feed(page)
     reader.close()
@@ -144,4 +192,4 @@ def html_text(page: str) -> tuple[str | None, str]:
         if line:
             lines.append(line)
     title = _SPACES.sub(" ", "".join(reader.title)).strip()
-    return (title or None), "\n".join(lines)
+    return (title or None), "\n".join(lines), reader.redirect

@@ -167,6 +167,8 @@ def ingest(
         found = read_documents(docs, follow_links=follow_links)
         documents = found.documents[:limit] if limit is not None else found.documents
         chunks = chunk_documents(documents, chunk_tokens=chunk_tokens, overlap=overlap)
+        if progress:  # loading the local model takes seconds, minutes under load
+            progress("loading", 0, 1)
         ext = _extractor(
             extractor,
             llm,
@@ -178,6 +180,8 @@ def ingest(
             request_timeout,
             max_retries,
         )
+        if progress:
+            progress("loading", 1, 1)
         report = IngestReport(
             documents=len(documents),
             empty_documents=found.empty,

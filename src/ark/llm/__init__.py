@@ -54,8 +54,25 @@ __all__ = [
     "Usage",
     "make_chat_model",
     "parse_json_reply",
+    "uses_local_model",
     "with_llm_cache",
 ]
+
+
+def uses_local_model(
+    model: str | None = None, base_url: str | None = None, *, use_env: bool = True
+) -> bool:
+    """Whether :func:`make_chat_model` with these arguments gives the local model (no
+    endpoint given or configured, and no served model named): the commands a newcomer
+    types first choose their defaults by it."""
+    if use_env:
+        base_url = base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+    if base_url is not None:
+        return False
+    if model is None:
+        return True
+    is_gguf = model.endswith(".gguf") or model in ("0.5b", "1.5b") or os.path.isfile(model)
+    return is_gguf or not (use_env and "OPENAI_API_KEY" in os.environ)
 
 
 def make_chat_model(
@@ -85,14 +102,12 @@ def make_chat_model(
         parallel = os.environ.get("ARK_LOCAL_PARALLEL", "0") not in ("", "0")
     if use_env:
         base_url = base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-    has_key = use_env and "OPENAI_API_KEY" in os.environ
     is_gguf = model is not None and (
         model.endswith(".gguf")
         or model in ("0.5b", "1.5b")  # the packaged local models
         or os.path.isfile(model)
     )
-    remote = base_url is not None or (model is not None and not is_gguf and has_key)
-    if remote:
+    if not uses_local_model(model, base_url, use_env=use_env):
         from ark.llm._openai import OpenAIChatModel
 
         if model is None:

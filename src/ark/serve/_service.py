@@ -62,6 +62,11 @@ class IndexService:
                 index = open_index(path)
             except ArkError:
                 return  # mid-commit or damaged: keep serving the old snapshot
+            except Exception:
+                # The old snapshot still answers; the next call tries again. (Seen:
+                # CPython 3.11's "AST constructor recursion depth mismatch" from
+                # np.load's header parse while another thread wrote the index.)
+                return
             self._current = (index, GraphTools(index))  # one assignment: a consistent pair
             self._stamp = stamp
             self.reloads += 1

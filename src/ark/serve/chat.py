@@ -58,17 +58,22 @@ class ChatSession:
         index: Index,
         llm: ChatModel,
         *,
+        strategy: str = "ark",
         agents: int = 1,
         max_steps: int = 20,
         temperature: float = 0.7,
+        answer: bool = False,
         console: Console | None = None,
     ) -> None:
         self.index = index
+        #: Whether each question is answered in words after the ranking (``--answer``).
+        self.answer = answer
         self.console = console or Console(highlight=False)
         self.n_agents = agents
         self.retriever = Retriever(
             index,
             llm,
+            strategy=strategy,
             n_agents=agents,
             max_steps=max_steps,
             temperature=temperature,
@@ -83,10 +88,36 @@ class ChatSession:
     # -- asking ----------------------------------------------------------------------------
 
     async def ask(self, question: str) -> RetrievalResult:
-        result = await self.retriever.aretrieve(question, query_id=f"chat-{len(self.results) + 1}")
+        query_id = f"chat-{len(self.results) + 1}"
+        if self.answer:
+            result = await self.retriever.aanswer(question, query_id)
+        else:
+            result = await self.retriever.aretrieve(question, query_id=query_id)
         self.results.append(result)
         self._show_ranking(result)
+        if result.answer is not None:
+            self._show_answer(result)
         return result
+
+    def _show_answer(self, result: RetrievalResult) -> None:
+        """The answer in words and each citation, checked against the text of the
+        nodes shown (:func:`ark.answer.check_citations`)."""
+        a = result.answer
+        assert a is not None
+        g = self.index.graph
+        if a.answerable:
+            self.console.print(f"[bold]Answer:[/] {escape(a.text)}", soft_wrap=True)
+        else:
+            said = f" (the model: {escape(a.text)})" if a.text else ""
+            reason = escape(a.reason or "")
+            self.console.print(f"[yellow]No answer:[/] {reason}{said}", soft_wrap=True)
+        for c in a.citations:
+            self.console.print(f"  cites {escape(f'[{c}]')} {escape(g.name(c))} ({g.type_name(c)})")
+        if a.recited_from:
+            cited = escape(", ".join(f"[{c}]" for c in a.recited_from))
+            self.console.print(
+                f"  (the model cited {cited}, which do not hold what it says; the nodes above do)"
+            )
 
     def _show_event(self, event: AgentEvent) -> None:
         tag = f"agent {event.agent + 1} " if self.n_agents > 1 else ""

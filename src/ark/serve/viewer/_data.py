@@ -172,6 +172,10 @@ def _assemble(
         compact = [_trajectory(t) for t in trajectories]
         evidence = _evidence(trajectories, ranking)
         touched = set(ranking) | set(gold)
+        answer = _answer(r.get("answer"))
+        if answer is not None:
+            touched.update(answer["citations"])
+            touched.update(answer["recited_from"])
         for t in compact:
             touched.update(t["answer"])
             for step in t["steps"]:
@@ -195,10 +199,32 @@ def _assemble(
                 "tokens": [r.get("prompt_tokens", 0), r.get("completion_tokens", 0)],
                 "trajectories": compact,
                 "evidence": evidence,
+                "answer": answer,
                 "names": _names(index, touched, remap),
             }
         )
     return rows, details
+
+
+def _answer(raw: Any) -> dict[str, Any] | None:
+    """A result's answer in words, as the page shows it: the text, or why there is
+    none, and its citations checked against the text (the model's own, where they
+    were replaced). None for a run that did not answer."""
+    if not isinstance(raw, dict):
+        return None
+
+    def nodes(key: str) -> list[int]:
+        found = (as_int(n) for n in raw.get(key) or [])
+        return [n for n in found if n is not None]
+
+    return {
+        "text": str(raw.get("text") or "")[:MAX_OBSERVATION],
+        "answerable": bool(raw.get("answerable")),
+        "status": str(raw.get("status") or ""),
+        "reason": str(raw.get("reason") or ""),
+        "citations": nodes("citations"),
+        "recited_from": nodes("recited_from"),
+    }
 
 
 def _trajectory(t: Trajectory) -> dict[str, Any]:
