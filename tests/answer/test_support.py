@@ -38,6 +38,7 @@ def test_an_answer_no_shown_node_holds_says_it_is_not_the_evidences():
     got = check_citations(a, QUESTION, document_graph(), TOK)
     assert not got.answerable and got.status == "unsupported"
     assert "anna" in got.reason and "berg" in got.reason and got.text == "Anna Berg"
+    assert got.citations == [] and got.recited_from == [P_PORT]  # nothing shown says it
 
 
 def test_an_answer_that_repeats_the_question_has_no_claim_to_check():

@@ -13,7 +13,8 @@ the question's terms (a yes, a restated name) has no claim to check.
 where they do not, the nodes the answer step was shown that hold the missing terms
 are cited instead (a model often cites the wrong one of the passages it read); where
 no node shown holds them, the answer did not come from the evidence and says so
-(``status="unsupported"``), keeping the model's words. On recorded MuSiQue answers of
+(``status="unsupported"``), keeping the model's words and, in ``recited_from``, its
+citations, and citing nothing. On recorded MuSiQue answers of
 four methods (``benchmarks/probe_citations.py``) that last case held 1 answer that
 scored against 10 that did not.
 """
@@ -87,6 +88,8 @@ def check_citations(answer: Answer, question: str, graph: Any, tokenizer: Tokeni
         words = ", ".join(sorted(missing))
         return replace(
             answer,
+            citations=[],
+            recited_from=list(answer.citations),
             answerable=False,
             status="unsupported",
             reason=f"no node shown holds what the answer says ({words}): it is not the evidence's",

@@ -136,7 +136,8 @@ class Answer:
     #: The citations checked against the shown nodes' text (:mod:`._support`):
     #: ``held`` (they hold the answer's claim), ``recited`` (other shown nodes hold it
     #: and are cited instead; ``recited_from``: the model's own citations),
-    #: ``unsupported`` (no node shown holds it), "" (nothing to check).
+    #: ``unsupported`` (no node shown holds it: nothing is cited, the model's
+    #: citations are in ``recited_from``), "" (nothing to check).
     citation_check: str = ""
     recited_from: list[int] = field(default_factory=list)
 

@@ -256,7 +256,8 @@ def _print_answer(result: RetrievalResult, index: Index, why: bool) -> None:
     if a.recited_from:
         cited = ", ".join(f"[{c}]" for c in a.recited_from)
         console.print(
-            f"  (the model cited {cited}, which do not hold what it says; the nodes above do)",
+            f"  (the model cited {cited}, which do not hold what it says"
+            + ("; the nodes above do)" if a.citations else ")"),
             markup=False,
         )
     if a.dropped_citations:

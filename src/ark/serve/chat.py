@@ -115,9 +115,9 @@ class ChatSession:
             self.console.print(f"  cites {escape(f'[{c}]')} {escape(g.name(c))} ({g.type_name(c)})")
         if a.recited_from:
             cited = escape(", ".join(f"[{c}]" for c in a.recited_from))
-            self.console.print(
-                f"  (the model cited {cited}, which do not hold what it says; the nodes above do)"
-            )
+            above = "; the nodes above do" if a.citations else ""
+            said = f"  (the model cited {cited}, which do not hold what it says{above})"
+            self.console.print(said)
 
     def _show_event(self, event: AgentEvent) -> None:
         tag = f"agent {event.agent + 1} " if self.n_agents > 1 else ""
