@@ -9,7 +9,8 @@ stop words and stemmer): :func:`ark.answer.unsupported_terms`. Counted per run: 
 answers whose cited nodes' texts hold every claim term (supported), and those with a
 claim term no cited text holds; each split by whether the answer scored (F1 > 0
 against the gold answers). A check worth having flags few answers that scored and
-many that did not.
+many that did not. The last column: F1 over all the run's questions as recorded, and
+with the unsupported answers counted as no answer (a re-cited answer keeps its text).
 """
 
 from __future__ import annotations
@@ -33,15 +34,20 @@ def main(argv: list[str] | None = None) -> None:
 
     print(
         "| run | answered | cited hold the claim: F1 > 0 / = 0 | other shown nodes hold it "
-        "(re-cited): F1 > 0 / = 0 | no shown node holds it: F1 > 0 / = 0 |"
+        "(re-cited): F1 > 0 / = 0 | no shown node holds it: F1 > 0 / = 0 | F1 before → after |"
     )
-    print("|---|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|")
     for run in args.runs:
         counts = {(s, w): 0 for s in ("cited", "shown", "none") for w in (True, False)}
         shown = 0
         answered = 0
+        questions = 0
+        f1_before = f1_lost = 0.0
         for line in run.read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
+            questions += 1
+            f1 = float((r.get("metrics") or {}).get("f1", 0.0))
+            f1_before += f1
             a = r.get("answer") or {}
             if not a.get("answerable"):
                 continue
@@ -54,6 +60,8 @@ def main(argv: list[str] | None = None) -> None:
             scored = (r.get("metrics") or {}).get("f1", 0.0) > 0
             kind = "cited" if not missing else "shown" if not anywhere else "none"
             counts[(kind, scored)] += 1
+            if kind == "none":  # said unsupported: no answer, F1 0
+                f1_lost += f1
             if missing and shown < args.show:
                 shown += 1
                 print(f"  {r['query_id']}: {a['text']!r} cites {a.get('citations')}; "
@@ -62,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         cells = " | ".join(
             f"{counts[(k, True)]} / {counts[(k, False)]}" for k in ("cited", "shown", "none")
         )
-        print(f"| {name} | {answered} | {cells} |")
+        before, after = 100 * f1_before / questions, 100 * (f1_before - f1_lost) / questions
+        print(f"| {name} | {answered} | {cells} | {before:.1f} → {after:.1f} |")
 
 
 def _shown(result: dict) -> list[int]:
