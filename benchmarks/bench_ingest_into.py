@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.eval import Evaluation
-from ark.index import open_index
-from ark.index._compact import live_edges
+from ark.index import live_edges, open_index
 from ark.ingest import ingest
 
 ROWS = {"bm25": {"method": "bm25"}, "bm25-linked": {"method": "bm25", "linked_passages": 3}}

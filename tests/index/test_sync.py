@@ -23,8 +23,14 @@ from _updates_model import (
     text,
     write_model,
 )
-from ark.index import build_index, open_index, sync_index, update_index, verify_index
-from ark.index._compact import live_edges
+from ark.index import (
+    build_index,
+    live_edges,
+    open_index,
+    sync_index,
+    update_index,
+    verify_index,
+)
 from ark.index._sync import plan_difference
 from ark.tools import GraphTools
 

@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 from _doubles import ScriptedChatModel, json_reply
 from ark.cli import app
 from ark.errors import ArkError
-from ark.index import build_index, open_index
-from ark.index._compact import live_edges
+from ark.index import build_index, live_edges, open_index
 from ark.ingest import ingest
 from ark.llm import Message
 from ark.tools import GraphTools

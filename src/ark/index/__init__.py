@@ -1,7 +1,7 @@
 """The persisted index: graph arrays plus a BM25 index over node text."""
 
 from ark.index._bm25 import BM25Index, BM25Params, build_bm25, score_nodes
-from ark.index._compact import compact_index, read_remap
+from ark.index._compact import compact_index, live_edges, read_remap
 from ark.index._dense import (
     DEFAULT_DENSE_MODEL,
     DenseEncoder,
@@ -40,6 +40,7 @@ __all__ = [
     "build_index",
     "compact_index",
     "is_ark_index_dir",
+    "live_edges",
     "open_dense",
     "open_index",
     "read_remap",
