@@ -308,10 +308,7 @@ async def write_answer_in_steps(
 READERS = {"one": write_answer, "steps": write_answer_in_steps}
 
 #: The answer step ``Retriever.answer``, ``ark ask --answer`` and ``ark eval --answer``
-#: use unless told: in steps. Measured with the local 1.5B on MuSiQue's 50 dev
-#: questions (``benchmarks/RESULTS.md``, session 55): over ``ark-guided``'s retrieval,
-#: F1 21.0 in steps against 14.7 in one call (+6.3); over BM25's top 5, 14.4 against
-#: 13.6; a question of one fact falls back to the one call (one short call more).
+#: use unless told: in steps (why: docs/decisions/answer-and-tools.md).
 DEFAULT_READER = "steps"
 
 

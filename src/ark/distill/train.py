@@ -6,12 +6,10 @@ atomically and resume mid-epoch across sessions; the loss is the same next-token
 cross-entropy over the masked labels. The base is the GGUF the local backend runs
 (transformers dequantizes it; needs ``gguf``) or a Hugging Face directory.
 
-CPU defaults (measured on this project's 2-core machine, see "Measured training cost
-on this machine" in ``benchmarks/RESULTS.md``): the 0.5B student, LoRA r=8 on the attention and MLP
-projections of the upper half of the layers only (so the backward pass stops
-halfway), gradient checkpointing, bf16 where the CPU has bf16 instructions (1.6x fp32 here),
-and a token budget that fits a
-background run of about two hours.
+CPU defaults (why, measured: docs/decisions/training-defaults.md): the 0.5B student,
+LoRA r=8 on the attention and MLP projections of the upper half of the layers only
+(so the backward pass stops halfway), gradient checkpointing, bf16 where the CPU has
+bf16 instructions, and a token budget that fits a background run of about two hours.
 """
 
 from __future__ import annotations
@@ -50,9 +48,8 @@ class TrainConfig:
     warmup_steps: int = 5
     grad_accum: int = 4
     epochs: float = 1.0
-    #: Stop after this many tokens (forward tokens, prompt included). The default is
-    #: ~2 h of the 0.5B student on 2 free cores of this project's machine (two full
-    #: runs measured 99 and 111 tokens/s in bf16): ~370 MetaQA synthetic trajectories.
+    #: Stop after this many tokens (forward tokens, prompt included); the default is
+    #: about two hours of the 0.5B student on 2 cores (docs/decisions/training-defaults.md).
     token_budget: int | None = 750_000
     max_len: int = 4096
     checkpoint_every: int = 10  # optimizer steps
@@ -128,9 +125,8 @@ def lora_model(model: Any, cfg: TrainConfig) -> Any:
             )
         # PEFT and transformers both make the embeddings' output require grad (which
         # reentrant checkpointing needs), so the backward pass ran down through the
-        # untrained lower layers to the embeddings. Non-reentrant checkpointing reaches
-        # the LoRA weights without it: same gradients, 40 % less time per step on a
-        # small Qwen2 with half its layers trained.
+        # untrained lower layers. Non-reentrant checkpointing reaches the LoRA weights
+        # without it: the same gradients, less time (docs/decisions/training-defaults.md).
         model.disable_input_require_grads()
     return model
 

@@ -20,14 +20,8 @@ import numpy as np
 from ark._safe import cut
 
 #: Most relation names (and, separately, node type names) that a schema lists in full
-#: and that the tool specs enumerate. Why 50: each relation costs the prompt about 27
-#: tokens (its listing line, plus its name twice in the ``edge_type`` enum of the tool
-#: specs, once for a name and once for a list), so 50 of them take ~1,350 tokens and the
-#: whole prompt stays near 3,000 tokens of a 16k context, leaving room for a dozen steps
-#: of observations; the enum is what keeps a small model's relation names valid under
-#: grammar-constrained decoding, and every curated graph ARK is measured on (MetaQA 9,
-#: WC2014 10, STaRK's at most 18) is well under it. A Freebase-style graph of 363
-#: relations, listed whole, took 15,600 of the local model's 16,384 tokens.
+#: and that the tool specs enumerate: the prompt stays small enough to leave a 16k
+#: context room for a dozen steps (why 50: docs/decisions/answer-and-tools.md).
 LISTING_LIMIT = 50
 #: Relations a summarised schema lists (the most frequent), node types likewise.
 LISTED_RELATIONS = 40

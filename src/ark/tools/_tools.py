@@ -140,9 +140,8 @@ class GraphTools:
             hits = self._hits(docs, scores)
             return SearchResult(tool, args, hits, total=len(hits), notes=notes)
         # One more than asked shows whether equal scores straddle the cut; only then
-        # are a few more fetched so the tie can be broken by name below. (Asking for
-        # k + TIE_MARGIN every time lowered the pruning threshold: 1.5x slower on
-        # long queries, measured by benchmarks/bench_tools.py.)
+        # are a few more fetched so the tie can be broken by name below (asking for
+        # more every time is slower: docs/decisions/answer-and-tools.md).
         docs, scores = self.bm25.top_k(terms, k + 1)
         if len(scores) > k and scores[k] == scores[k - 1]:
             docs, scores = self.bm25.top_k(terms, k + TIE_MARGIN)

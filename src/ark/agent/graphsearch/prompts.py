@@ -29,8 +29,7 @@ def _string(max_length: int | None = None) -> dict[str, Any]:
 
 def _node_list(max_items: int) -> dict[str, Any]:
     # Plain integers, checked against the nodes on screen after decoding: an enum of
-    # node indices makes llama.cpp's grammar sampling several times slower (measured:
-    # 143 s for a 10-index list under load, vs seconds for the rest of the reply).
+    # node indices makes grammar sampling slow (docs/decisions/local-model.md).
     return {
         "type": "array",
         "items": {"type": "integer", "minimum": 0},

@@ -2,7 +2,7 @@
 sequences in one llama.cpp context.
 
 Why: ``LocalChatModel`` decodes one sequence, so n agents queue on it and cost n times
-one agent (measured 3.7x for three). Where generating a token is bound by reading the
+one agent (docs/decisions/local-model.md). Where generating a token is bound by reading the
 weights from memory, one ``llama_decode`` over a batch holding the next token of three
 sequences costs little more than over one (on this project's 2-core CPU at one thread
 it is not: see ``batch_sequences``). Each agent also keeps its own KV cache, and the
@@ -166,11 +166,8 @@ class LocalBatchedChatModel(LocalChatModel):
         self.n_ctx = llama_cpp.llama_n_ctx(self._ctx.ctx)
         self.n_batch = n_batch
         #: Most generating sequences per ``llama_decode`` (None: all of them in one).
-        #: Batching pays where one token's decode is bound by memory bandwidth. On this
-        #: project's CPU at one thread it is not (measured, ms per decode of k tokens
-        #: of k sequences): the 1.5B model costs ~42 ms per token for k = 1..8; the
-        #: 0.5B model (Q5_0 weights) 23 ms for k = 1 but 86 / 123 / 108 / 131 ms for
-        #: k = 2 / 3 / 4 / 8, so ``batch_sequences=1`` decodes it faster. Shared
+        #: Batching pays where one token's decode is bound by memory bandwidth, which
+        #: depends on the CPU and the model (docs/decisions/local-model.md). Shared
         #: prefixes and per-sequence caches work either way; the benchmark decides.
         self.batch_sequences = batch_sequences
         self._mem = llama_cpp.llama_get_memory(self._ctx.ctx)

@@ -3,7 +3,7 @@ the fixes a small model needs, and the parsing of Qwen-style tool calls.
 
 The local backend renders its prompts here, and training code imports it to render
 the very same text for supervised fine-tuning — without loading llama.cpp. Fixes
-(measured with the local 1.5B model; see ``_model.py``): the GGUF template
+(why: docs/decisions/local-model.md): the GGUF template
 shows the call format with doubled braces, which small models copy, so they are
 undone; tool-call arguments go to the template as objects (a JSON string would be
 escaped twice); assistant turns that call tools have empty content.

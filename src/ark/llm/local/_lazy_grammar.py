@@ -3,16 +3,16 @@ first, while asking the grammar about few tokens.
 
 ``create_completion`` (``Llama._init_sampler``) runs one chain: the grammar masks the
 151k-token vocabulary, then top-k (40), top-p (0.95), min-p (0.05), the temperature and
-the draw. Masking every candidate costs ~13 ms a token on this project's CPU, about a
-third of decoding a token of the 1.5B model.
+the draw. Masking every candidate costs a large share of decoding a token
+(docs/decisions/local-model.md).
 
 The first speed-up (llama.cpp's server order: sample without the grammar, mask the
 whole vocabulary only when the grammar refuses the sampled token) is exact greedily but
 not when sampling: top-k and top-p then truncate the *unconstrained* distribution, so a
 token the grammar allows keeps only the share it had among all tokens, plus a share of
 the rejections. Where the model would rather write prose than a call, that shifts the
-choice of tool and arguments (issue 39 measured 7 of 25 held-out questions against 14 of
-25). This sampler is the chain's own arithmetic on a short candidate list instead:
+choice of tool and arguments (issue 39; docs/decisions/local-model.md). This sampler
+is the chain's own arithmetic on a short candidate list instead:
 
 - min-p keeps only tokens whose logit is within ``ln(1/min_p)`` (3.0) of the best token
   the grammar allows, whatever the others, and top-k keeps at most ``k`` tokens;

