@@ -22,12 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from ark.answer._write import Answer
-
-__all__ = ["Tokenizes", "check_citations", "unsupported_terms"]
+__all__ = ["Cited", "Tokenizes", "check_citations", "unsupported_terms"]
 
 
 class Tokenizes(Protocol):
@@ -55,7 +52,20 @@ def claim_terms(answer: str, question: str, tokenizer: Tokenizes) -> set[str]:
     return set(tokenizer.tokens(answer)) - set(tokenizer.tokens(question))
 
 
-def check_citations(answer: Answer, question: str, graph: Any, tokenizer: Tokenizes) -> Answer:
+class Cited(Protocol):
+    """What the check reads of an answer (:class:`ark.answer.Answer` has it); it
+    returns a copy with the fields :func:`check_citations` sets replaced."""
+
+    text: str
+    citations: list[int]
+    answerable: bool
+    nodes: list[int]
+
+
+_A = TypeVar("_A", bound=Cited)
+
+
+def check_citations(answer: _A, question: str, graph: Any, tokenizer: Tokenizes) -> _A:
     """``answer`` with its citations checked against the text of the nodes it was
     shown (see the module's docstring); an answer that was not given is returned as
     it is."""

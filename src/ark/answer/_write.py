@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from ark._coerce import as_int
 from ark._safe import cut as cut_text
+from ark.answer._support import check_citations
 from ark.errors import ArkError
 from ark.graph import Graph
 from ark.index import Index
@@ -265,7 +266,6 @@ def _known_nodes(graph: Graph, nodes: Sequence[int]) -> list[int]:
 def checked(answer: Answer, question: str, index_or_graph: Index | Graph) -> Answer:
     """``answer`` with its citations checked against the shown nodes' text, by the
     index's tokenizer (a bare graph: the default one)."""
-    from ark.answer._support import check_citations
     from ark.index import Tokenizer, TokenizerConfig
 
     bm25 = getattr(index_or_graph, "bm25", None)

@@ -38,11 +38,9 @@ from ark.graph._loaders import (
     SourceFormat,
     detect_format,
     load_graph,
-    properties_to_text,
     read_source_meta,
     register_known_schema,
     register_source_meta,
-    text_lines,
 )
 from ark.graph._schema import (
     LISTED_RELATIONS,
@@ -52,6 +50,7 @@ from ark.graph._schema import (
     Schema,
 )
 from ark.graph._stores import load_hipporag, load_passages
+from ark.graph._tables import properties_to_text, text_lines
 
 __all__ = [
     "DIRECTION_NAMES",

@@ -16,7 +16,7 @@ Two input formats of ``ark index build``, ``ark index add`` and ``ark index sync
   node's name is its ``name`` property (the layout's ``name`` column), or its primary
   key where the table has none; its other properties are its text.
 
-Both build through :func:`ark.graph._loaders.tables_to_graph`, the code the table
+Both build through :func:`ark.graph._tables.tables_to_graph`, the code the table
 files take, so the same rows give the same graph; a bad row is a
 :class:`~ark.errors.GraphFormatError` naming the table and the row by its key.
 """
@@ -33,7 +33,7 @@ import pyarrow as pa
 from ark.errors import ArkError, GraphFormatError
 from ark.graph._graph import Graph
 from ark.graph._layout import TableLayout
-from ark.graph._loaders import Rows, tables_to_graph
+from ark.graph._tables import Rows, tables_to_graph
 
 #: Rows fetched from the server at a time (a named cursor streams the rest).
 _BATCH = 10_000

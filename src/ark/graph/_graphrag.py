@@ -36,8 +36,8 @@ from typing import Any
 from ark.errors import GraphFormatError
 from ark.graph._documents import entity_key, passage_name, relation_key
 from ark.graph._graph import Graph
-from ark.graph._loaders import _read_table as read_table
 from ark.graph._stores import _Builder as Builder
+from ark.graph._tables import read_table
 
 #: Each table under the names GraphRAG's releases give it: 1.x and later, then 0.x.
 TABLES = {

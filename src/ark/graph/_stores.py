@@ -44,7 +44,7 @@ from ark.graph._documents import (
     relation_key,
 )
 from ark.graph._graph import Graph
-from ark.graph._loaders import text_lines
+from ark.graph._tables import text_lines
 
 #: Keys of an OpenIE document that say "this is an extraction", for telling files apart.
 _EXTRACTION_KEYS = ("extracted_triples", "extracted_entities")
