@@ -343,3 +343,17 @@ def test_questions_with_answers_alone_are_scored_by_their_answers(doc_index, tmp
 
     _, rows, _ = load_source(out, doc_index.path)
     assert [r["m"] for r in rows] == [{"em": 1.0, "f1": 1.0}, {"em": 0.0, "f1": 0.0}]
+
+
+def test_a_run_records_how_the_citations_were_checked():
+    """The viewer shows a replaced citation from the run's record: it must keep it."""
+    from ark.answer import Answer
+    from ark.eval._answer_record import answer_record
+
+    recited = Answer(
+        "Tomas Reed", [2], True, "answered", citation_check="recited", recited_from=[0]
+    )
+    record = answer_record(recited)
+    assert record["citation_check"] == "recited" and record["recited_from"] == [0]
+    plain = answer_record(Answer("x", [], False, "not_answerable"))
+    assert "citation_check" not in plain and "recited_from" not in plain

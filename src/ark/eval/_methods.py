@@ -19,6 +19,7 @@ import numpy as np
 
 from ark.agent import RetrievalResult, Retriever, linked_passages, question_relevance
 from ark.answer import DEFAULT_READER
+from ark.eval._answer_record import answer_record, no_answer
 from ark.graph import PASSAGE_TYPE, passage_ids
 from ark.index import BM25Index, DenseEncoder, DenseIndex, Index, build_bm25
 from ark.trajectory import Trajectory
@@ -165,8 +166,6 @@ class RetrieverMethod:
             passages=evidence_passages(result, self.retriever.index),
         )
         if self.answer:
-            from ark.eval._answering import answer_record, no_answer
-
             if result.answer is None:
                 out.answer = no_answer(f"retrieval failed: {out.error}")
             else:

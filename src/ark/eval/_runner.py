@@ -19,7 +19,7 @@ import numpy as np
 from ark._safe import clean_text
 from ark.cost import PriceTable, query_cost
 from ark.datasets import Query
-from ark.eval._answering import scored_text
+from ark.eval._answer_record import scored_text
 from ark.eval._methods import Method, MethodOutput
 from ark.eval._runstore import RunStore
 from ark.eval._summary import summarize_run, summary_markdown

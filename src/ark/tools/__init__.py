@@ -19,13 +19,14 @@ from ark.tools._results import (
 from ark.tools._tool_specs import (
     ANSWER_TOOL_SPECS,
     MAX_ADD,
+    MAX_CENTERS,
     TOOL_SPECS,
     ToolConfig,
     allowed_arguments,
     argument_defaults,
     tool_specs,
 )
-from ark.tools._tools import GLOBAL_K, MAX_CENTERS, MAX_K, MAX_QUERY_CHARS, NEIGHBOR_K, GraphTools
+from ark.tools._tools import GLOBAL_K, MAX_K, MAX_QUERY_CHARS, NEIGHBOR_K, GraphTools
 
 __all__ = [
     "ANSWER_TOOL_SPECS",

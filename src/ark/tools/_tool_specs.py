@@ -14,6 +14,10 @@ from typing import Any
 
 from ark.graph import Schema
 
+#: Most centers one hop over a set explores: the spec bounds the list (so decoding
+#: cannot loop) and the tool refuses more.
+MAX_CENTERS = 50
+
 _NAME_OR_LIST = {
     "anyOf": [
         {"type": "string"},
@@ -211,8 +215,6 @@ def tool_specs(
                 props.pop("node_type")
                 props.pop("edge_type")
         if name == "search_in_neighborhood" and config.multi_neighborhood:
-            from ark.tools._tools import MAX_CENTERS
-
             node = spec["parameters"]["properties"]["node_index"]
             single = {"type": "integer", "minimum": 0}
             node.pop("type")

@@ -36,7 +36,7 @@ from ark.tools._results import (
     ToolResult,
     make_hit,
 )
-from ark.tools._tool_specs import tool_parameters
+from ark.tools._tool_specs import MAX_CENTERS, tool_parameters
 
 MAX_K = 100
 GLOBAL_K = 5
@@ -46,9 +46,6 @@ TIE_MARGIN = 10
 #: Longest query searched: a longer one is cut here, and the observation says so
 #: (a megabyte of query text took seconds to score and is never a real question).
 MAX_QUERY_CHARS = 2000
-#: Most centers one hop over a set explores (the schema bounds the list, so decoding
-#: cannot loop).
-MAX_CENTERS = 50
 
 
 def _query_note(query: str) -> tuple[str, ...]:
