@@ -60,6 +60,21 @@ def test_sync_applies_what_changed_in_the_source_then_nothing(tmp_path):
     assert json.loads(run("info", idx, "--json"))["counts"]["nodes"] == 4
 
 
+def test_an_add_that_brings_nothing_new_commits_nothing_and_says_so(tmp_path):
+    """Tables naming a node the index has, and no edge, link to it and add nothing."""
+    (tmp_path / "kb.txt").write_text(KB)
+    idx = tmp_path / "idx"
+    run("index", "build", tmp_path / "kb.txt", "-o", idx, "--json")
+    same = tmp_path / "same"
+    same.mkdir()
+    (same / "nodes.csv").write_text("id,name,type\n0,Cast Away,movie\n")
+    (same / "edges.csv").write_text("from,to,type\n")
+    out = " ".join(run("index", "add", idx, same).split())
+    assert "nothing to change" in out and "Segment None" not in out
+    report = json.loads(run("index", "add", idx, same, "--json"))
+    assert report["unchanged"] and report["generation"] == 0
+
+
 def test_database_options_are_checked_before_anything_is_read(tmp_path):
     out = run("index", "build", "postgresql:///kb", "-o", tmp_path / "i", "--column", "x=y", code=1)
     assert "KEY one of" in out

@@ -102,12 +102,6 @@ def index_sync(
         )
     except ArkError as exc:
         fail(str(exc), as_json=as_json, code=type(exc).__name__)
-    if not as_json and report.get("unchanged"):
-        console.print(
-            f"[bold]{esc(str(index_dir))}[/] is in step with {esc(str(report['source']))}: "
-            f"nothing to change ({report['seconds']:.2f} s)"
-        )
-        return
     _show_update(report, as_json)
     if not as_json and report.get("changed_nodes"):
         console.print(
@@ -172,6 +166,13 @@ def _check_format(fmt: str, as_json: bool) -> None:
 def _show_update(report: dict[str, object], as_json: bool) -> None:
     if as_json:
         print_json(report)
+        return
+    if report.get("unchanged"):  # nothing new: no segment was committed
+        source = f" is in step with {esc(str(report['source']))}" if "source" in report else ""
+        console.print(
+            f"[bold]{esc(str(report['index']))}[/]{source}: nothing to change "
+            f"({report['seconds']:.2f} s)"
+        )
         return
     counts = report["counts"]
     assert isinstance(counts, dict)

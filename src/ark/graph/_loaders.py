@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -36,17 +36,7 @@ SourceFormat = Literal[
     "ladybug",
 ]
 #: The formats ``fmt`` may name (besides ``auto``), for messages and the CLI.
-SOURCE_FORMATS = (
-    "parquet",
-    "csv",
-    "triples",
-    "hipporag",
-    "passages",
-    "graphrag",
-    "lightrag",
-    "postgres",
-    "ladybug",
-)
+SOURCE_FORMATS: tuple[str, ...] = get_args(SourceFormat)[1:]
 #: The formats whose nodes are rows that state each node's type and text (an update
 #: from them names existing nodes with their text, not as bare references).
 TABLE_FORMATS = ("parquet", "csv", "postgres", "ladybug")

@@ -51,7 +51,6 @@ from ark.graph import (
     descriptor_text,
     detect_format,
     is_described_schema_file,
-    is_postgres_source,
     load_graph,
     merge_described,
     postgres_where,
@@ -453,7 +452,8 @@ def _source_info(
 ) -> dict[str, Any]:
     """What the index was built from: the files' path, size and digest; for a database,
     where it is (never a secret), its tables, and a digest of the graph read."""
-    if is_postgres_source(source) or fmt == "postgres":
+    kind = detect_format(source) if fmt == "auto" else fmt
+    if kind == "postgres":
         return {
             "path": postgres_where(str(source)),
             "format": "postgres",
@@ -461,7 +461,7 @@ def _source_info(
             "sha256": _graph_digest(graph),
         }
     source = Path(source)
-    if detect_format(source) == "ladybug" if fmt == "auto" else fmt == "ladybug":
+    if kind == "ladybug":
         return {
             "path": str(source.resolve()),
             "format": "ladybug",

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ark.graph import OUT, Graph, SourceFormat, TableLayout, load_graph
+from ark.graph import Graph, SourceFormat, TableLayout, load_graph
 from ark.index._compact import live_edges
 from ark.index._plan import Plan
 from ark.index._update import update_index
@@ -92,26 +92,21 @@ def plan_difference(plan: Plan, source: Graph) -> dict[str, int]:
         added_names.append(name)
     plan.type_names = list(type_ids)
     gone = sorted(v for ids in waiting.values() for v in ids)
-    gone_set = set(gone)
     for v in gone:
         plan.removed_nodes.append(v)
         plan._remove_entries(v, None, None)
     changed = len(set(added_names) & set(g.names.take(gone)))
     # -- edges ------------------------------------------------------------------------
     center, rel, other = live_edges(g)
-    keep = ~np.isin(center, gone) & ~np.isin(other, gone) if gone_set else slice(None)
+    keep = ~(np.isin(center, gone) | np.isin(other, gone))
     have = Counter(
         zip(center[keep].tolist(), rel[keep].tolist(), other[keep].tolist(), strict=True)
     )
     rel_ids = {r: i for i, r in enumerate(plan.rel_names)}
     rel_map = [rel_ids.setdefault(r, len(rel_ids)) for r in source.relation_names]
     plan.rel_names = list(rel_ids)
-    ptr = np.asarray(source.indptr)
-    code = np.asarray(source.adj_code, dtype=np.int64)
-    out = (code & 1) == OUT
-    s = at[np.repeat(np.arange(source.n_nodes), np.diff(ptr))[out]]
-    d = at[np.asarray(source.adj_node, dtype=np.int64)[out]]
-    r = np.asarray(rel_map, np.int64)[code[out] >> 1] if len(rel_map) else code[out] >> 1
+    src, src_rel, dst = live_edges(source)  # in the source's own indices and codes
+    s, d, r = at[src], at[dst], np.asarray(rel_map, np.int64)[src_rel]
     want = Counter(zip(s.tolist(), r.tolist(), d.tolist(), strict=True))
     new_edges: list[tuple[int, int, int]] = []
     for edge, n in have.items():

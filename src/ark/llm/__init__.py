@@ -59,20 +59,29 @@ __all__ = [
 ]
 
 
+def _endpoint(base_url: str | None, use_env: bool) -> str | None:
+    """The endpoint given, else the one the environment configures (``use_env``)."""
+    if use_env:
+        return base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+    return base_url
+
+
+def _is_model_file(model: str) -> bool:
+    """Whether ``model`` names a local GGUF (a path, or a packaged model's name)."""
+    return model.endswith(".gguf") or model in ("0.5b", "1.5b") or os.path.isfile(model)
+
+
 def uses_local_model(
     model: str | None = None, base_url: str | None = None, *, use_env: bool = True
 ) -> bool:
     """Whether :func:`make_chat_model` with these arguments gives the local model (no
     endpoint given or configured, and no served model named): the commands a newcomer
     types first choose their defaults by it."""
-    if use_env:
-        base_url = base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-    if base_url is not None:
+    if _endpoint(base_url, use_env) is not None:
         return False
     if model is None:
         return True
-    is_gguf = model.endswith(".gguf") or model in ("0.5b", "1.5b") or os.path.isfile(model)
-    return is_gguf or not (use_env and "OPENAI_API_KEY" in os.environ)
+    return _is_model_file(model) or not (use_env and "OPENAI_API_KEY" in os.environ)
 
 
 def make_chat_model(
@@ -100,13 +109,7 @@ def make_chat_model(
     kv_cache = kwargs.pop("kv_cache", None)  # local only: the system prompt's state on disk
     if parallel is None:
         parallel = os.environ.get("ARK_LOCAL_PARALLEL", "0") not in ("", "0")
-    if use_env:
-        base_url = base_url or os.environ.get("ARK_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-    is_gguf = model is not None and (
-        model.endswith(".gguf")
-        or model in ("0.5b", "1.5b")  # the packaged local models
-        or os.path.isfile(model)
-    )
+    base_url = _endpoint(base_url, use_env)
     if not uses_local_model(model, base_url, use_env=use_env):
         from ark.llm._openai import OpenAIChatModel
 
@@ -119,7 +122,7 @@ def make_chat_model(
         if max_retries is not None:
             kwargs["max_retries"] = max_retries
         return OpenAIChatModel(model=model, base_url=base_url, **kwargs)
-    if model is not None and not is_gguf:
+    if model is not None and not _is_model_file(model):
         raise LLMError(
             f"--model {model!r} is not a .gguf file, and no OpenAI-compatible endpoint is "
             "configured: set OPENAI_API_KEY (OpenAI) or pass --base-url URL (any "
