@@ -84,3 +84,22 @@ def postgres_server() -> Iterator[str]:
 def database(uri: str, name: str) -> str:
     """The connection URI of database ``name`` on the server of ``uri``."""
     return uri.replace("postgresql:///postgres?", f"postgresql:///{name}?", 1)
+
+
+def fresh_database(uri: str, name: str, *, properties: str = "json") -> str:
+    """Database ``name`` made anew on the server of ``uri``, holding an empty ``nodes``
+    table (``id, name, type, properties`` of type ``properties``) and ``edges`` table
+    (``from, to, type``), as the table files lay them out; its connection URI."""
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    target = database(uri, name)
+    with psycopg.connect(target, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE nodes (id int PRIMARY KEY, name text, type text, "
+            f"properties {properties})"
+        )
+        conn.execute('CREATE TABLE edges ("from" int, "to" int, type text)')
+    return target

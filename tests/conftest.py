@@ -34,3 +34,13 @@ def metaqa_index(metaqa_kb: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 def metaqa_triples(metaqa_kb: Path) -> list[tuple[str, str, str]]:
     with metaqa_kb.open(encoding="utf-8") as f:
         return [tuple(line.rstrip("\n").split("|")) for line in f if line.strip()]  # type: ignore[misc]
+
+
+@pytest.fixture(scope="session")
+def pg():
+    """A real PostgreSQL server for the session (``_postgres.py``): its URI."""
+    pytest.importorskip("psycopg")
+    from _postgres import postgres_server
+
+    with postgres_server() as uri:
+        yield uri

@@ -73,17 +73,25 @@ def test_build_reports_bad_input_with_file_and_line(tmp_path):
     assert "kb.txt:2" in json.loads(result.output)["error"]["message"]
 
 
-def test_ask_against_an_openai_compatible_server(metaqa_index, tmp_path, monkeypatch):
-    pytest.importorskip("openai", reason="the [openai] extra is not installed")
-    from fake_openai import FakeOpenAIServer, chat_reply, function_call
+def zemeckis_replies(index):  # type: ignore[no-untyped-def]
+    """A served model's replies that find Robert Zemeckis, add him and finish; his
+    node index."""
+    from fake_openai import chat_reply, function_call
 
-    zemeckis = metaqa_index.graph.names.to_pylist().index("Robert Zemeckis")
+    zemeckis = index.graph.names.to_pylist().index("Robert Zemeckis")
     calls = [
         ("search_in_graph", '{"query": "Robert Zemeckis"}'),
         ("add_to_answer", f'{{"node_indices": [{zemeckis}]}}'),
         ("finish", "{}"),
     ]
-    replies = [(200, chat_reply(tool_calls=[function_call(n, a)])) for n, a in calls]
+    return zemeckis, [(200, chat_reply(tool_calls=[function_call(n, a)])) for n, a in calls]
+
+
+def test_ask_against_an_openai_compatible_server(metaqa_index, tmp_path, monkeypatch):
+    pytest.importorskip("openai", reason="the [openai] extra is not installed")
+    from fake_openai import FakeOpenAIServer
+
+    zemeckis, replies = zemeckis_replies(metaqa_index)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeOpenAIServer(replies) as server:
         result = run(
@@ -158,15 +166,9 @@ def test_ask_writes_each_step_as_it_goes_and_keeps_them_when_interrupted(
     whole trajectories are written, kept (and named) when the run is interrupted."""
     pytest.importorskip("openai", reason="the [openai] extra is not installed")
     import ark.agent as agent_api
-    from fake_openai import FakeOpenAIServer, chat_reply, function_call
+    from fake_openai import FakeOpenAIServer
 
-    zemeckis = metaqa_index.graph.names.to_pylist().index("Robert Zemeckis")
-    calls = [
-        ("search_in_graph", '{"query": "Robert Zemeckis"}'),
-        ("add_to_answer", f'{{"node_indices": [{zemeckis}]}}'),
-        ("finish", "{}"),
-    ]
-    replies = [(200, chat_reply(tool_calls=[function_call(n, a)])) for n, a in calls]
+    _, replies = zemeckis_replies(metaqa_index)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     seen: list[list[dict]] = []
     real = agent_api.Retriever.retrieve

@@ -22,9 +22,9 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
     return build_document_index(tmp_path_factory.mktemp("docs") / "idx")
 
 
-def chain(reply: dict[str, object]) -> ScriptedChatModel:
+def chain(reply: dict[str, object], calls: int = 1) -> ScriptedChatModel:
     """One agent follows Lena Marsh -born in-> Port Avel <-mayor of- Tomas Reed and
-    adds Tomas Reed; the next call (the answer step's) gets ``reply``."""
+    adds Tomas Reed; the next ``calls`` calls (the answer step's) get ``reply``."""
     return ScriptedChatModel(
         [
             tool_call("search_in_graph", query="Lena Marsh painter"),
@@ -32,7 +32,7 @@ def chain(reply: dict[str, object]) -> ScriptedChatModel:
             tool_call("search_in_neighborhood", node_index=PORT),
             tool_call("add_to_answer", node_indices=[TOMAS]),
             tool_call("finish"),
-            json_reply(reply),
+            *[json_reply(reply)] * calls,
         ],
         per_call=True,
     )
@@ -133,19 +133,8 @@ def test_chat_answers_in_words_with_checked_citations(docs):
 
     from ark.serve.chat import ChatSession
 
-    said = json_reply({"answerable": True, "answer": "Tomas Reed", "citations": [P_HARBOUR]})
-    model = ScriptedChatModel(
-        [
-            tool_call("search_in_graph", query="Lena Marsh painter"),
-            tool_call("search_in_neighborhood", node_index=LENA),
-            tool_call("search_in_neighborhood", node_index=PORT),
-            tool_call("add_to_answer", node_indices=[TOMAS]),
-            tool_call("finish"),
-            said,  # the answer step's plan call: no plan, so one call reads
-            said,
-        ],
-        per_call=True,
-    )
+    # two answer calls: the plan call gets no plan, so the one call reads
+    model = chain({"answerable": True, "answer": "Tomas Reed", "citations": [P_HARBOUR]}, 2)
     console = Console(record=True, width=200)
     session = ChatSession(docs, model, agents=1, answer=True, console=console)
     result = asyncio.run(session.ask("Who is the mayor?"))

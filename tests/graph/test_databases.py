@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from _postgres import database, postgres_server
+from _postgres import fresh_database
 from _updates_model import rows
 from ark.errors import ArkError, GraphFormatError
 from ark.graph import Graph, TableLayout, load_graph
@@ -35,29 +34,15 @@ EDGES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg() -> Iterator[str]:
-    with postgres_server() as conninfo:
-        yield conninfo
-
-
 def _create(conninfo: str, db: str) -> str:
     """A fresh database holding NODES and EDGES; its connection string."""
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{db}"')
-        conn.execute(f'CREATE DATABASE "{db}"')
-    target = database(conninfo, db)
-    with psycopg.connect(target, autocommit=True) as conn:
-        conn.execute(
-            "CREATE TABLE nodes (id int PRIMARY KEY, name text, type text, properties json)"
+    target = fresh_database(conninfo, db)
+    with psycopg.connect(target, autocommit=True) as conn, conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO nodes VALUES (%s, %s, %s, %s)",
+            [(i, n, t, None if p is None else json.dumps(p)) for i, n, t, p in NODES],
         )
-        conn.execute('CREATE TABLE edges ("from" int, "to" int, type text)')
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO nodes VALUES (%s, %s, %s, %s)",
-                [(i, n, t, None if p is None else json.dumps(p)) for i, n, t, p in NODES],
-            )
-            cur.executemany("INSERT INTO edges VALUES (%s, %s, %s)", EDGES)
+        cur.executemany("INSERT INTO edges VALUES (%s, %s, %s)", EDGES)
     return target
 
 

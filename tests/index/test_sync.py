@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from _helpers import REPO
-from _postgres import database, postgres_server
+from _postgres import fresh_database
 from _updates_model import (
     WORDS,
     Model,
@@ -103,23 +103,10 @@ def test_a_changed_text_replaces_the_node_and_keeps_its_edges(tmp_path):
 # -- from a PostgreSQL database ----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def pg():
-    with postgres_server() as uri:
-        yield uri
-
-
 def _db(pg: str, name: str) -> str:
     psycopg = pytest.importorskip("psycopg")
-    with psycopg.connect(pg, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    uri = database(pg, name)
+    uri = fresh_database(pg, name, properties="jsonb")
     with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute(
-            "CREATE TABLE nodes (id int PRIMARY KEY, name text, type text, properties jsonb)"
-        )
-        conn.execute('CREATE TABLE edges ("from" int, "to" int, type text)')
         for i in range(30):
             conn.execute(
                 "INSERT INTO nodes VALUES (%s, %s, %s, %s)",
