@@ -137,3 +137,14 @@ def test_cli_takes_out_or_into_and_says_what_it_added(tmp_path):
         app, ["ingest", str(docs), "-o", str(tmp_path / "a"), "--into", str(tmp_path / "b")]
     )
     assert result.exit_code == 1 and "--into INDEX" in result.output
+
+
+def test_a_passage_holding_a_line_separator_is_merged_whole(tmp_path):
+    """JSON keeps U+2028 raw inside a string: the merge must split records on newlines
+    alone (``ark._safe.jsonl_lines``), or the record is cut in two and refused."""
+    run(write(tmp_path / "first.jsonl", DOCS[:2]), tmp_path, out=tmp_path / "kb.idx")
+    odd = {"id": "d9", "title": "Odd", "text": "Alan Turing wrote\u2028on two lines."}
+    report = run(write(tmp_path / "odd.jsonl", [odd]), tmp_path, out=None, into=tmp_path / "kb.idx")
+    assert report.update["new_documents"] == 1
+    run(write(tmp_path / "all.jsonl", [*DOCS[:2], odd]), tmp_path, out=tmp_path / "full.idx")
+    assert held(tmp_path / "kb.idx") == held(tmp_path / "full.idx")

@@ -284,25 +284,11 @@ def _merged(existing: Path, new: str) -> tuple[str, dict[str, Any]]:
     """The passages file ``existing`` with the documents of ``new`` (passages JSONL)
     merged in: a document it holds is replaced where it stands, a new one appended.
     Also how many documents were new, changed and unchanged."""
-    fresh: dict[str, list[str]] = {}
-    for line in new.splitlines(keepends=True):
-        fresh.setdefault(str(json.loads(line)["doc"]), []).append(line)
-    old: dict[str, list[str]] = {}
-    order: list[str] = []
-    text = existing.read_text(encoding="utf-8")
-    for lineno, line in jsonl_lines(text):
-        if not line.strip():
-            continue
-        try:
-            doc = str(json.loads(line).get("doc"))
-        except (*JSON_ERRORS, AttributeError) as exc:
-            raise ArkError(f"{existing}:{lineno}: not a passage record ({exc})") from None
-        if doc not in old:
-            order.append(doc)
-        old.setdefault(doc, []).append(line + "\n")
+    fresh = _records_by_document(new, "the new passages")
+    old = _records_by_document(existing.read_text(encoding="utf-8"), str(existing))
     out: list[str] = []
-    for doc in order:
-        out.extend(fresh.get(doc, old[doc]))
+    for doc, lines in old.items():  # in the order of the file
+        out.extend(fresh.get(doc, lines))
     out.extend(line for doc, lines in fresh.items() if doc not in old for line in lines)
     counts = {
         "new_documents": sum(1 for d in fresh if d not in old),
@@ -310,6 +296,22 @@ def _merged(existing: Path, new: str) -> tuple[str, dict[str, Any]]:
         "unchanged_documents": sum(1 for d in fresh if d in old and fresh[d] == old[d]),
     }
     return "".join(out), counts
+
+
+def _records_by_document(text: str, where: str) -> dict[str, list[str]]:
+    """A passages JSONL's lines (each ending in a newline) by their ``doc``, documents
+    in the order they first appear; split as JSON Lines are (``jsonl_lines``: a raw
+    U+2028 inside a record's text is no line break)."""
+    found: dict[str, list[str]] = {}
+    for lineno, line in jsonl_lines(text):
+        if not line.strip():
+            continue
+        try:
+            doc = str(json.loads(line).get("doc"))
+        except (*JSON_ERRORS, AttributeError) as exc:
+            raise ArkError(f"{where}:{lineno}: not a passage record ({exc})") from None
+        found.setdefault(doc, []).append(line + "\n")
+    return found
 
 
 def _extractor(
