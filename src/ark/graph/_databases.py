@@ -77,7 +77,7 @@ def load_postgres(conninfo: str, layout: TableLayout | None = None) -> Graph:
     try:
         conn = psycopg.connect(conninfo, connect_timeout=30)
     except psycopg.OperationalError as exc:
-        raise ArkError(f"cannot connect to {where}: {_pg_message(exc)}") from None
+        raise ArkError(f"cannot connect to {where}: {_message(exc)}") from None
     with conn:
         conn.read_only = True
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
@@ -128,7 +128,7 @@ def _pg_columns(conn: Any, table: str, where: str) -> list[str]:
             cur.execute(sql.SQL("SELECT * FROM {} LIMIT 0").format(_identifier(sql, table)))
             return [d.name for d in cur.description or ()]
     except psycopg.Error as exc:
-        raise GraphFormatError(f"{where} table {table}", _pg_message(exc)) from None
+        raise GraphFormatError(f"{where} table {table}", _message(exc)) from None
 
 
 def _pg_rows(
@@ -152,7 +152,7 @@ def _pg_rows(
                     for col, value in zip(out, row, strict=True):
                         col.append(value)
     except psycopg.Error as exc:
-        raise GraphFormatError(where, _pg_message(exc)) from None
+        raise GraphFormatError(where, _message(exc)) from None
     return out
 
 
@@ -167,7 +167,8 @@ def _require(found: Sequence[str], needed: Sequence[str], where: str) -> None:
         raise GraphFormatError(where, f"missing column(s) {missing}; found {list(found)}")
 
 
-def _pg_message(exc: Exception) -> str:
+def _message(exc: Exception) -> str:
+    """An error's message on one line (a driver's may span several)."""
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
@@ -193,17 +194,22 @@ def load_ladybug(path: str | Path, layout: TableLayout | None = None) -> Graph:
         db = lb.Database(str(file), read_only=True)
         conn = lb.Connection(db)
     except RuntimeError as exc:
-        raise GraphFormatError(file, f"cannot open the database: {_pg_message(exc)}") from None
+        raise GraphFormatError(file, f"cannot open the database: {_message(exc)}") from None
+    try:
+        return _read_ladybug(conn, file, layout)
+    finally:  # the file stays the owner's: let go of it at once
+        conn.close()
+        db.close()
+
+
+def _read_ladybug(conn: Any, file: Path, layout: TableLayout) -> Graph:
+    """:func:`load_ladybug`'s reading, over an open connection."""
 
     def query(cypher: str) -> list[list[Any]]:
         try:
-            result = conn.execute(cypher)
+            return list(conn.execute(cypher).get_all())
         except RuntimeError as exc:
-            raise GraphFormatError(file, f"{_pg_message(exc)} (in {cypher!r})") from None
-        rows = []
-        while result.has_next():
-            rows.append(result.get_next())
-        return rows
+            raise GraphFormatError(file, f"{_message(exc)} (in {cypher!r})") from None
 
     tables = query("CALL show_tables() RETURN id, name, type ORDER BY id")
     node_tables = [str(name) for _, name, kind in tables if kind == "NODE"]
