@@ -9,7 +9,7 @@ back to the one call.
 """
 
 from ark.answer._steps import DEFAULT_READER, READERS, reader_named, write_answer_in_steps
-from ark.answer._support import check_citations, unsupported_terms
+from ark.answer._support import check_citations, recited_note, unsupported_terms
 from ark.answer._write import (
     ANSWER_SCHEMA,
     DEFAULT_MAX_CHARS,
@@ -40,6 +40,7 @@ __all__ = [
     "answer_prompt",
     "check_citations",
     "reader_named",
+    "recited_note",
     "unsupported_terms",
     "write_answer",
     "write_answer_in_steps",

@@ -20,11 +20,11 @@ docs/evidence.md ("Citations are checked against the text").
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["Cited", "Tokenizes", "check_citations", "unsupported_terms"]
+__all__ = ["Cited", "Tokenizes", "check_citations", "recited_note", "unsupported_terms"]
 
 
 class Tokenizes(Protocol):
@@ -110,3 +110,14 @@ def check_citations(answer: _A, question: str, graph: Any, tokenizer: Tokenizes)
         recited_from=list(answer.citations),
         citation_check="recited",
     )
+
+
+def recited_note(recited_from: Sequence[int], cited: Sequence[int]) -> str | None:
+    """The line under an answer's citations that says the model's own were replaced
+    (``recited_from``), or dropped when nothing shown holds the answer (no ``cited``);
+    None when they stood."""
+    if not recited_from:
+        return None
+    nodes = ", ".join(f"[{c}]" for c in recited_from)
+    above = "; the nodes above do" if cited else ""
+    return f"(the model cited {nodes}, which do not hold what it says{above})"

@@ -27,7 +27,7 @@ from ark.agent import (
     strategy_names,
 )
 from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
-from ark.answer import DEFAULT_READER
+from ark.answer import DEFAULT_READER, recited_note
 from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
@@ -253,13 +253,8 @@ def _print_answer(result: RetrievalResult, index: Index, why: bool) -> None:
             for p in paths.get(c, [])[:2]:
                 line = render_path(p, lambda n: clean_text(g.name(n)))
                 console.print(f"    agent {p.agent + 1}: {line}", markup=False, soft_wrap=True)
-    if a.recited_from:
-        cited = ", ".join(f"[{c}]" for c in a.recited_from)
-        console.print(
-            f"  (the model cited {cited}, which do not hold what it says"
-            + ("; the nodes above do)" if a.citations else ")"),
-            markup=False,
-        )
+    if note := recited_note(a.recited_from, a.citations):
+        console.print(f"  {note}", markup=False)
     if a.dropped_citations:
         console.print(f"  ({a.dropped_citations} citation(s) of nodes not shown were dropped)")
     console.print(

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from ark._safe import printable
 from ark.agent import AgentEvent, RetrievalResult, Retriever, paths_to
+from ark.answer import recited_note
 from ark.index import Index
 from ark.llm import ChatModel
 from ark.trajectory import ToolCallRecord, Trajectory, write_trajectories
@@ -113,11 +114,8 @@ class ChatSession:
             self.console.print(f"[yellow]No answer:[/] {reason}{said}", soft_wrap=True)
         for c in a.citations:
             self.console.print(f"  cites {escape(f'[{c}]')} {escape(g.name(c))} ({g.type_name(c)})")
-        if a.recited_from:
-            cited = escape(", ".join(f"[{c}]" for c in a.recited_from))
-            above = "; the nodes above do" if a.citations else ""
-            said = f"  (the model cited {cited}, which do not hold what it says{above})"
-            self.console.print(said)
+        if note := recited_note(a.recited_from, a.citations):
+            self.console.print(f"  {escape(note)}")
 
     def _show_event(self, event: AgentEvent) -> None:
         tag = f"agent {event.agent + 1} " if self.n_agents > 1 else ""
