@@ -83,7 +83,7 @@ def test_database_options_are_checked_before_anything_is_read(tmp_path):
 
 
 def test_every_listing_line_is_its_docstring_first_paragraph_unbroken():
-    from ark.cli._app import app as root
+    from ark.cli import app as root
 
     def commands(group):
         yield from group.registered_commands

@@ -16,7 +16,6 @@ from ark.agent._evidence import (
     render_path,
 )
 from ark.agent._fusion import FUSIONS, fuse_ordering, fuse_random, fuse_vote
-from ark.agent._observer import SessionObserver
 from ark.agent._passages import (
     MAX_LINKED,
     EvidencePassage,
@@ -26,7 +25,7 @@ from ark.agent._passages import (
 )
 from ark.agent._prompt import system_prompt
 from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
-from ark.agent._session import CallOutcome, ToolSession, normalise_arguments
+from ark.agent._session import CallOutcome, SessionObserver, ToolSession, normalise_arguments
 from ark.agent._strategy import (
     ENTRY_POINT_GROUP,
     AgentConfig,

@@ -3,7 +3,9 @@
 Every strategy (ARK's loop, GraphSearch's workflow), the MCP server and the oracle
 policy of distillation go through a session, so the answer state, repeat detection
 and error handling live here once. Aids that add lines to observations (the hints of
-``ark-guided``) are observers a strategy composes (:mod:`ark.agent._observer`). A
+``ark-guided``) are observers a strategy composes (:class:`SessionObserver`,
+``ToolSession(index, observers=[...])``): the session knows only that protocol, so a
+new aid needs no change to the session. A
 call is a name and JSON arguments; the result is a :class:`CallOutcome` — the
 observation a model reads plus a structured record. Nothing a caller sends makes it
 raise.
@@ -13,13 +15,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
 from ark._coerce import as_int
 from ark._safe import MAX_NESTING, cut, short_repr, too_deep
-from ark.agent._observer import SessionObserver
 from ark.index import Index
 from ark.llm import ToolCall
 from ark.tools import (
@@ -124,6 +125,45 @@ def normalise_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, An
         query = " ".join(out["query"].split())
         out["query"] = query if query or name == "search_in_graph" else None
     return {k: v for k, v in out.items() if v is not None}
+
+
+class SessionObserver:
+    """Subclass and override the hooks you need; each returns a line to append to the
+    call's observation, or ``None`` (or ``""``) for none.
+
+    Hooks run after the session has updated its own state (``seen``, ``explored``,
+    ``answer``), in the order the observers were given; each sees the session.
+    """
+
+    #: Nodes this aid wrote by index in its lines (a hint naming the question's
+    #: nodes) that no result has shown: the model has read them, so a session that
+    #: refuses unseen nodes (``ToolSession(refuse_unseen=True)``) lets it explore them.
+    shown: Set[int] = frozenset()
+
+    def after_search(
+        self,
+        session: ToolSession,
+        name: str,
+        arguments: Mapping[str, Any],
+        result: SearchResult | MultiNeighborhoodResult,
+        centers: list[int],
+    ) -> str | None:
+        """After a retrieval call that ran (with or without hits; a tool error is not
+        a search). ``centers``: the nodes a neighborhood call explored (empty after a
+        global search). The line goes on a line of its own after the results."""
+        return None
+
+    def after_repeat(
+        self, session: ToolSession, name: str, arguments: Mapping[str, Any]
+    ) -> str | None:
+        """After a call the session refused as a repeat of an earlier one; the line
+        continues the refusal's sentence."""
+        return None
+
+    def after_add(self, session: ToolSession, added: list[int]) -> str | None:
+        """After an ``add_to_answer`` that appended ``added`` (never empty); the line
+        continues the call's report."""
+        return None
 
 
 class ToolSession:

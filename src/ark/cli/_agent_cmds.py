@@ -28,7 +28,6 @@ from ark.agent import (
 )
 from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
 from ark.answer import DEFAULT_READER, recited_note
-from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
     ParallelOpt,
@@ -42,6 +41,7 @@ from ark.cli._llm_opts import (
     prices,
 )
 from ark.cli._output import console, err_console, esc, fail, print_json
+from ark.cli._root import app
 from ark.cost import PriceTable, query_cost
 from ark.errors import ArkError
 from ark.index import Index, build_index, open_index

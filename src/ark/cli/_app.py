@@ -1,21 +1,12 @@
-"""Root typer app; each command group lives in its own module and registers here."""
+"""The ``ark`` app whole: every command module imported, so each has attached its
+commands to the root app (:mod:`ark.cli._root`), then the listings made one line each."""
 
 from __future__ import annotations
 
 import typer
 
-app = typer.Typer(
-    name="ark",
-    help="ARK, the Adaptive Retriever of Knowledge: LLM agents retrieving from knowledge graphs.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-index_app = typer.Typer(help="Build and inspect index directories.", no_args_is_help=True)
-app.add_typer(index_app, name="index")
-
-# Command modules register themselves on import.
-from ark.cli import (  # noqa: E402, F401
+# Command modules attach their commands to the root app (ark.cli._root) on import.
+from ark.cli import (  # noqa: F401
     _agent_cmds,
     _cache_cmds,
     _distill_cmds,
@@ -26,6 +17,7 @@ from ark.cli import (  # noqa: E402, F401
     _train_cmds,
     _update_cmds,
 )
+from ark.cli._root import app
 
 
 def _whole_listings(group: typer.Typer) -> None:

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ark.cli._app import app
 from ark.cli._output import console, esc, fail, print_json
+from ark.cli._root import app
 from ark.errors import ArkError
 from ark.llm import CACHE_FILE, LLMCache
 

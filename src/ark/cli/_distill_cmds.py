@@ -16,9 +16,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ark.cli._app import app
 from ark.cli._llm_opts import RetryFailedOpt, redone_line
 from ark.cli._output import console, err_console, esc, fail, print_json
+from ark.cli._root import app
 from ark.errors import ArkError
 from ark.index import open_index
 

@@ -11,7 +11,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
 from ark.answer import DEFAULT_READER
 from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
-from ark.cli._app import app
 from ark.cli._llm_opts import (
     LlmCacheOpt,
     ParallelOpt,
@@ -25,6 +24,7 @@ from ark.cli._llm_opts import (
     redone_line,
 )
 from ark.cli._output import console, err_console, esc, fail, print_json
+from ark.cli._root import app
 from ark.errors import ArkError
 
 

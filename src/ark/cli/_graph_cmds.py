@@ -9,7 +9,6 @@ import typer
 from rich.table import Table
 
 from ark.agent.plans import DEFAULT_WALKS
-from ark.cli._app import app, index_app
 from ark.cli._output import (
     console,
     err_console,
@@ -19,6 +18,7 @@ from ark.cli._output import (
     stage_callback,
     stage_progress,
 )
+from ark.cli._root import app, index_app
 from ark.errors import ArkError
 from ark.graph import SOURCE_FORMATS, TableLayout
 from ark.index import BM25Params, Index, TokenizerConfig, build_index, open_index

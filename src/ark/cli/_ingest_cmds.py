@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from ark.cli._agent_cmds import RetriesOpt, TimeoutOpt
-from ark.cli._app import app
 from ark.cli._llm_opts import PriceInOpt, PriceOutOpt, PricesOpt, prices
 from ark.cli._output import (
     console,
@@ -19,6 +18,7 @@ from ark.cli._output import (
     stage_callback,
     stage_progress,
 )
+from ark.cli._root import app
 from ark.errors import ArkError
 
 

@@ -16,8 +16,8 @@ from ark.cli._agent_cmds import (
     fitting_defaults,
     loading_model,
 )
-from ark.cli._app import app
 from ark.cli._output import err_console, esc, fail, print_json
+from ark.cli._root import app
 from ark.errors import ArkError
 
 

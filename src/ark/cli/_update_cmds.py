@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from ark.cli._app import index_app
 from ark.cli._graph_cmds import (
     ColumnOpt,
     EdgesTableOpt,
@@ -18,6 +17,7 @@ from ark.cli._graph_cmds import (
     table_layout,
 )
 from ark.cli._output import console, esc, fail, print_json
+from ark.cli._root import index_app
 from ark.errors import ArkError
 
 FormatOpt = Annotated[

@@ -10,6 +10,7 @@ from ark.index._dense import (
     open_dense,
 )
 from ark.index._dirs import is_ark_index_dir
+from ark.index._integrity import repair_index, verify_index
 from ark.index._store import (
     FORMAT_VERSION,
     Index,
@@ -21,7 +22,6 @@ from ark.index._store import (
 from ark.index._sync import sync_index
 from ark.index._tokenize import Tokenizer, TokenizerConfig
 from ark.index._update import Removal, add_to_index, remove_from_index, update_index
-from ark.index._verify import repair_index, verify_index
 
 __all__ = [
     "DEFAULT_DENSE_MODEL",

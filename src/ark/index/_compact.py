@@ -18,6 +18,8 @@ import numpy as np
 
 from ark.graph import OUT, Graph
 from ark.index._seg_graph import SegmentedGraph
+from ark.index._store import open_index, write_index
+from ark.index._tokenize import TokenizerConfig
 from ark.index._update import _step, update_lock
 
 REMAP_FILE = "remap.npy"
@@ -68,9 +70,6 @@ def live_graph(index: Any) -> tuple[Graph, np.ndarray]:
 def compact_index(path: str | Path) -> dict[str, Any]:
     """Rebuild ``path`` as one base from its live graph (``remap.npy`` maps old node
     indices to new); a kill at any point leaves the old index or the new one."""
-    from ark.index._store import open_index, write_index
-    from ark.index._tokenize import TokenizerConfig
-
     root = Path(path)
     started = time.perf_counter()
     with update_lock(root):

@@ -54,7 +54,13 @@ from ark.graph import NodeTypeSummary, RelationSummary, Schema, descriptor_text
 from ark.index._seg_bm25 import SegmentedBM25
 from ark.index._seg_graph import SegmentedGraph
 from ark.index._seg_stats import Stats, delta_index
-from ark.index._verify import file_checksums, sample_params, sample_problems, sampled_digests
+from ark.index._verify import (
+    file_checksums,
+    sample_params,
+    sample_problems,
+    sampled_digests,
+    sha256_of,
+)
 
 MANIFEST = "segments.json"
 SEGMENTS_DIR = "segments"
@@ -295,8 +301,6 @@ def schema_from_counts(manifest: dict[str, Any]) -> Schema:
 
 def segment_problems(root: Path, manifest: dict[str, Any], *, full: bool) -> list[str]:
     """Missing, resized or damaged segment files (sampled digests; sha256 if ``full``)."""
-    from ark.index._verify import sha256_of
-
     problems = []
     for entry in manifest.get("segments", []):
         directory = root / SEGMENTS_DIR / entry["name"]
@@ -366,8 +370,6 @@ def assemble(
     """Combine an opened base and loaded segments into one snapshot ``Index``; the
     BM25 delta is built on first use, from ``postings()`` (default: ``segs`` hold
     them)."""
-    from ark.index._store import Index
-
     g0, b0 = base.graph, base.bm25
     n_base = g0.n_nodes
     cat = _concat
@@ -431,7 +433,7 @@ def assemble(
             "delta_edges": len(edges),
         },
     }
-    return Index(base.path, graph, bm25, meta)  # type: ignore[arg-type]
+    return type(base)(base.path, graph, bm25, meta)
 
 
 def _strings(parts: list[Any]) -> pa.Array:

@@ -75,6 +75,7 @@ from ark.index._segments import (
     MANIFEST,
     commit_manifest,
     empty_manifest,
+    meta_digest,
     open_snapshot,
     read_described_bytes,
     read_manifest,
@@ -166,8 +167,6 @@ class Index:
         A rebuild or compact changes it, an update or describe does not, so what is
         keyed by it (a manifest, ``ark index describe``'s resume file) is never read
         against another build."""
-        from ark.index._segments import meta_digest
-
         return self.__dict__.get("_base_digest") or meta_digest(self.path)
 
 
@@ -405,8 +404,6 @@ def save_described(index: Index, described: DescribedSchema) -> None:
     ``meta.json`` is never touched, so the updates committed on it stay valid.
     Refused if the index was rebuilt or compacted since ``index`` was opened (its
     relations may be other ones)."""
-    from ark.index._segments import meta_digest
-
     root = index.path
     text = json.dumps(described.to_dict(), indent=1, ensure_ascii=False)
     with update_lock(root):

@@ -37,6 +37,7 @@ from ark.index._segments import (
     meta_digest,
     write_segment,
 )
+from ark.index._store import open_index
 
 #: Called with the name of each step of an update; tests kill the process there.
 CHECKPOINT: Callable[[str], None] | None = None
@@ -129,8 +130,6 @@ def update_index(
     name is only a reference. ``infer_types``: type new nodes of triples from the
     index's schema (relation -> its most common end types), as a build would.
     """
-    from ark.index._store import open_index
-
     root = Path(path)
     started = time.perf_counter() if started is None else started
     phases = dict(phases or {})

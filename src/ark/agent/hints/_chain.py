@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ark.agent._observer import SessionObserver
 from ark.agent._passages import LINK_MAX_MENTIONS, Mentions
+from ark.agent._session import SessionObserver
 from ark.agent.hints import _documents, _lines
 from ark.graph import MENTIONS, PASSAGE_TYPE
 from ark.index import Index
