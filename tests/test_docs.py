@@ -88,7 +88,7 @@ def test_the_cli_index_links_every_command_page():
 
 
 def test_every_nav_entry_is_a_page():
-    generated = {*hooks.cli_pages(), "results.md"}
+    generated = {*hooks.cli_pages(), "results.md", *hooks.journal_pages()}
     for page in nav_pages(hooks._expand(mkdocs_nav())):
         assert page in generated or (DOCS / page).is_file(), f"nav names a missing page: {page}"
 

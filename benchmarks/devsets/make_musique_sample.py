@@ -6,7 +6,7 @@ their own paragraphs.
         [--out /work/devdata/mq-sample]
 
 Why: a model extraction of the whole MuSiQue corpus (1,890 passages) takes about a day
-with the local 1.5B here (``benchmarks/RESULTS.md``, ``ark ingest``), so issue 40's
+with the local 1.5B here (``journal/results-diary.md``, ``ark ingest``), so issue 40's
 "each graph measured the same way" needs a sample; the corpus's first 20 passages hold
 no supporting passage of any dev question, so a sample of passages alone measures
 nothing. A MuSiQue record carries its own 20 paragraphs — its supporting paragraphs

@@ -4,7 +4,7 @@
   tree (usage, help, arguments, options), so the CLI reference cannot drift from the
   CLI. The nav entry ``reference/cli/index.md`` is expanded into one entry per page.
 - ``results.md``: ``benchmarks/RESULTS.md``, with its links into ``docs/`` made
-  relative to the site.
+  relative to the site; ``journal/*.md`` likewise, from the repository's ``journal/``.
 
 Nothing here reaches the network. ``tests/test_docs.py`` imports this module to check
 that every command has a page.
@@ -20,6 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI_DIR = "reference/cli"
 CLI_INDEX = f"{CLI_DIR}/index.md"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
+#: The journal's pages on the site: how the numbers came about, session by session.
+JOURNAL = {
+    "journal/results-diary.md": ROOT / "journal" / "results-diary.md",
+    "journal/quality-log.md": ROOT / "journal" / "quality-log.md",
+}
 
 CLI_INTRO = """\
 Every command that prints a result takes `--json` to print machine-readable output (a
@@ -230,6 +235,15 @@ def results_page() -> str:
     return re.sub(r"\]\(\.\./docs/", "](", text)
 
 
+def journal_pages() -> dict[str, str]:
+    """The journal's files as pages one folder down the site: their links into ``docs/``
+    (written from the repository's ``journal/``) rewritten to the site's."""
+    return {
+        uri: re.sub(r"\]\(\.\./docs/", "](../", path.read_text(encoding="utf-8"))
+        for uri, path in JOURNAL.items()
+    }
+
+
 # --- MkDocs events -------------------------------------------------------------------
 
 
@@ -258,7 +272,7 @@ def on_config(config: Any) -> Any:
 def on_files(files: Any, config: Any) -> Any:
     from mkdocs.structure.files import File
 
-    generated = {**cli_pages(), "results.md": results_page()}
+    generated = {**cli_pages(), "results.md": results_page(), **journal_pages()}
     for src_uri, content in generated.items():
         files.append(File.generated(config, src_uri, content=content))
     return files

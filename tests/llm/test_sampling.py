@@ -14,7 +14,7 @@ the same draws. The decoder's earlier sampler (llama.cpp's server order: sample
 unconstrained, let the grammar veto, resample constrained) was found to differ from
 the reference by under 0.02 in total variation at every position of four recorded
 agent steps of the 1.5B, far below what any few hundred draws can tell apart
-(``benchmarks/RESULTS.md``, *Sampling at the default temperature*).
+(``journal/results-diary.md``, *Sampling at the default temperature*).
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ __all__ = [
 @dataclass(frozen=True)
 class AgentOptions:
     """How ARK's loop talks to the model (each measured on MetaQA dev:
-    ``benchmarks/QUALITY_LOG.md``). ``example``: a worked two-hop example built from
+    ``journal/quality-log.md``). ``example``: a worked two-hop example built from
     the graph's own schema and nodes; ``hints``: observations that name the returned
     types and give the next call ready to copy — the relation the question names and
     the search has not followed yet, or the add once all are followed — and remind the
@@ -387,11 +387,10 @@ class Agent:
         of them, except, with the hints, on the last step while the answer is empty and
         a search has shown nodes: only ``add_to_answer`` and ``finish``.
 
-        Why: the last step's search is never read (no step follows it), and a 1.5B
-        model ignored "(1 step left and your answer is empty: add …)" in all 15 of 20
-        MuSiQue runs that ended with an empty answer; offered only the answer tools
-        (a local model decodes under their grammar), it adds the nodes it judges best
-        of those it saw, or finishes empty. The tools are part of the prompt, so a
+        Why: the last step's search is never read (no step follows it), and a small
+        model ignores a reminder to add (``docs/decisions/engine-steps.md``); offered
+        only the answer tools it adds the nodes it judges best of those it saw, or
+        finishes empty. The tools are part of the prompt, so a
         backend that can restrict the reply by its grammar (``restricts_tools``, the
         local model) is offered every tool and told which it may write
         (``allowed_tools``): the prompt continues the last one and its KV cache is
@@ -456,7 +455,7 @@ def guided_agent(ctx: StrategyContext) -> Agent:
     """ARK's loop with the aids for small models (strategy ``"ark-guided"``): the hints
     that read the question's chain against the schema and the hop over a set of nodes.
     The tools, the answer list and the vote are the paper's; only the observations and
-    the neighborhood tool's reach differ (measured: ``benchmarks/QUALITY_LOG.md``)."""
+    the neighborhood tool's reach differ (measured: ``journal/quality-log.md``)."""
     tools = replace(ctx.config.tools, multi_neighborhood=True)
     config = replace(ctx.config, tools=tools)
     return Agent(ctx.index, ctx.llm, config, options=AgentOptions(hints=True), **ctx.shared())

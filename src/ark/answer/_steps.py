@@ -2,14 +2,10 @@
 few retrieved passages that fit it, the last lookup's answer the answer.
 
 Why: a multi-hop question asks the reader to chain facts across passages, and a small
-local model does not. Given MuSiQue's questions and five passages holding every fact
-of the chain, the 1.5B's one-call answer (:func:`ark.answer.write_answer`) was about as
-good on the agent's passages as on BM25's, though the agent's held the answer passage
-three times as often; asked to write the chained facts first, it did worse
-(``benchmarks/RESULTS.md``, sessions 48-49). GraphSearch, which answers sub-queries one
-at a time, answered far more of the same questions. Split into lookups of one fact
-each, every read is a one-hop question over two or three passages, which a small
-model does answer.
+local model does not, even when the passages hold every fact of the chain; asked to
+write the chained facts first, it does worse (``docs/decisions/answer-and-tools.md``).
+Split into lookups of one fact each, every read is a one-hop question over two or
+three passages, which a small model does answer.
 
 The steps, each one JSON reply under a schema:
 
@@ -60,7 +56,7 @@ from ark.graph import Graph
 from ark.index import Index, score_nodes
 from ark.llm import ChatModel, LLMError, Message
 
-#: Most lookups a plan may have (MuSiQue's questions chain two to four facts).
+#: Most lookups a plan may have (a multi-hop question chains two to four facts).
 MAX_LOOKUPS = 4
 #: Given nodes shown to each lookup, the best for it first.
 NODES_PER_LOOKUP = 3

@@ -289,8 +289,8 @@ def train(
 
 
 def _cpu_has_bf16() -> bool:
-    """bf16 matmuls in hardware (AVX512-BF16 or AMX): 1.6x fp32's throughput measured
-    here; without them bf16 is emulated and slower than fp32."""
+    """bf16 matmuls in hardware (AVX512-BF16 or AMX), where bf16 is the faster dtype
+    (``docs/decisions/training-defaults.md``); without them it is emulated and slower."""
     import torch
 
     probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")

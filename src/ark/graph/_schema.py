@@ -1,9 +1,8 @@
 """The schema summary of a graph: what the agent's prompt is built from.
 
-A curated graph has a handful of relations (MetaQA 9, WC2014 10, STaRK's up to 18) and
-its prompt lists every one. A graph built from documents has thousands of free-text
-relation phrases (HippoRAG's MuSiQue store: 5,034), and a listing of all of them is a
-200,000-character prompt that no 16k-context model can read. Past
+A curated graph has a handful of relations and its prompt lists every one. A graph
+built from documents has thousands of free-text relation phrases, and a listing of all
+of them is a prompt far beyond a 16k-context model (``docs/decisions/answer-and-tools.md``). Past
 :data:`LISTING_LIMIT` names, :meth:`Schema.render` therefore summarises: the most
 frequent relations with their end types and counts, the node types with counts, and
 how many relations there are in all; the tool specs then take any phrase for a

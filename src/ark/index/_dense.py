@@ -44,9 +44,8 @@ class DenseEncoder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: never reach the Hub
         #: Torch's intra-op threads while encoding (None: torch's own setting). One by
         #: default: the encoder mostly runs beside a local model decoding on the same
-        #: cores, and torch's threads spin-wait for each other on busy cores — on this
-        #: project's 2 shared cores, one question took 475 ms on 2 threads and 10 ms on
-        #: one, 1,000 relation labels 4.4-13.6 s and 1.3-3.5 s.
+        #: cores, where torch's threads spin-wait for each other
+        #: (``docs/decisions/encoders.md``).
         self.threads = threads
         try:
             from sentence_transformers import SentenceTransformer

@@ -22,7 +22,7 @@ record has both.
 Every document gets a unique ``id``: the one it carries, else one made from its
 place in the input (``file:line``, ``file:item``, the folder-relative path, the
 title of a HotpotQA entry), so that chunks can name their document even when titles
-repeat (85 of MuSiQue's 1,890 passages share a title). Bad input raises
+repeat (a corpus of paragraphs often has several under one title). Bad input raises
 :class:`ark.errors.GraphFormatError` naming the file and the line (or the item of a
 JSON list, which the standard JSON parser does not place on a line). A document whose
 text is empty is skipped and counted, not an error: a folder may hold an empty file.

@@ -20,9 +20,7 @@ query time. Per sentence, spaCy's pipeline finds
 The span bounds what a "sentence" the parser could not split costs: a table, a list
 or a code block of a Markdown file can read as one sentence of a hundred mentions,
 whose every pair would be ~5,000 triples; with the span, a sentence's triples grow
-linearly with its mentions. Prose is hardly touched: MuSiQue's 1,890 passages give
-125,984 triples instead of 126,810 (-0.7 %); the project's own docs folder (174
-chunks of Markdown) 67,059 instead of 73,101 (-8 %).
+linearly with its mentions, and prose is hardly touched (``docs/decisions/documents.md``).
 
 Every decision is the pipeline's (tagger, parser, entity recogniser); this module
 only reads their output. What it loses against a model: pronouns are dropped, not

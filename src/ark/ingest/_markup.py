@@ -2,9 +2,9 @@
 
 A folder of ``.md`` files is a common corpus (a project's docs, notes, a wiki
 export), and spaCy reads Markdown as if it were prose: backticks, table pipes and
-link targets end up inside its noun phrases (on this project's own docs, 9 % of the
-mentions held an unmatched bracket, backtick or pipe: ``ark.llm` protocol``,
-``| --base-url URL``, ``import-linter](https://...``), and a table row or a heading
+link targets end up inside its noun phrases (``ark.llm` protocol``,
+``| --base-url URL``, ``import-linter](https://...``; ``docs/decisions/documents.md``),
+and a table row or a heading
 with no full stop runs into the next sentence. So the extractor reads each Markdown
 chunk as parsed by a CommonMark parser (markdown-it-py, which rich already brings):
 the text of paragraphs, headings, list items and table cells, with inline code kept

@@ -15,12 +15,12 @@ schema or how a reply is cleaned, bump it, and earlier extractions are no longer
 reused.
 
 Greedy decoding of a small model can fall into a loop, writing one triple again until
-the token limit (the 1.5B did on one passage in six of a MuSiQue sample). Two guards:
-the schema bounds each list by the chunk's length (:func:`response_schema`: at most
-one triple per three words, one entity per two — the densest good reply seen had one
-triple per 3.7 words), so a loop ends at the bound instead of at ``max_tokens``; and a
-reply cut at ``max_tokens`` keeps the list items it completed before the cut
-(:func:`salvage_json`), counted as *cut*, instead of losing the chunk.
+the token limit (``docs/decisions/documents.md``). Two guards: the schema bounds each
+list by the chunk's length (:func:`response_schema`: at most one triple per three
+words, one entity per two, above the densest good reply seen), so a loop ends at the
+bound instead of at ``max_tokens``; and a reply cut at ``max_tokens`` keeps the list
+items it completed before the cut (:func:`salvage_json`), counted as *cut*, instead of
+losing the chunk.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ from ark.linking._words import content, lemma_key, tokens, without_accents
 from ark.llm import ChatModel, Message
 
 #: Most words asked for per relation or type: six cover the nouns, verbs and informal
-#: words a question uses, and each more costs the local model ~0.3 s a relation. (The
+#: words a question uses (``docs/decisions/describe.md``). (The
 #: schema bounds no string length: a bounded string makes the local model's JSON
 #: grammar large and its decoding slow; ``max_tokens`` bounds the reply instead.)
 MAX_WORDS = 6
@@ -95,18 +95,14 @@ TOKENS_PER_WORDS_ITEM = 48
 #: Whether the model writes a one-line description of each relation besides its
 #: words (the default). The words are what the question reading uses; a description
 #: goes into the agents' schema listing and is about a fifth of the reply's tokens.
-#: ``descriptions=False`` (``--no-descriptions``) asks for the words alone: 20 % faster
-#: with the local 1.5B, but without writing the description first it writes the name
-#: back (``directed_by``: *directed by*, not *director*), and the offline reading fell
-#: below the undescribed index's on four of seven dev sets (``benchmarks/RESULTS.md``,
-#: session 55). So descriptions stay on by default.
+#: ``descriptions=False`` (``--no-descriptions``) asks for the words alone: faster, but
+#: without writing the description first a small model writes the name back, and the
+#: reading does worse (``docs/decisions/describe.md``). So descriptions stay on.
 DESCRIPTIONS = True
 
 #: Most relations asked of the model by default, the most frequent first, so that a
 #: 5,000-relation schema costs what a 200-relation one does; the rest keep their names'
-#: labels (``max_relations=0`` asks for all). Measured with the local 1.5B on this
-#: project's 2-core machine, nothing else running: MLPQ's 338 relations, 200 asked in
-#: 26 calls, 14 min 16 s with the model's load (~7 min per 100 relations).
+#: labels (``max_relations=0`` asks for all; the cost: ``docs/decisions/describe.md``).
 MAX_RELATIONS = 200
 
 #: The work file of an unfinished describe, in the index directory.
@@ -115,15 +111,16 @@ WORK_FILE = ".describe-work.json"
 #: How much nearer (cosine, under the sentence encoder the reading uses) a model's word
 #: for a relation must stand to another relation that the same nodes have than to its
 #: own (label and description) to be dropped. A small model puts a neighbour's word on
-#: a relation (the 1.5B gave MetaQA's ``starred_actors`` *screenplay*, 0.16 nearer
-#: ``directed_by``); at a node with both, such a word reads the question as the wrong
-#: one. A word that fits both about equally (*publication* for ``release_year``) stays.
+#: a relation (a cast relation called *screenplay*, nearer the director's); at a node
+#: with both, such a word reads the question as the wrong one
+#: (``docs/decisions/describe.md``). A word that fits both about equally
+#: (*publication* for ``release_year``) stays.
 RIVAL_MARGIN = 0.1
 #: A rival is a relation that at least this share of the relation's nodes also have:
 #: where the two stand side by side (MetaQA's films: cast, director, writer), a word
 #: of one must not read as the other. Relations that meet on a few nodes only (a
-#: French ``sud`` and an English ``south`` of MLPQ, 2 %; a Freebase book's author and
-#: a TV episode's writer) keep a word that fits both: the graph tells them apart.
+#: book's author and a TV episode's writer) keep a word that fits both: the graph
+#: tells them apart.
 RIVAL_SHARE = 0.5
 
 #: Leading auxiliaries a relation phrase may start with ("was born in"); the phrase

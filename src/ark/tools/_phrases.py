@@ -27,21 +27,16 @@ reading of ``ark.linking`` (``dense="auto"``) does.
 What it costs, and who pays: nothing until a phrase that no label or lemma matches
 reaches it (a graph whose calls give names or lemma matches never loads the encoder).
 The first such phrase in a process loads all-MiniLM-L6-v2 and embeds every relation
-label of the index once: on HippoRAG's MuSiQue store (5,034 labels), on this
-project's shared 2-core machine under load, that first phrase took 26 s with the
-labels to embed and 13 s with them read back (the encoder's load), so the vectors
-are cached beside the index (``INDEX/relation_embeddings/<model>/``), keyed by the
-index build and the labels embedded, so a rebuilt or updated index never meets
-stale vectors; a read-only index keeps them in memory only. Each phrase then costs
-one encoding (about 20 ms, on one thread: :func:`_one_thread`). The threshold (0.70,
-and within 0.10 of the best) was read off a hand-labelled list of 40 phrases over
-that store's relation names (``benchmarks/bench_phrase_embedding.py``), not off any
-question set: 86.5 % of the relations it returns are right (32/37), 16 of the 40
-phrases get some, and none of 8 phrases that no relation says. Below it, the phrase
-is a tool error listing the closest relations (by embedding when the encoder is
-on), so the model can pick one.
-A small encoder reads surface words more than meaning: "spouse" / "married to" is
-0.78, but "works for" / "employed by" under 0.3, below any useful threshold.
+label of the index once, so the vectors are cached beside the index
+(``INDEX/relation_embeddings/<model>/``), keyed by the index build and the labels
+embedded, so a rebuilt or updated index never meets stale vectors; a read-only index
+keeps them in memory only. Each phrase then costs one encoding, on one thread
+(:func:`_one_thread`). The threshold (0.70, and within 0.10 of the best) was read off
+a hand-labelled list of phrases over a store's relation names
+(``benchmarks/bench_phrase_embedding.py``), not off any question set. Below it, the
+phrase is a tool error listing the closest relations (by embedding when the encoder
+is on), so the model can pick one: a small encoder reads surface words more than
+meaning. The figures: ``docs/decisions/encoders.md``.
 
 The matcher is built on first use (a graph whose calls all give exact names never
 pays for it) and caches each phrase's answer.
@@ -212,9 +207,8 @@ def _encoder(model: str) -> Any:
 @contextmanager
 def _one_thread() -> Iterator[None]:
     """Torch on one intra-op thread while the stage encodes. Why: its threads
-    spin-wait for each other, and on a machine whose cores are busy with other work
-    (this project's 2 shared cores) one phrase took 950 ms on 2 threads and 17 ms on
-    one, 1,000 labels 11.5 s and 2.7 s. The setting is the process's: restored after."""
+    spin-wait for each other on cores busy with other work
+    (``docs/decisions/encoders.md``). The setting is the process's: restored after."""
     try:
         import torch
     except ImportError:  # an encoder without torch (a test's double)

@@ -216,8 +216,8 @@ def grouped_lines(entries: Iterable[tuple[str, str]], sep: str = ", ") -> list[s
     the order their first member comes, members in their own order.
 
     Why: a neighborhood's lines repeat the same type and relation for every neighbor
-    ("(movie) via directed_by(in)"), about half of an observation's tokens; the model
-    reads each of them at prompt speed (~73 tokens/s for the local 1.5B)."""
+    ("(movie) via directed_by(in)"), a large share of an observation's tokens, each read
+    at prompt speed (``docs/decisions/answer-and-tools.md``)."""
     groups: dict[str, list[str]] = {}
     for key, member in entries:
         groups.setdefault(key, []).append(member)

@@ -164,8 +164,8 @@ class GraphTools:
         (entities), half of ``k`` each (the passages' half rounded up), alternating from
         the best of either. BM25 normalises by length, so over all nodes a short entity
         name that repeats a query word outscores the long passage that states the fact
-        (on HippoRAG's MuSiQue store, a search's top 10 held no passage for most
-        questions), while the passages are the evidence a reader needs. Each half is
+        (``docs/decisions/answer-and-tools.md``), while the passages are the evidence a
+        reader needs. Each half is
         ranked by its own BM25; the passages are scored exactly (every passage, by its
         postings), the others taken from the overall top."""
         want_p = (k + 1) // 2

@@ -4,11 +4,9 @@ A graph built from documents (:mod:`ark.graph._documents`: ``passage`` nodes who
 text states the facts, ``entity`` nodes, ``passage -[mentions]-> entity`` and
 thousands of free-text relation phrases from an extractor) is not a curated graph:
 its entity-to-entity relations are sparse and noisy, and the facts a question needs
-are in the passages. Measured on HippoRAG's MuSiQue store (20 dev questions, the
-local 1.5B, ``ark-guided``): following the question's chain along relation phrases,
-51 of 99 such neighborhood calls returned nothing, the agent never added a passage in
-any of the 20 runs although 19 of them had a supporting passage on screen, and 15
-ended at the step limit with an empty answer.
+are in the passages: followed along relation phrases, the question's chain mostly
+finds nothing, and a small model never adds the passages it has on screen
+(``docs/decisions/documents.md``).
 
 So on such a graph the hints send the agent to the passages: after a global search,
 the passage titled with a name the question uses (to add, if its text states a fact

@@ -14,8 +14,8 @@ the next iteration). Each sequence samples from its own logits row with its own
 sampler chain (temperature, seed), built as ``Llama`` builds it, and its own grammar,
 checked on the sampled token first (``_lazy_grammar.py``), as the plain backend does.
 Greedy output is the same choice rule, not always the same tokens: a batch's logits
-are computed in another order of float operations, which can flip a near tie (``ark
-index describe`` of 50 MLPQ relations, greedy: 12 of the 50 items worded otherwise).
+are computed in another order of float operations, which can flip a near tie
+(``docs/decisions/local-model.md``).
 
 The KV cache is unified (``kv_unified``): cells may belong to several sequences, so
 ``llama_memory_seq_cp`` shares a prefix between sequences without copying or

@@ -1,14 +1,13 @@
 """Which CPU instructions the installed llama.cpp uses, against those the CPU has.
 
 A portable build (``CMAKE_ARGS=-DGGML_NATIVE=OFF``) stops at AVX2; on a CPU with
-AVX-512 and VNNI, a build for that CPU reads prompts ~1.45x faster (the 1.5B on this
-project's 2-core machine, ``benchmarks/RESULTS.md``), and prompt evaluation is most of
-an offline answer's time. Nothing here changes the build: it says what is missing and
-how to rebuild, once per process.
+AVX-512 and VNNI a build for that CPU reads prompts faster, and prompt evaluation is
+most of an offline answer's time (``docs/decisions/local-model.md``). Nothing here
+changes the build: it says what is missing and how to rebuild, once per process.
 
-AMX is the exception to "build for this CPU": on this project's machines a
-``-DGGML_NATIVE=ON`` build turns on llama.cpp's AMX kernels, and they die with SIGILL
-on the model's first step, with no Python error. So the install builds with
+AMX is the exception to "build for this CPU": a ``-DGGML_NATIVE=ON`` build turns on
+llama.cpp's AMX kernels, which have died with SIGILL on the model's first step, with
+no Python error (``docs/decisions/local-model.md``). So the install builds with
 ``scripts/llama-cmake-args.sh`` (each instruction set the CPU lists by name, AMX
 never), AMX is not counted as missing, and before the model loads a build that has
 AMX is tried in a child process and refused, with that rebuild command, if it dies.

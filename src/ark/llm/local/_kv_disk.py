@@ -1,10 +1,10 @@
 """The evaluated system prompt's KV state on disk, so a fresh process skips evaluating it.
 
 Why: the system prompt (tools, schema, rules) is the longest part of the first
-prompt — over a thousand tokens, ~15 s of prompt evaluation on 2 cores — and it is the
-same for every question on one index. The first process evaluates it once and saves
-the sequence's KV cells (``llama_state_seq_get_data``); every later process loads them
-(~0.1 s) before its first call and evaluates only the question.
+prompt and the same for every question on one index. The first process evaluates it
+once and saves the sequence's KV cells (``llama_state_seq_get_data``); every later
+process loads them before its first call, far quicker than evaluating them
+(``docs/decisions/local-model.md``), and evaluates only the question.
 
 A state is valid only for the exact tokens on the exact weights, so the file name is a
 hash of its key: the model's identity (weights sha256, LoRA adapter sha256 and scale,

@@ -5,7 +5,7 @@ Why: most of what an agent writes it has just read. A tool call repeats the key 
 and the tool name of its earlier calls (``{"name": "search_in_neighborhood",
 "arguments": {"node_index": ``) and copies node indices and names from the last
 observation. Token by token, each of those costs one ``llama_decode`` of the whole
-model (~50 ms for the 1.5B on this project's 2 cores). Here the tokens that followed
+model (``docs/decisions/local-model.md``). Here the tokens that followed
 the latest earlier occurrence of the last few tokens are guessed as a draft, the
 sampled token and the draft are decoded together (logits at every position), and the
 sampler then goes through the positions in order: a draft token is kept only where the

