@@ -178,7 +178,7 @@ def read_write_rates(llm: Any, prefix: int = 2000, read: int = 400, write: int =
     tokens) and writes (``write`` one-token decodes) after a ``prefix``-token context,
     as an agent's step does after the system prompt; best of two."""
     inner = llm._llm
-    text = (Path(__file__).parent / "RESULTS.md").read_text()
+    text = (Path(__file__).parents[1] / "journal" / "results-diary.md").read_text()
     tokens = inner.tokenize(text.encode())[: prefix + read + write]
     inner.reset()
     inner.eval(tokens[:prefix])
@@ -256,8 +256,9 @@ def replay(path: Path, costs: dict[int, float], every: int = 20) -> str:
     ``every``-th conversation is read; the tokenizer and tools come from its meta."""
     from llama_cpp import Llama
 
-    from ark.llm.local._lookup import MAX_FORCED, lookup_draft
-    from ark.llm.local._skeleton import format_drafter
+    from ark.probes import local_drafters
+
+    lookup_draft, format_drafter, MAX_FORCED = local_drafters()
     from ark.tools import tool_specs
 
     meta = json.loads(Path(f"{path}.meta.json").read_text())

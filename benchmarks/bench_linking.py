@@ -66,7 +66,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ark.agent.hints import ChainHints
-from ark.agent.hints._lines import named_relations
 from ark.datasets import load_dataset, sample
 from ark.linking import (
     BEAM,
@@ -78,7 +77,7 @@ from ark.linking import (
     onward_relation,
     read_question,
 )
-from ark.linking._chains import step_table
+from ark.probes import named_relations, step_table
 from bench_quality import SETS, default_data_dir, index_for, parse_set
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")

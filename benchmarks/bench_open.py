@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
 
     from ark.index import build_index, verify_index
-    from ark.index._verify import sample_problems
+    from ark.probes import sample_problems
 
     data, index_dir = args.workdir / "graph", args.workdir / "index"
     if not (index_dir / "meta.json").is_file():

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from ark.index import open_index
-from ark.tools._phrases import (
+from ark.probes import (
     EMBEDDING_MARGIN,
     EMBEDDING_THRESHOLD,
     MAX_MATCHED,

@@ -49,10 +49,10 @@ from pathlib import Path
 from typing import Any
 
 from ark.agent import Agent, AgentOptions, ToolConfig
-from ark.agent._prompt import PROMPT_VARIANTS
 from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
 from ark.eval import Evaluation
 from ark.index import build_index, open_index
+from ark.probes import PROMPT_VARIANTS
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -90,8 +90,7 @@ def main() -> None:
     from _helpers import metaqa_dir
     from ark.agent import Retriever
     from ark.datasets import load_metaqa, sample
-    from ark.eval import RetrieverMethod, RunStore, run_queries
-    from ark.eval._ray import MethodSpec, RayMethod
+    from ark.eval import MethodSpec, RayMethod, RetrieverMethod, RunStore, run_queries
     from ark.index import build_index, open_index
     from ark.llm import make_chat_model
 

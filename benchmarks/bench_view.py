@@ -24,8 +24,7 @@ from pathlib import Path
 
 from ark.agent import ToolSession, fuse_vote
 from ark.datasets import load_metaqa, sample
-from ark.eval import RunStore, run_queries
-from ark.eval._methods import MethodOutput
+from ark.eval import MethodOutput, RunStore, run_queries
 from ark.index import Index, build_index, open_index
 from ark.serve.viewer import load_source, write_view
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory

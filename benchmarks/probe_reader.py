@@ -3,7 +3,7 @@
     python benchmarks/probe_reader.py RESULTS.jsonl [--passages 5] [--index .bench/mq.idx]
         [--out probe.jsonl]
 
-Why: on MuSiQue the answer's F1 moves little with passage recall (``RESULTS.md``,
+Why: on MuSiQue the answer's F1 moves little with passage recall (``journal/results-diary.md``,
 session 48), and rerunning a whole agent row to try another reading costs ~2 minutes a
 question. This reruns only the answer step (greedy, as the bench's; ~10 s a question
 with the local 1.5B) on what each stored run retrieved: the ranking's non-passage nodes
@@ -30,13 +30,13 @@ import asyncio
 import json
 from pathlib import Path
 
-import ark.answer._write as answer_step
 from ark.answer import write_answer, write_answer_in_steps
-from ark.eval._methods import BM25Method
+from ark.eval import BM25Method
 from ark.eval.metrics import exact_match, f1_score
 from ark.graph import PASSAGE_TYPE
 from ark.index import open_index
 from ark.llm import ModelSettings
+from ark.probes import answer_write as answer_step
 
 
 def facts_first() -> None:
