@@ -355,6 +355,36 @@ def test_the_demo_fits_the_plans_of_the_index_it_builds(tmp_path):
     assert plan_model(open_index(tmp_path / "idx"))[0] is not None
 
 
+@pytest.mark.slow
+def test_the_demo_refits_a_fit_another_ark_made(tmp_path, monkeypatch):
+    """A demo index kept from an ARK whose plan features read otherwise holds a fit
+    this one refuses: the demo fits it again, once, rather than run the model on every
+    step from then on."""
+    pytest.importorskip("openai")
+    from typer.testing import CliRunner
+
+    from ark.cli import app
+    from fake_openai import FakeOpenAIServer, chat_reply, function_call
+
+    monkeypatch.setenv("ARK_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "kb.txt").write_text(_movie_triples(1), encoding="utf-8")
+    target = tmp_path / "cache" / "demo" / "metaqa.idx"
+    index = build_index(tmp_path / "kb.txt", target)
+    _store_sure_fit(index)
+    old = {**open_index(target).described.fits[FIT_KEY], "version": 0}
+    save_described(index, open_index(target).described.with_fit(FIT_KEY, old))
+    stale, why = plan_model(open_index(target))
+    assert stale is None and "another ARK" in why
+    finish = chat_reply(tool_calls=[function_call("finish", "{}", "call_0")])
+    with FakeOpenAIServer([(200, finish)] * 10) as server:
+        result = CliRunner().invoke(
+            app, ["demo", "--base-url", server.base_url, "--model", "fake-model", "--json"]
+        )
+    assert result.exit_code == 0, result.output
+    model, why = plan_model(open_index(target))
+    assert model is not None, why
+
+
 # -- the finish the reading knows (issue 63) --------------------------------------------
 
 

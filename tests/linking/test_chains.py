@@ -1,11 +1,13 @@
 """The chain a question names, read among the paths the graph has from its node."""
 
+import numpy as np
 import pytest
 
 from _helpers import hinted_session
+from ark.graph import IN, OUT
 from ark.index import build_index
 from ark.linking import dense_available, linker_for, read_chain, read_question, tokens
-from ark.linking._chains import read_chains
+from ark.linking._chains import read_chains, runner_ups
 
 #: The readings these tests check link some words through the sentence encoder only
 #: (*where* to a country, *dad* to parents): without the [dense] extra they skip, saying
@@ -382,6 +384,68 @@ def test_a_chain_knows_the_score_of_the_next_path_the_search_found(movie_index):
         limit=3,
     )
     assert len(ranked) >= 2
-    assert [c.runner_up for c in ranked[:-1]] == [c.score for c in ranked[1:]]
+    ends = [_follow(movie_index.graph, c.anchor, c.steps) for c in ranked]
+    for i, c in enumerate(ranked[:-1]):
+        rivals = [
+            r.score for r, e in zip(ranked[i + 1 :], ends[i + 1 :], strict=True) if e != ends[i]
+        ]
+        if rivals:  # the next path that reaches other nodes
+            assert c.runner_up == rivals[0]
     best = read_chain(movie_index, reading, question)  # limit 1: the next is still known
-    assert best.runner_up == ranked[1].score and best.score > best.runner_up
+    assert best.runner_up == ranked[0].runner_up and best.score > best.runner_up
+
+
+def test_a_rival_path_is_one_that_reaches_other_nodes():
+    """A second way to the very same nodes (a relation and its stored mirror) is no
+    rival reading: the runner-up is the best path below that reaches others."""
+    same, other = np.array([4, 2, 2]), np.array([9])
+    scores = [3.0, 2.9, 1.0, 0.5]
+    assert runner_ups(scores, [same, np.array([2, 4]), other, same], limit=4) == [
+        1.0,  # the mirror (the same nodes, in another order and count) is passed over
+        1.0,
+        0.5,
+        None,
+    ]
+    # A path not followed (its nodes unknown) is a rival to every other, as before.
+    assert runner_ups(scores, [same, None, other, same], limit=2) == [2.9, 1.0]
+    assert runner_ups([1.0], [same], limit=3) == [None]
+
+
+def _follow(graph, node, steps):
+    """The nodes reached from ``node`` along ``steps`` ((relation, "out"|"in") each)."""
+    at = {node}
+    for relation, way in steps:
+        code, want = graph.relation_id(relation), OUT if way == "out" else IN
+        nxt = set()
+        for n in at:
+            hood = graph.neighborhood(n, relations=[code])
+            for i, other in enumerate(hood.neighbors):
+                lo, hi = hood.group_starts[i], hood.group_starts[i + 1]
+                if (hood.entry_directions[lo:hi] == want).any():
+                    nxt.add(int(other))
+        at = nxt
+    return frozenset(at)
+
+
+def test_the_chain_along_a_mirror_relation_is_no_runner_up(clubs):
+    """On a graph storing each relation's reverse (WC2014's ``_inverse``), reading
+    *the club of X* both ways reaches the same club: the margin the plan's confidence
+    reads is over the next path to other nodes, not over the mirror."""
+    question = "which club does Joel_CAMPBELL play in"
+    reading = read_question(clubs, question)
+    ranked = read_chains(
+        clubs,
+        linker_for(clubs),
+        tokens(question),
+        reading.entities[0].index,
+        set(reading.linking.entity_positions),
+        reading.linking.types,
+        anchor_span=(reading.entities[0].start, reading.entities[0].end),
+        limit=10,
+    )
+    ends = {c.steps: _follow(clubs.graph, c.anchor, c.steps) for c in ranked}
+    best = ranked[0]
+    mirrors = [c for c in ranked[1:] if ends[c.steps] == ends[best.steps]]
+    others = [c for c in ranked[1:] if ends[c.steps] != ends[best.steps]]
+    assert mirrors, "the graph's mirror relation reads as a second path to the same club"
+    assert best.runner_up == (others[0].score if others else None)

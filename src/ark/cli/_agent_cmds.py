@@ -26,7 +26,7 @@ from ark.agent import (
     strategy_info,
     strategy_names,
 )
-from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
+from ark.agent.plans import DEFAULT_THRESHOLD, FIT_KEY, plan_model, threshold_setting
 from ark.answer import DEFAULT_READER, recited_note
 from ark.cli._llm_opts import (
     LlmCacheOpt,
@@ -583,8 +583,9 @@ def ask(
 
 
 def _fit_demo_plans(index: Index, as_json: bool) -> None:
-    """Fit the demo index's plan confidence once, as `ark index fit-plans` does, so
-    that ark-guided runs a sure plan without the model."""
+    """Fit the demo index's plan confidence, as `ark index fit-plans` does, so that
+    ark-guided runs a sure plan without the model: once after the build, and again
+    when the stored fit is stale."""
     from ark.distill import fit_plans
 
     if not as_json:
@@ -617,6 +618,8 @@ def demo(
     target = _cache_dir() / "demo" / "metaqa.idx"
     try:
         index = open_index(target)
+        # A fit another ARK made, whose features read otherwise, is refitted once.
+        stale = FIT_KEY in index.described.fits and plan_model(index)[0] is None
     except ArkError:
         source = files("ark") / "data" / "metaqa_kb.txt.gz"
         if not opts.as_json:
@@ -624,7 +627,10 @@ def demo(
                 f"Building the demo index (MetaQA, CC BY 3.0) in {esc(str(target))} …"
             )
         index = build_index(Path(str(source)), target)
+        stale = True
+    if stale:
         _fit_demo_plans(index, opts.as_json)
+        index = open_index(target)
     if not opts.as_json:
         err_console.print(f"Question: [bold]{esc(question)}[/]")
     _run(

@@ -165,8 +165,9 @@ class Chain:
     #: Whether the first step's way was read from the question's voice (the anchor
     #: has its relation both ways; see :func:`voiced_ways`), not merely taken.
     voiced: bool = False
-    #: The score of the next-best path the search found (None: it found no other):
-    #: two paths read almost as well make a reading to be less sure of.
+    #: The score of the next-best path the search found that reaches other nodes
+    #: (None: it found no other): two paths to different nodes read almost as well
+    #: make a reading to be less sure of; two ways to the same nodes do not.
     runner_up: float | None = field(default=None, compare=False)
 
     @property
@@ -491,6 +492,30 @@ def voiced_ways(
             does = (by and i < start) or (not by and i >= end)
             ways.setdefault(forward, "out" if does != passive else "in")
     return ways
+
+
+def runner_ups(
+    scores: Sequence[float], reached: Sequence[np.ndarray | None], limit: int
+) -> list[float | None]:
+    """For each of the first ``limit`` paths (sorted best first, with the nodes each
+    reached, repeats kept; None where not followed), the best score below it of a path
+    that reaches other nodes. A second way to the very same nodes (a relation and its
+    mirror) is no rival reading; a path not followed counts as one."""
+    ends: dict[int, np.ndarray] = {}
+
+    def same(i: int, j: int) -> bool:
+        if reached[i] is None or reached[j] is None:
+            return False
+        for k in (i, j):
+            if k not in ends:
+                ends[k] = np.unique(reached[k])  # type: ignore[arg-type]
+        return bool(np.array_equal(ends[i], ends[j]))
+
+    out: list[float | None] = []
+    for rank in range(min(limit, len(scores))):
+        rival = next((scores[j] for j in range(rank + 1, len(scores)) if not same(rank, j)), None)
+        out.append(rival)
+    return out
 
 
 def read_chains(
@@ -839,6 +864,7 @@ def read_chains(
                 frontier += [(*path, b) for b in sorted(bridges)]
     found = found or stopped
     found.sort(key=lambda f: (-f[0], len(f[1]), f[1]))
+    rivals = runner_ups([f[0] for f in found], [reached.get(f[1]) for f in found], limit)
     out = []
     for rank, (total, path, explains, loose) in enumerate(found[:limit]):
         out.append(
@@ -849,7 +875,7 @@ def read_chains(
                 tuple((r, tuple(at)) for r, at in explains.items()),
                 tuple(words[i] for i in loose),
                 voiced=voiced.get(table.steps[path[0]][0]) == table.steps[path[0]][1],
-                runner_up=found[rank + 1][0] if rank + 1 < len(found) else None,
+                runner_up=rivals[rank],
             )
         )
     return out

@@ -44,7 +44,7 @@ DEFAULT_WALKS = 300
 #: The key of the fit in the described schema's ``fits``.
 FIT_KEY = "plan_confidence"
 #: The fit's format.
-FIT_VERSION = 1
+FIT_VERSION = 2
 
 
 @dataclass(frozen=True)
