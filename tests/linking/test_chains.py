@@ -369,20 +369,26 @@ def test_a_type_word_before_a_verb_still_says_what_is_asked(scripts):
     )
 
 
-def test_a_chain_knows_the_score_of_the_next_path_the_search_found(movie_index):
-    """The plan's confidence reads how far the best chain is ahead of the next one."""
-    question = "what are the genres of the films whose directors also directed Big"
-    reading = read_question(movie_index, question)
-    ranked = read_chains(
-        movie_index,
-        linker_for(movie_index),
+def _ranked(index, reading, question, limit):
+    """The best ``limit`` chains of a question naming one node, as read_chain searches
+    them (which keeps only the first)."""
+    return read_chains(
+        index,
+        linker_for(index),
         tokens(question),
         reading.entities[0].index,
         set(reading.linking.entity_positions),
         reading.linking.types,
         anchor_span=(reading.entities[0].start, reading.entities[0].end),
-        limit=3,
+        limit=limit,
     )
+
+
+def test_a_chain_knows_the_score_of_the_next_path_the_search_found(movie_index):
+    """The plan's confidence reads how far the best chain is ahead of the next one."""
+    question = "what are the genres of the films whose directors also directed Big"
+    reading = read_question(movie_index, question)
+    ranked = _ranked(movie_index, reading, question, limit=3)
     assert len(ranked) >= 2
     ends = [_follow(movie_index.graph, c.anchor, c.steps) for c in ranked]
     for i, c in enumerate(ranked[:-1]):
@@ -433,16 +439,7 @@ def test_the_chain_along_a_mirror_relation_is_no_runner_up(clubs):
     reads is over the next path to other nodes, not over the mirror."""
     question = "which club does Joel_CAMPBELL play in"
     reading = read_question(clubs, question)
-    ranked = read_chains(
-        clubs,
-        linker_for(clubs),
-        tokens(question),
-        reading.entities[0].index,
-        set(reading.linking.entity_positions),
-        reading.linking.types,
-        anchor_span=(reading.entities[0].start, reading.entities[0].end),
-        limit=10,
-    )
+    ranked = _ranked(clubs, reading, question, limit=10)
     ends = {c.steps: _follow(clubs.graph, c.anchor, c.steps) for c in ranked}
     best = ranked[0]
     mirrors = [c for c in ranked[1:] if ends[c.steps] == ends[best.steps]]
