@@ -1,7 +1,7 @@
 """``benchmarks/RESULTS.md`` written from the stored results, one table a file.
 
-    python benchmarks/make_results.py            # write RESULTS.md
-    python benchmarks/make_results.py --check    # exit 1 if RESULTS.md is not what the files give
+    python benchmarks/make_results.py            # write RESULTS.md and the README's table
+    python benchmarks/make_results.py --check    # exit 1 if either is not what the files give
 
 Each table is a JSON file under ``benchmarks/results/`` (sorted by name), written by the
 benchmark that measured it or by hand from its run, and always with where it comes
@@ -11,6 +11,10 @@ or a row whose width is not the header's, stops the script with the file's name.
 Consecutive files with the same ``section`` share a heading. The page holds only the
 current tables; how they came about is in ``journal/``. CI runs ``--check`` before the
 docs build, so a hand edit of ``RESULTS.md`` or a result file not rendered fails it.
+
+A result file with ``readme`` (a list of its column names) also gives the README's
+results table: those columns, between the README's two ``results`` markers, with the
+line saying where it comes from; so the front page cannot drift from the results.
 
 A result file::
 
@@ -34,10 +38,14 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 RESULTS_DIR = HERE / "results"
 PAGE = HERE / "RESULTS.md"
+README = REPO / "README.md"
+#: The README's lines around the table this script writes there.
+README_BEGIN = "<!-- results: written by benchmarks/make_results.py; edit benchmarks/results/ -->"
+README_END = "<!-- results: end -->"
 MACHINES = RESULTS_DIR / "machines.json"
 
 REQUIRED = ("section", "command", "commit", "date", "machine", "n", "seeds", "columns", "rows")
-OPTIONAL = ("title", "about", "notes", "record", "load")
+OPTIONAL = ("title", "about", "notes", "record", "load", "readme")
 
 HEADER = """\
 # Results
@@ -111,6 +119,11 @@ def check_result(name: str, result: dict[str, Any], machines: dict[str, str]) ->
     record = result.get("record")
     if record and not (REPO / record).exists():
         raise ResultError(f"{name}: record {record} does not exist")
+    shown = result.get("readme")
+    if shown is not None:
+        unknown_columns = [c for c in shown or [None] if c not in result["columns"]]
+        if unknown_columns:
+            raise ResultError(f"{name}: readme names columns it lacks: {unknown_columns}")
 
 
 def render_table(result: dict[str, Any]) -> list[str]:
@@ -122,6 +135,13 @@ def render_table(result: dict[str, Any]) -> list[str]:
     return out
 
 
+def _where(result: dict[str, Any], machines: dict[str, str]) -> str:
+    return (
+        f"Commit `{result['commit']}` · {result['date']} · {machines[result['machine']]}"
+        f" · n = {result['n']} · seeds {result['seeds']}"
+    )
+
+
 def render_result(result: dict[str, Any], machines: dict[str, str]) -> list[str]:
     out: list[str] = []
     if result.get("title"):
@@ -130,10 +150,7 @@ def render_result(result: dict[str, Any], machines: dict[str, str]) -> list[str]
         out += [result["about"].strip(), ""]
     out += ["```bash", result["command"].strip(), "```", ""]
     out += render_table(result)
-    where = (
-        f"Commit `{result['commit']}` · {result['date']} · {machines[result['machine']]}"
-        f" · n = {result['n']} · seeds {result['seeds']}"
-    )
+    where = _where(result, machines)
     if result.get("load"):
         where += f" · {result['load']}"
     where += "."
@@ -177,27 +194,69 @@ def render_page(directory: Path = RESULTS_DIR) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def render_readme_table(directory: Path = RESULTS_DIR) -> str:
+    """The README's results table: the ``readme`` columns of each result file that
+    names some, each table with where it comes from and its place on the results page."""
+    results, machines = load_results(directory)
+    out: list[str] = []
+    for _, r in results:
+        shown = r.get("readme")
+        if not shown:
+            continue
+        keep = [r["columns"].index(c) for c in shown]
+        table = {"columns": shown, "rows": [[row[i] for i in keep] for row in r["rows"]]}
+        heading = r.get("title") or r["section"]
+        out += render_table(table)
+        out += [
+            "",
+            f"{_where(r, machines)}; the whole table and its command:"
+            f" [{heading}](benchmarks/RESULTS.md#{anchor(heading)}).",
+            "",
+        ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def with_readme_table(readme: str, table: str) -> str:
+    """``readme`` with the text between its two markers replaced by ``table``."""
+    begin, end = readme.find(README_BEGIN), readme.find(README_END)
+    if begin < 0 or end < begin:
+        raise ResultError(f"README.md: the lines {README_BEGIN!r} and {README_END!r} are missing")
+    head = readme[: begin + len(README_BEGIN)]
+    return head + "\n" + table + readme[end:]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="compare with RESULTS.md, write nothing")
     args = ap.parse_args(argv)
     try:
         page = render_page()
+        readme_now = README.read_text(encoding="utf-8")
+        readme = with_readme_table(readme_now, render_readme_table())
     except ResultError as e:
         print(f"make_results: {e}", file=sys.stderr)
         return 2
     if args.check:
-        if not PAGE.exists() or PAGE.read_text(encoding="utf-8") != page:
+        files = (("benchmarks/RESULTS.md", PAGE, page), ("README.md", README, readme))
+        stale = [
+            name
+            for name, path, text in files
+            if not path.exists() or path.read_text(encoding="utf-8") != text
+        ]
+        if stale:
             print(
-                "make_results: benchmarks/RESULTS.md is not what benchmarks/results/ gives;"
+                f"make_results: {' and '.join(stale)} {'is' if len(stale) == 1 else 'are'} not"
+                " what benchmarks/results/ gives;"
                 " run python benchmarks/make_results.py",
                 file=sys.stderr,
             )
             return 1
-        print(f"RESULTS.md is current ({len(page.splitlines())} lines)")
+        print(f"RESULTS.md and the README's table are current ({len(page.splitlines())} lines)")
         return 0
     PAGE.write_text(page, encoding="utf-8")
-    print(f"wrote {PAGE} ({len(page.splitlines())} lines)")
+    if readme != readme_now:
+        README.write_text(readme, encoding="utf-8")
+    print(f"wrote {PAGE} ({len(page.splitlines())} lines) and the README's table")
     return 0
 
 

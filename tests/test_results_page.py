@@ -95,9 +95,17 @@ def test_check_fails_on_a_stale_page(tmp_path, monkeypatch, capsys):
     stale = tmp_path / "RESULTS.md"
     stale.write_text(make_results.render_page() + "\nedited by hand\n", encoding="utf-8")
     monkeypatch.setattr(make_results, "PAGE", stale)
+    readme = tmp_path / "README.md"
+    shutil.copy(REPO / "README.md", readme)
+    monkeypatch.setattr(make_results, "README", readme)
     assert make_results.main(["--check"]) == 1
     assert "is not what benchmarks/results/ gives" in capsys.readouterr().err
     monkeypatch.setattr(make_results, "PAGE", tmp_path / "new.md")
+    assert make_results.main([]) == 0
+    assert make_results.main(["--check"]) == 0
+    readme.write_text(readme.read_text(encoding="utf-8").replace("| MetaQA", "| Meta", 1))
+    assert make_results.main(["--check"]) == 1
+    assert "README.md is not" in capsys.readouterr().err
     assert make_results.main([]) == 0
     assert make_results.main(["--check"]) == 0
 
@@ -109,3 +117,22 @@ def test_tables_align_numbers_right_and_escape_pipes():
     assert lines[0] == "| set | Hit@1 | note |"
     assert lines[1] == "|---|---:|---:|"
     assert lines[2] == "| a\\|b | **93.3** (90) | 3 |"
+
+
+def test_the_readme_table_is_what_the_result_files_give():
+    """The README's results table is written from the files too: a hand edit fails."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = make_results.render_readme_table()
+    assert make_results.with_readme_table(readme, table) == readme
+    assert "| set |" in table and "Commit `" in table
+    edited = readme.replace(table.splitlines()[2], "| MetaQA 1-hop | 30 | 0 | **100.0** |")
+    assert make_results.with_readme_table(edited, table) != edited
+
+
+def test_readme_columns_must_exist_and_the_markers_be_there(results_copy):
+    name = _edit(results_copy, lambda r: r.update(readme=["set", "no such column"]))
+    with pytest.raises(make_results.ResultError, match=r"readme names columns it lacks"):
+        make_results.render_page(results_copy)
+    assert name
+    with pytest.raises(make_results.ResultError, match=r"README\.md: the lines"):
+        make_results.with_readme_table("# no markers\n", "| a |\n")
