@@ -143,6 +143,29 @@ def test_nested_steps_stay_noun_phrases():
     assert not any(re.search(r"\bdoes the movies\b", q) for q in seen), seen
 
 
+def test_a_word_the_question_needs_once_is_said_once():
+    """A typed name is a phrase ("tag X"), so a noun step does not write "with tag tag
+    X"; a relation named for its target type reads "the genre of X", never "the genres
+    that are the genre of X". Synthetic questions that say a word twice read as two
+    hops and teach the plan confidence a failure no user's question has."""
+    tags = {
+        chain_question(
+            "dublin", "tag", [RelationStep("has_tags", "in", "movie")], random.Random(s), {}
+        )
+        for s in range(200)
+    }
+    assert any(
+        q.startswith(("Which movies have dublin", "What movies have tag dublin"))
+        or "with tag dublin" in q
+        for q in tags
+    ), tags
+    assert not any(re.search(r"\btags? tags?\b", q) for q in tags), tags
+    genre = [RelationStep("written_by", "in", "movie"), RelationStep("has_genre", "out", "genre")]
+    seen = {chain_question("Ann Lee", "person", genre, random.Random(s), {}) for s in range(200)}
+    assert any("the genre of the movies" in q for q in seen), seen
+    assert not any("genres that are the genre" in q for q in seen), seen
+
+
 def test_intersections_phrase_each_constraint_by_its_class():
     steps = [RelationStep("plays_in_club", "in", "entity"), RelationStep("is_aged", "in", "entity")]
     seen = {

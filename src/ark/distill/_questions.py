@@ -340,16 +340,30 @@ def _noun_phrase(
     """(the phrase, whether it is plural): "the {T} ..." and "the {np} ..." are;
     "the {n} of X" and "the {O} that X ..." take the noun's number. A phrase another
     step goes on from is the short one ("the age of X", not "the entities that are the
-    age of X": "whose age is the age of X" reads, the other does not)."""
+    age of X": "whose age is the age of X" reads, the other does not); one whose type
+    and noun are one word says it once ("the genre of X", not "the genres that are the
+    genre of X")."""
     words = step_words(step, described, rng)
     options = _given(step, words, templates) or [
         t
         for t in _options(words, NOUN_PHRASES, anchor)
-        if final or not t.startswith("the {T} that are the")
+        if (final and not _same_head(words)) or not t.startswith("the {T} that are the")
     ]
     template = rng.choice(options)
     plural = template.startswith(("the {T}", "the {np}")) or words.reading.plural
     return _fill(template, _slots(words, x, x_plural, anchor)), plural
+
+
+def _head(phrase: str) -> str:
+    return _singular(phrase.lower()).rpartition(" ")[2]
+
+
+def _same_head(words: StepWords) -> bool:
+    """Whether the step's noun and its target type end in the same word (a relation
+    named for what it leads to: ``genre`` to a genre, ``release year`` to a year)."""
+    r = words.reading
+    noun = r.noun or r.obj or r.words
+    return bool(noun) and _head(noun) == _head(words.target)
 
 
 def _capital(text: str) -> str:
@@ -369,16 +383,19 @@ def chain_question(
     movies written by X?"), else framed ("Which are ...?", "List ...")."""
     kind = described.type(anchor_type) if described else None
     label = kind.label if kind is not None else anchor_type
-    phrase = f"{label} {anchor}" if rng.random() < 0.3 and label != "entity" else anchor
+    typed = rng.random() < 0.3 and label != "entity"
+    phrase = f"{label} {anchor}" if typed else anchor
     plural = False
     for i, step in enumerate(hops):
         last = i == len(hops) - 1
+        # A typed name ("tag X") is a phrase, not a bare name: no "with tag tag X".
+        name = i == 0 and not typed
         if last and rng.random() < 0.5:
             words = step_words(step, described, rng)
             if not _given(step, words, templates):
-                return _capital(direct_question(words, phrase, plural, rng, anchor=i == 0))
+                return _capital(direct_question(words, phrase, plural, rng, anchor=name))
         phrase, plural = _noun_phrase(
-            step, phrase, plural, rng, templates, described, anchor=i == 0, final=last
+            step, phrase, plural, rng, templates, described, anchor=name, final=last
         )
     frame = rng.choice(templates.get("frames") or (FRAMES if plural else SINGULAR_FRAMES))
     return _capital(frame.format(p=phrase))
