@@ -6,7 +6,7 @@
         [--prompt full|short] [--model 0.5b|1.5b|GGUF] [--adapter LORA.gguf]
         [--[no-]example] [--[no-]hints] [--[no-]multi-neighborhood]
         [--[no-]grouped-observations]
-        [--describe] [--plan-threshold P] [--save-baseline]
+        [--describe] [--plan-threshold P] [--no-plan-choice] [--save-baseline]
         [--decoders ark llama --seeds 0 1 2 [--stored]]
 
 The generality table: a change is judged on MetaQA dev 1/2/3-hop, MetaQA's
@@ -134,7 +134,7 @@ def index_for(kb: Path, cache: Path, describe_with=None):  # type: ignore[no-unt
 def run_set(args: argparse.Namespace, llm, spec: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     name, kb, dataset, split = parse_set(spec, args.data_dir)
     index, _ = index_for(kb, args.index_cache, llm if args.describe else None)
-    options = AgentOptions(example=args.example, hints=args.hints)
+    options = AgentOptions(example=args.example, hints=args.hints, choose_plans=args.plan_choice)
     out = args.out / args.label / name
     run = Evaluation(
         dataset,
@@ -415,6 +415,13 @@ def main(argv: list[str] | None = None) -> None:
         default=DEFAULT_THRESHOLD,
         help="run the reading's plan without the model at this fitted confidence "
         "(ark.agent.plans; above 1: never, the model runs every step)",
+    )
+    p.add_argument(
+        "--no-plan-choice",
+        dest="plan_choice",
+        action="store_false",
+        help="never ask the model to choose between a plan and its rival "
+        "(AgentOptions.choose_plans=False)",
     )
     p.add_argument("--verbose", action="store_true", help="print every tool call")
     p.add_argument(

@@ -49,7 +49,10 @@ sums per query; None for a cache hit, a step without a model call, or an older r
 Added in minor 5: a step's ``by``: ``"plan"`` when the reading's plan ran the step's
 call itself, with no model call (``ark-guided`` with a sure plan,
 :mod:`ark.agent.plans`); None when the model chose it. Such a trajectory's
-``config["plan"]`` holds the plan's confidence, the threshold and why it stopped.
+``config["plan"]`` holds the plan's confidence, the threshold and why it stopped;
+where the model chose between the plan and its rival, also ``rival_confidence`` and
+``choice`` (the two readings in words and the 0-based one chosen, None for none), the
+choice's model call being the first step (``module: "choose_plan"``).
 """
 
 from __future__ import annotations

@@ -5,11 +5,12 @@ runs a sure plan with no model call and asks the model otherwise."""
 import asyncio
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from _doubles import ScriptedChatModel, tool_call
+from _doubles import ScriptedChatModel, json_reply, tool_call
 from _helpers import hinted_session, node
 from ark.agent import Agent, AgentConfig, AgentOptions, Retriever, ToolConfig
 from ark.agent._agent import FINISH_READ_NOTE, guided_agent
@@ -20,8 +21,10 @@ from ark.agent.plans import (
     PlanModel,
     calibration_error,
     calls_in,
+    choice_schema,
     fit_model,
     plan_model,
+    read_choice,
     reading_digest,
     ready_call,
     run_plan,
@@ -414,3 +417,93 @@ def test_after_the_add_that_ends_the_plan_the_reading_finishes(movie_index, read
         assert len(llm.calls) > len(calls) - 1
         assert all(s.by in (None, "model") for s in traj.steps)
         assert traj.config["finish_when_read"] is False
+
+
+# -- two plans sure together: the model chooses -----------------------------------------
+
+
+def _index_with_confidence(movie_index: Index, tmp_path: Path, p: float) -> Index:
+    """A copy of the movie graph whose fit gives every plan the confidence ``p``."""
+    import math
+    import shutil
+
+    shutil.copytree(movie_index.path, tmp_path / "idx")
+    index = open_index(tmp_path / "idx")
+    n = len(FEATURES)
+    bias = math.log(p / (1 - p))
+    model = PlanModel(
+        tuple(FEATURES),
+        (0.0,) * n,
+        (1.0,) * n,
+        (bias,) + (0.0,) * n,
+        {"n": 1, "reading": reading_digest(index)},
+    )
+    save_described(index, index.described.with_fit(FIT_KEY, model.to_dict()))
+    return open_index(tmp_path / "idx")
+
+
+def test_two_plans_sure_only_together_are_chosen_between_in_one_short_call(movie_index, tmp_path):
+    """At 0.45 each, neither plan runs alone (threshold 0.6), but one of the two is
+    the answer: the model is asked which, with a reply that is a number, and the
+    chosen plan's steps are the run's; no other model call."""
+    index = _index_with_confidence(movie_index, tmp_path, 0.45)
+    genres = {node(index, n) for n in ("Drama", "Adventure", "Comedy")}
+    answers = {}
+    for reading in (1, 2):
+        llm = ScriptedChatModel([json_reply({"reading": reading})], per_call=True)
+        traj = asyncio.run(_guided(index, llm, 0.6).run(QUESTION))
+        assert len(llm.calls) == 1 and llm.schemas[0] == choice_schema(2)
+        prompt = llm.calls[0][-1].content
+        assert "1. Robert Zemeckis → directed by (backwards) → has genre → gives:" in prompt
+        assert "2. Robert Zemeckis → " in prompt and "Drama" in prompt
+        first, *rest = traj.steps
+        assert first.module == "choose_plan" and first.by is None and first.prompt_tokens > 0
+        assert f"chose reading {reading} of 2" in (first.note or "")
+        assert rest and all(s.by == "plan" for s in rest) and traj.stop_reason == "finish"
+        assert traj.config["plan"]["ran"] and traj.config["plan"]["choice"]["chosen"] == reading - 1
+        answers[reading] = set(traj.answer)
+    assert answers[1] == genres
+    assert answers[2] and answers[2] != genres  # the rival's own nodes
+
+
+def test_no_choice_when_the_two_are_not_sure_together_or_the_reply_chooses_none(
+    movie_index, tmp_path
+):
+    """At 0.25 each the two are not sure together: the model runs the steps, asked
+    with the tools from the first call. A reply naming no reading changes nothing."""
+    index = _index_with_confidence(movie_index, tmp_path, 0.25)
+    llm = ScriptedChatModel([tool_call("search_in_graph", query="Robert Zemeckis")])
+    traj = asyncio.run(_guided(index, llm, 0.6).run(QUESTION))
+    assert llm.schemas[0] is None and all(s.module is None for s in traj.steps)
+    assert "choice" not in traj.config["plan"] and traj.config["plan"]["rival_confidence"] == 0.25
+
+    index = _index_with_confidence(movie_index, tmp_path / "b", 0.45)
+    replies = [json_reply({"reading": 7}), tool_call("search_in_graph", query="Robert Zemeckis")]
+    llm = ScriptedChatModel(replies, per_call=True)
+    traj = asyncio.run(_guided(index, llm, 0.6).run(QUESTION))
+    assert traj.steps[0].module == "choose_plan" and "no reading" in traj.steps[0].note
+    assert traj.config["plan"]["ran"] is False and traj.config["plan"]["choice"]["chosen"] is None
+    assert llm.schemas[1] is None and traj.steps[1].by is None  # the model's own steps
+
+
+def test_the_choice_is_off_with_the_option(movie_index, tmp_path):
+    index = _index_with_confidence(movie_index, tmp_path, 0.45)
+    llm = ScriptedChatModel([tool_call("search_in_graph", query="Robert Zemeckis")])
+    config = AgentConfig(max_steps=8, plan_threshold=0.6)
+    tools = replace(config.tools, multi_neighborhood=True)
+    agent = Agent(
+        index,
+        llm,
+        replace(config, tools=tools),
+        options=AgentOptions(hints=True, choose_plans=False),
+        tools=GraphTools(index),
+    )
+    traj = asyncio.run(agent.run(QUESTION))
+    assert llm.schemas[0] is None and "rival_confidence" not in traj.config["plan"]
+
+
+def test_a_choice_reply_is_a_number_among_the_readings_or_none():
+    assert read_choice({"reading": 2}, 2) == 1
+    for bad in ({"reading": 3}, {"reading": 0}, {"reading": True}, {"reading": "1"}, None, [1]):
+        assert read_choice(bad, 2) is None, bad
+    assert choice_schema(3)["properties"]["reading"]["enum"] == [1, 2, 3]

@@ -6,7 +6,14 @@ import pytest
 from _helpers import hinted_session
 from ark.graph import IN, OUT
 from ark.index import build_index
-from ark.linking import dense_available, linker_for, read_chain, read_question, tokens
+from ark.linking import (
+    dense_available,
+    linker_for,
+    read_chain,
+    read_chain_and_rival,
+    read_question,
+    tokens,
+)
 from ark.linking._chains import read_chains, runner_ups
 
 #: The readings these tests check link some words through the sentence encoder only
@@ -399,6 +406,23 @@ def test_a_chain_knows_the_score_of_the_next_path_the_search_found(movie_index):
             assert c.runner_up == rivals[0]
     best = read_chain(movie_index, reading, question)  # limit 1: the next is still known
     assert best.runner_up == ranked[0].runner_up and best.score > best.runner_up
+
+
+def test_the_rival_is_the_best_reading_to_other_nodes_and_knows_it_is_second(movie_index):
+    """The other reading a plan choice offers: the chain the best one's margin is over,
+    reaching other nodes; its margin is over the best chain, so below zero."""
+    question = "what are the genres of the films whose directors also directed Big"
+    reading = read_question(movie_index, question)
+    best, rival = read_chain_and_rival(movie_index, reading, question)
+    assert best == read_chain(movie_index, reading, question)
+    assert rival is not None and rival.score == best.runner_up
+    g = movie_index.graph
+    assert _follow(g, rival.anchor, rival.steps) != _follow(g, best.anchor, best.steps)
+    assert rival.runner_up == best.score and rival.score - rival.runner_up < 0
+    assert read_chain_and_rival(movie_index, read_question(movie_index, "what is it"), "x") == (
+        None,
+        None,
+    )
 
 
 def test_a_rival_path_is_one_that_reaches_other_nodes():

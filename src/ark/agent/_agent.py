@@ -29,9 +29,14 @@ from ark.agent._strategy import (
 )
 from ark.agent.hints import ChainHints
 from ark.agent.plans import (
+    PlanModel,
     PlanRun,
+    choice_messages,
+    choice_schema,
     plan_features,
     plan_model,
+    plan_words,
+    read_choice,
     reading_finishes,
     ready_call,
     run_plan,
@@ -64,6 +69,11 @@ class AgentOptions:
 
     example: bool = False
     hints: bool = False
+    #: With ``hints`` and plans on: where the plan is not sure by itself but it and its
+    #: rival are together, the model chooses between the two in one short call
+    #: (:func:`ark.agent.plans.plan_words`) and the chosen plan runs; False: the model
+    #: runs the steps.
+    choose_plans: bool = True
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -88,6 +98,9 @@ def steps_left_note(steps_left: int, *, answer_empty: bool = False) -> str:
 
 #: The note of a step offered only the answer tools (:meth:`Agent._step_tools`).
 LAST_STEP_NOTE = "last step with an empty answer: only add_to_answer and finish offered"
+
+#: The tokens a plan choice's reply may take (``{"reading": 2}`` is about six).
+CHOICE_TOKENS = 16
 
 #: The note of a ``finish`` the reading ran after the model's add (:meth:`Agent._finish_read`).
 FINISH_READ_NOTE = "the reading's plan ends with this add: finish run without the model"
@@ -158,9 +171,10 @@ class Agent:
     def from_context(cls, ctx: StrategyContext, options: AgentOptions | None = None) -> Agent:
         return cls(ctx.index, ctx.llm, ctx.config, options=options, **ctx.shared())
 
-    def new_session(self, query: str | None = None) -> ToolSession:
-        """The session of one run, with the hints observing it when the options ask."""
-        hints = [ChainHints(self.index, query)] if self.options.hints else []
+    def new_session(self, query: str | None = None, *, rival: bool = False) -> ToolSession:
+        """The session of one run, with the hints observing it when the options ask
+        (``rival``: hints following the reading's rival chain, for a plan choice)."""
+        hints = [ChainHints(self.index, query, rival=rival)] if self.options.hints else []
         return ToolSession(
             self.index,
             tools=self.tools,
@@ -183,7 +197,7 @@ class Agent:
             Message(role="system", content=self.system),
             Message(role="user", content=query),
         ]
-        planned = self._planned(query, traj, messages)
+        planned = await self._planned(query, traj, messages)
         session = planned if planned is not None else self.new_session(query)
         stop = "max_steps" if planned is None else "finish"
         for step in range(cfg.max_steps if planned is None else 0):
@@ -245,12 +259,15 @@ class Agent:
         traj.wall_s = round(time.perf_counter() - started, 4)
         return traj
 
-    def _planned(self, query: str, traj: Trajectory, messages: list[Message]) -> ToolSession | None:
+    async def _planned(
+        self, query: str, traj: Trajectory, messages: list[Message]
+    ) -> ToolSession | None:
         """The session of the reading's plan, run without the model, when the plan runs
-        to its finish with a confidence of at least ``plan_threshold``: its steps are
-        recorded (``by="plan"``) and its calls and observations written into
-        ``messages`` as a model's would be. Else None, and the model runs every step
-        as before. What was decided is kept in ``traj.config["plan"]``."""
+        to its finish with a confidence of at least ``plan_threshold``, or when the
+        model chose it over its rival (:meth:`_chosen`): its steps are recorded
+        (``by="plan"``) and its calls and observations written into ``messages`` as a
+        model's would be. Else None, and the model runs every step as before. What was
+        decided is kept in ``traj.config["plan"]``."""
         threshold = self.config.plan_threshold
         if threshold is None or not self.options.hints:
             return None
@@ -272,15 +289,81 @@ class Agent:
             "confidence": None if confidence is None else round(confidence, 4),
             "seconds": round(time.perf_counter() - started, 4),
         }
-        if not sure:
+        if sure:
+            self._record_plan(run, traj, messages)
+            return session
+        if confidence is None or not self.options.choose_plans:
             return None
-        self._record_plan(run, traj, messages)
+        return await self._chosen(query, traj, messages, model, (session, hints, run, confidence))
+
+    async def _chosen(
+        self,
+        query: str,
+        traj: Trajectory,
+        messages: list[Message],
+        model: PlanModel,
+        first: tuple[ToolSession, ChainHints, PlanRun, float],
+    ) -> ToolSession | None:
+        """A plan not sure by itself, and its rival's (the best reading to other
+        nodes): when both run to their finish and their confidences together reach the
+        threshold, one of the two is the answer as surely as a plan that runs alone, and
+        which one is the decision left: the model is asked it in one call whose reply
+        is a number (:func:`ark.agent.plans.choice_messages`), and the chosen plan's
+        steps are the run's. A reply that chooses neither changes nothing."""
+        threshold = self.config.plan_threshold
+        assert threshold is not None
+        record = traj.config["plan"]
+        other = self.new_session(query, rival=True)
+        rival_hints = _hints(other)
+        if rival_hints is None or rival_hints.chain is None:
+            return None
+        rival_run = run_plan(other, rival_hints, self.config.max_steps)
+        if not rival_run.complete:
+            return None
+        rival_confidence = model.confidence(plan_features(rival_hints, rival_run))
+        record["rival_confidence"] = round(rival_confidence, 4)
+        if first[3] + rival_confidence < threshold:
+            return None
+        plans = [first[:3], (other, rival_hints, rival_run)]
+        readings = [plan_words(h, r) for _, h, r in plans]
+        try:
+            completion = await self.llm.complete(
+                choice_messages(query, readings),
+                (),
+                temperature=self.config.temperature,
+                max_tokens=CHOICE_TOKENS,
+                seed=self.config.seed,
+                response_schema=choice_schema(len(plans)),
+            )
+        except ArkError as exc:  # the backend gave up: the model runs the steps instead
+            record["choice"] = {"error": str(exc)}
+            return None
+        chosen = read_choice(completion.data, len(plans))
+        step = self._step_record(0, completion)
+        step.module = "choose_plan"
+        step.note = (
+            "the reply chose no reading: the model runs the steps"
+            if chosen is None
+            else f"the model chose reading {chosen + 1} of {len(plans)}"
+        )
+        traj.steps.append(step)
+        traj.usage["prompt_tokens"] += completion.usage.prompt_tokens
+        traj.usage["completion_tokens"] += completion.usage.completion_tokens
+        record["choice"] = {"readings": readings, "chosen": chosen}
+        if chosen is None:
+            return None
+        session, _, run = plans[chosen]
+        record["ran"] = True
+        self._record_plan(run, traj, messages, first_index=1)
         return session
 
-    def _record_plan(self, run: PlanRun, traj: Trajectory, messages: list[Message]) -> None:
-        """The plan's steps as the trajectory's (``by="plan"``, no model call) and as
-        assistant calls and tool observations in ``messages``, with the budget notes
-        the loop writes; each reported as an event, as the model's steps are."""
+    def _record_plan(
+        self, run: PlanRun, traj: Trajectory, messages: list[Message], first_index: int = 0
+    ) -> None:
+        """The plan's steps as the trajectory's (``by="plan"``, no model call; numbered
+        from ``first_index``, after a choice's step) and as assistant calls and tool
+        observations in ``messages``, with the budget notes the loop writes; each
+        reported as an event, as the model's steps are."""
         for i, step in enumerate(run.steps):
             raw = json.dumps(step.arguments, ensure_ascii=False)
             call = ToolCall(f"plan_{i}", step.name, step.arguments, raw)
@@ -288,7 +371,7 @@ class Agent:
             if step.name != "finish":
                 empty = not any(s.outcome.added for s in run.steps[: i + 1])
                 observation += steps_left_note(self.config.max_steps - i - 1, answer_empty=empty)
-            self._plan_step(traj, messages, i, call, step.outcome, observation)
+            self._plan_step(traj, messages, first_index + i, call, step.outcome, observation)
 
     def _plan_step(
         self,

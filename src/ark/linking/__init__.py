@@ -12,7 +12,7 @@ node (:func:`mediators`: Freebase's compound values, RDF blank nodes). The hints
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from ark.errors import ArkError
@@ -64,6 +64,7 @@ __all__ = [
     "onward_relation",
     "plan_describe",
     "read_chain",
+    "read_chain_and_rival",
     "read_chains",
     "read_question",
     "spot_entities",
@@ -177,8 +178,27 @@ def read_chain(
     intersection, read by the hints from each node's own relation; none: nothing to
     start from), or None; ``costs``: what the chain scorer charges; ``dense``: as
     :func:`read_question`'s."""
+    return read_chain_and_rival(index, reading, question, costs, dense)[0]
+
+
+#: How far down the ranked chains :func:`read_chain_and_rival` looks for the rival.
+RIVAL_DEPTH = 8
+
+
+def read_chain_and_rival(
+    index: Index,
+    reading: Reading,
+    question: str,
+    costs: ChainCosts = DEFAULT_COSTS,
+    dense: DenseChoice = "auto",
+) -> tuple[Chain | None, Chain | None]:
+    """:func:`read_chain`'s chain and its rival: the best chain below it that reaches
+    other nodes (the one its :attr:`Chain.runner_up` scores), or None; the rival's
+    ``runner_up`` is the best chain's score, so its margin says how far below it is.
+    Two readings a question leaves close are the choice the model is asked to make
+    (:mod:`ark.agent.plans`)."""
     if len(reading.entities) != 1:
-        return None
+        return None, None
     chains = read_chains(
         index,
         linker_for(index, dense),
@@ -187,7 +207,12 @@ def read_chain(
         set(reading.linking.entity_positions),
         reading.linking.types,
         anchor_span=(reading.entities[0].start, reading.entities[0].end),
-        limit=1,
+        limit=RIVAL_DEPTH,
         costs=costs,
     )
-    return chains[0] if chains else None
+    if not chains:
+        return None, None
+    best = chains[0]
+    rival = next((c for c in chains[1:] if c.score == best.runner_up), None)
+    # The rival's own rival is the best chain: its margin is below zero.
+    return best, None if rival is None else replace(rival, runner_up=best.score)

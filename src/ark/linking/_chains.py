@@ -167,7 +167,9 @@ class Chain:
     voiced: bool = False
     #: The score of the next-best path the search found that reaches other nodes
     #: (None: it found no other): two paths to different nodes read almost as well
-    #: make a reading to be less sure of; two ways to the same nodes do not.
+    #: make a reading to be less sure of; two ways to the same nodes do not. For a
+    #: rival read as the other choice (:func:`ark.linking.read_chain_and_rival`), the
+    #: best chain's score, above its own.
     runner_up: float | None = field(default=None, compare=False)
 
     @property

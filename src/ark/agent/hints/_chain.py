@@ -33,7 +33,7 @@ from ark.linking import (
     linker_for,
     mediators,
     onward_relation,
-    read_chain,
+    read_chain_and_rival,
     read_question,
 )
 
@@ -48,11 +48,13 @@ _LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class QuestionReading:
-    """A question read against one index, as the hints use it: the linker's reading and
-    the chain read from the node it names (None when it names no node or several)."""
+    """A question read against one index, as the hints use it: the linker's reading,
+    the chain read from the node it names (None when it names no node or several) and
+    that chain's rival, the best reading to other nodes (None without one)."""
 
     reading: Reading
     chain: Chain | None
+    rival: Chain | None = None
 
 
 def question_reading(index: Index, question: str) -> QuestionReading:
@@ -67,7 +69,7 @@ def question_reading(index: Index, question: str) -> QuestionReading:
             cache.move_to_end(question)
             return hit[1]
     reading = read_question(index, question)
-    read = QuestionReading(reading, read_chain(index, reading, question))
+    read = QuestionReading(reading, *read_chain_and_rival(index, reading, question))
     with _LOCK:
         cache[question] = (described, read)
         cache.move_to_end(question)
@@ -83,7 +85,9 @@ class ChainHints(SessionObserver):
     repeat, the nodes not explored yet; after an add, a reminder when the node was a
     step on the way. ``question=None`` keeps the hints that need no question."""
 
-    def __init__(self, index: Index, question: str | None = None) -> None:
+    def __init__(self, index: Index, question: str | None = None, *, rival: bool = False) -> None:
+        """``rival``: follow the chain's rival instead (:attr:`QuestionReading.rival`),
+        the other reading a plan choice offers; no chain when there is none."""
         self.index = index
         self.question = question
         #: Relations followed by neighborhood calls with results, one entry per use: a
@@ -97,7 +101,7 @@ class ChainHints(SessionObserver):
         #: its words (:func:`ark.linking.read_chain`), or, when it names no node or
         #: several, the relations the linker is sure of.
         self.reading = read.reading if read else None
-        self.chain = read.chain if read else None
+        self.chain = (read.rival if rival else read.chain) if read else None
         #: A chain no word of the question names while words of it are unexplained
         #: (*what words describe X*, when no relation's words say *describe*): the
         #: graph's shape alone chose it, so the hints state no path and hand the

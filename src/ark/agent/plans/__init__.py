@@ -7,9 +7,12 @@ stops wherever a decision is left. :class:`PlanModel` says how sure the reading 
 that the plan's answer is right: a logistic model over named features
 (:data:`FEATURES`), fitted to the user's graph on its own synthetic questions
 (``ark index fit-plans``; :func:`ark.distill.fit_plans`) and stored in the index.
+Where the plan and its rival are sure only together, the model chooses between them
+(:func:`plan_words`, :func:`choice_messages`), its reply an index.
 """
 
 from ark.agent.plans._calls import Call, calls_in, ready_call
+from ark.agent.plans._choice import choice_messages, choice_schema, plan_words, read_choice
 from ark.agent.plans._confidence import (
     DEFAULT_THRESHOLD,
     DEFAULT_WALKS,
@@ -50,12 +53,16 @@ __all__ = [
     "calibration_error",
     "calls_in",
     "chain_margin",
+    "choice_messages",
+    "choice_schema",
     "first_call",
     "fit_model",
     "next_call",
     "plan_features",
     "plan_model",
     "plan_question",
+    "plan_words",
+    "read_choice",
     "reading_digest",
     "reading_finishes",
     "ready_call",
