@@ -6,7 +6,7 @@
         [--prompt full|short] [--model 0.5b|1.5b|GGUF] [--adapter LORA.gguf]
         [--[no-]example] [--[no-]hints] [--[no-]multi-neighborhood]
         [--[no-]grouped-observations]
-        [--describe] [--plan-threshold P] [--no-plan-choice] [--save-baseline]
+        [--describe] [--plan-threshold P] [--plan-choice] [--save-baseline]
         [--decoders ark llama --seeds 0 1 2 [--stored]]
 
 The generality table: a change is judged on MetaQA dev 1/2/3-hop, MetaQA's
@@ -417,11 +417,10 @@ def main(argv: list[str] | None = None) -> None:
         "(ark.agent.plans; above 1: never, the model runs every step)",
     )
     p.add_argument(
-        "--no-plan-choice",
-        dest="plan_choice",
-        action="store_false",
-        help="never ask the model to choose between a plan and its rival "
-        "(AgentOptions.choose_plans=False)",
+        "--plan-choice",
+        action="store_true",
+        help="ask the model to choose between a plan and its rival where the two are sure "
+        "only together (AgentOptions.choose_plans=True)",
     )
     p.add_argument("--verbose", action="store_true", help="print every tool call")
     p.add_argument(

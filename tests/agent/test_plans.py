@@ -180,7 +180,6 @@ def test_a_fit_is_stored_in_the_index_with_the_reading_it_was_made_for(fitted_in
     described = fitted_index.described
     other = described.with_fit(FIT_KEY, {**described.fits[FIT_KEY]})
     first = other.relations[0]
-    from dataclasses import replace
 
     changed = replace(other, relations=(replace(first, aliases=("helmed",)), *other.relations[1:]))
     root = fitted_index.path.parent / "copy"
@@ -225,11 +224,16 @@ def sure_index(movie_index: Index, tmp_path: Path) -> Index:
     return open_index(tmp_path / "idx")
 
 
-def _guided(index: Index, llm: ScriptedChatModel, threshold: float | None) -> Agent:
+def _guided(
+    index: Index, llm: ScriptedChatModel, threshold: float | None, *, choose: bool = False
+) -> Agent:
     config = AgentConfig(max_steps=8, plan_threshold=threshold)
-    return guided_agent(
+    agent = guided_agent(
         StrategyContext(index=index, llm=llm, tools=GraphTools(index), config=config)
     )
+    if choose:
+        agent.options = AgentOptions(hints=True, choose_plans=True)
+    return agent
 
 
 def test_a_sure_plan_answers_with_no_model_call(sure_index):
@@ -451,7 +455,7 @@ def test_two_plans_sure_only_together_are_chosen_between_in_one_short_call(movie
     answers = {}
     for reading in (1, 2):
         llm = ScriptedChatModel([json_reply({"reading": reading})], per_call=True)
-        traj = asyncio.run(_guided(index, llm, 0.6).run(QUESTION))
+        traj = asyncio.run(_guided(index, llm, 0.6, choose=True).run(QUESTION))
         assert len(llm.calls) == 1 and llm.schemas[0] == choice_schema(2)
         prompt = llm.calls[0][-1].content
         assert "1. Robert Zemeckis → directed by (backwards) → has genre → gives:" in prompt
@@ -473,33 +477,27 @@ def test_no_choice_when_the_two_are_not_sure_together_or_the_reply_chooses_none(
     with the tools from the first call. A reply naming no reading changes nothing."""
     index = _index_with_confidence(movie_index, tmp_path, 0.25)
     llm = ScriptedChatModel([tool_call("search_in_graph", query="Robert Zemeckis")])
-    traj = asyncio.run(_guided(index, llm, 0.6).run(QUESTION))
+    traj = asyncio.run(_guided(index, llm, 0.6, choose=True).run(QUESTION))
     assert llm.schemas[0] is None and all(s.module is None for s in traj.steps)
     assert "choice" not in traj.config["plan"] and traj.config["plan"]["rival_confidence"] == 0.25
 
     index = _index_with_confidence(movie_index, tmp_path / "b", 0.45)
     replies = [json_reply({"reading": 7}), tool_call("search_in_graph", query="Robert Zemeckis")]
     llm = ScriptedChatModel(replies, per_call=True)
-    traj = asyncio.run(_guided(index, llm, 0.6).run(QUESTION))
+    traj = asyncio.run(_guided(index, llm, 0.6, choose=True).run(QUESTION))
     assert traj.steps[0].module == "choose_plan" and "no reading" in traj.steps[0].note
     assert traj.config["plan"]["ran"] is False and traj.config["plan"]["choice"]["chosen"] is None
     assert llm.schemas[1] is None and traj.steps[1].by is None  # the model's own steps
 
 
-def test_the_choice_is_off_with_the_option(movie_index, tmp_path):
+def test_the_choice_is_off_by_default(movie_index, tmp_path):
+    """``ark-guided`` as a user runs it asks no choice (the local model's choices were
+    little better than chance): the model runs the steps."""
     index = _index_with_confidence(movie_index, tmp_path, 0.45)
     llm = ScriptedChatModel([tool_call("search_in_graph", query="Robert Zemeckis")])
-    config = AgentConfig(max_steps=8, plan_threshold=0.6)
-    tools = replace(config.tools, multi_neighborhood=True)
-    agent = Agent(
-        index,
-        llm,
-        replace(config, tools=tools),
-        options=AgentOptions(hints=True, choose_plans=False),
-        tools=GraphTools(index),
-    )
-    traj = asyncio.run(agent.run(QUESTION))
+    traj = asyncio.run(_guided(index, llm, 0.6).run(QUESTION))
     assert llm.schemas[0] is None and "rival_confidence" not in traj.config["plan"]
+    assert all(s.module is None for s in traj.steps)
 
 
 def test_a_choice_reply_is_a_number_among_the_readings_or_none():

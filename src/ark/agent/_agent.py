@@ -72,8 +72,9 @@ class AgentOptions:
     #: With ``hints`` and plans on: where the plan is not sure by itself but it and its
     #: rival are together, the model chooses between the two in one short call
     #: (:func:`ark.agent.plans.plan_words`) and the chosen plan runs; False: the model
-    #: runs the steps.
-    choose_plans: bool = True
+    #: runs the steps. Off by default: the local 1.5B chooses little better than chance
+    #: (``docs/decisions/plan-threshold.md``).
+    choose_plans: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
