@@ -101,7 +101,7 @@ def test_the_guided_strategy_composes_the_hints_and_the_plain_one_does_not(movie
 @pytest.fixture
 def counted_reads(monkeypatch):
     """Counts the question readings and chain searches the hints make."""
-    counts = {"read_question": 0, "read_chain": 0}
+    counts = {"read_question": 0, "read_chain_and_rival": 0}
 
     def counting(name):
         real = getattr(_chain, name)
@@ -135,11 +135,11 @@ def test_three_guided_agents_read_the_question_once(movie_index, counted_reads):
     result = asyncio.run(retriever.aretrieve(question))
     assert len(result.trajectories) == 3
     assert all("Hint" in t.messages[4]["content"] for t in result.trajectories)
-    assert counted_reads == {"read_question": 1, "read_chain": 1}
+    assert counted_reads == {"read_question": 1, "read_chain_and_rival": 1}
     # Another question is read; the first is still kept.
     asyncio.run(retriever.aretrieve(question + " again"))
     asyncio.run(retriever.aretrieve(question))
-    assert counted_reads == {"read_question": 2, "read_chain": 2}
+    assert counted_reads == {"read_question": 2, "read_chain_and_rival": 2}
 
 
 def test_readings_are_kept_per_index_and_bounded(movie_index, counted_reads, monkeypatch):
