@@ -505,3 +505,42 @@ def test_a_choice_reply_is_a_number_among_the_readings_or_none():
     for bad in ({"reading": 3}, {"reading": 0}, {"reading": True}, {"reading": "1"}, None, [1]):
         assert read_choice(bad, 2) is None, bad
     assert choice_schema(3)["properties"]["reading"]["enum"] == [1, 2, 3]
+
+
+# -- a plan that stops part way hands the session over ----------------------------------
+
+
+def test_a_plan_stopping_part_way_hands_its_steps_to_the_model(sure_index, monkeypatch):
+    """Where the plan stops before its finish (here: no call after the search), its
+    steps are the run's first and the model goes on from there, reading them as its
+    own, instead of searching again; switched off, the model starts afresh."""
+    from ark.agent.plans import _run
+
+    real = _run.next_call
+    monkeypatch.setattr(
+        _run,
+        "next_call",
+        lambda hints, last: "no call" if last.name == "search_in_graph" else real(hints, last),
+    )
+    zemeckis = node(sure_index, "Robert Zemeckis")
+    hop = tool_call("search_in_neighborhood", node_index=zemeckis, edge_type="directed_by")
+    llm = ScriptedChatModel(
+        [tool_call("search_in_graph", query="unused"), hop, tool_call("finish")]
+    )
+    traj = asyncio.run(_guided(sure_index, llm, 0.6).run(QUESTION))
+    assert [s.by for s in traj.steps[:1]] == ["plan"] and traj.steps[0].index == 0
+    assert traj.steps[0].tool_calls[0].name == "search_in_graph"
+    assert all(s.by is None for s in traj.steps[1:]) and traj.steps[1].index == 1
+    assert traj.config["plan"]["handed_over"] == 1 and traj.config["plan"]["ran"] is False
+    # The model's first call already reads the plan's search and its observation.
+    first = llm.calls[0]
+    assert [m.role for m in first] == ["system", "user", "assistant", "tool"]
+    assert first[2].tool_calls[0].name == "search_in_graph"
+    assert traj.steps[1].tool_calls[0].name == "search_in_neighborhood"
+
+    llm = ScriptedChatModel([tool_call("search_in_graph", query="Robert Zemeckis")])
+    agent = _guided(sure_index, llm, 0.6)
+    agent.options = AgentOptions(hints=True, hand_over_plans=False)
+    traj = asyncio.run(agent.run(QUESTION))
+    assert all(s.by is None for s in traj.steps) and "handed_over" not in traj.config["plan"]
+    assert [m.role for m in llm.calls[0]] == ["system", "user"]

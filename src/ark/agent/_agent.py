@@ -75,6 +75,10 @@ class AgentOptions:
     #: runs the steps. Off by default: the local 1.5B chooses little better than chance
     #: (``docs/decisions/plan-threshold.md``).
     choose_plans: bool = False
+    #: With ``hints`` and plans on: a plan that stops before its finish hands the
+    #: session over part way (its steps kept, the model going on from there);
+    #: False: the model starts afresh.
+    hand_over_plans: bool = True
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -200,8 +204,10 @@ class Agent:
         ]
         planned = await self._planned(query, traj, messages)
         session = planned if planned is not None else self.new_session(query)
-        stop = "max_steps" if planned is None else "finish"
-        for step in range(cfg.max_steps if planned is None else 0):
+        stop = "finish" if session.finished else "max_steps"
+        # After a plan handed over part way, the model goes on from the plan's last step.
+        first = len(traj.steps) if planned is not None else 0
+        for step in range(first if not session.finished else cfg.max_steps, cfg.max_steps):
             specs, extra = self._step_tools(step, session)
             extra.update(self._prediction(session, extra))
             try:
@@ -293,7 +299,9 @@ class Agent:
         if sure:
             self._record_plan(run, traj, messages)
             return session
-        if confidence is None or not self.options.choose_plans:
+        if confidence is None:
+            return self._handed_over(session, run, traj, messages)
+        if not self.options.choose_plans:
             return None
         return await self._chosen(query, traj, messages, model, (session, hints, run, confidence))
 
@@ -356,6 +364,21 @@ class Agent:
         session, _, run = plans[chosen]
         record["ran"] = True
         self._record_plan(run, traj, messages, first_index=1)
+        return session
+
+    def _handed_over(
+        self, session: ToolSession, run: PlanRun, traj: Trajectory, messages: list[Message]
+    ) -> ToolSession | None:
+        """A plan that stopped before its finish, where a decision is left (a hint line
+        offering no call or a choice, an empty result, a failed call): with
+        ``AgentOptions.hand_over_plans``, its steps are kept as the run's first
+        (``by="plan"``) and the model goes on from there with the trajectory so far,
+        instead of making the same calls again. None where nothing ran or no step is
+        left: the model starts afresh."""
+        if not run.steps or run.stop == "max steps" or not self.options.hand_over_plans:
+            return None
+        traj.config["plan"]["handed_over"] = len(run.steps)
+        self._record_plan(run, traj, messages)
         return session
 
     def _record_plan(
