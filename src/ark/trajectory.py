@@ -52,7 +52,9 @@ call itself, with no model call (``ark-guided`` with a sure plan,
 ``config["plan"]`` holds the plan's confidence, the threshold and why it stopped;
 where the model chose between the plan and its rival, also ``rival_confidence`` and
 ``choice`` (the two readings in words and the 0-based one chosen, None for none), the
-choice's model call being the first step (``module: "choose_plan"``).
+choice's model call being the first step (``module: "choose_plan"``); where a plan
+that stopped part way handed the session to the model, ``handed_over``: how many of
+the first steps it ran.
 """
 
 from __future__ import annotations
