@@ -227,7 +227,11 @@ def with_readme_table(readme: str, table: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="compare with RESULTS.md, write nothing")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="compare with RESULTS.md and the README's table, write nothing",
+    )
     args = ap.parse_args(argv)
     try:
         page = render_page()

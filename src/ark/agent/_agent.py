@@ -303,7 +303,7 @@ class Agent:
             return self._handed_over(session, run, traj, messages)
         if not self.options.choose_plans:
             return None
-        return await self._chosen(query, traj, messages, model, (session, hints, run, confidence))
+        return await self._chosen(query, traj, messages, model, (session, hints, run), confidence)
 
     async def _chosen(
         self,
@@ -311,7 +311,8 @@ class Agent:
         traj: Trajectory,
         messages: list[Message],
         model: PlanModel,
-        first: tuple[ToolSession, ChainHints, PlanRun, float],
+        first: tuple[ToolSession, ChainHints, PlanRun],
+        confidence: float,
     ) -> ToolSession | None:
         """A plan not sure by itself, and its rival's (the best reading to other
         nodes): when both run to their finish and their confidences together reach the
@@ -331,9 +332,9 @@ class Agent:
             return None
         rival_confidence = model.confidence(plan_features(rival_hints, rival_run))
         record["rival_confidence"] = round(rival_confidence, 4)
-        if first[3] + rival_confidence < threshold:
+        if confidence + rival_confidence < threshold:
             return None
-        plans = [first[:3], (other, rival_hints, rival_run)]
+        plans = [first, (other, rival_hints, rival_run)]
         readings = [plan_words(h, r) for _, h, r in plans]
         try:
             completion = await self.llm.complete(
