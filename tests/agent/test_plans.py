@@ -488,6 +488,8 @@ def test_no_choice_when_the_two_are_not_sure_together_or_the_reply_chooses_none(
     assert traj.steps[0].module == "choose_plan" and "no reading" in traj.steps[0].note
     assert traj.config["plan"]["ran"] is False and traj.config["plan"]["choice"]["chosen"] is None
     assert llm.schemas[1] is None and traj.steps[1].by is None  # the model's own steps
+    # The choice's call is a step of the budget: the model's steps are numbered after it.
+    assert [s.index for s in traj.steps] == list(range(len(traj.steps)))
 
 
 def test_the_choice_is_off_by_default(movie_index, tmp_path):

@@ -205,9 +205,10 @@ class Agent:
         planned = await self._planned(query, traj, messages)
         session = planned if planned is not None else self.new_session(query)
         stop = "finish" if session.finished else "max_steps"
-        # After a plan handed over part way, the model goes on from the plan's last step.
-        first = len(traj.steps) if planned is not None else 0
-        for step in range(first if not session.finished else cfg.max_steps, cfg.max_steps):
+        # The model goes on after the steps already taken: a plan's handed over part
+        # way, or a choice's call that chose no plan (a model call of the budget).
+        first = cfg.max_steps if session.finished else len(traj.steps)
+        for step in range(first, cfg.max_steps):
             specs, extra = self._step_tools(step, session)
             extra.update(self._prediction(session, extra))
             try:
@@ -319,7 +320,8 @@ class Agent:
         threshold, one of the two is the answer as surely as a plan that runs alone, and
         which one is the decision left: the model is asked it in one call whose reply
         is a number (:func:`ark.agent.plans.choice_messages`), and the chosen plan's
-        steps are the run's. A reply that chooses neither changes nothing."""
+        steps are the run's. After a reply that chooses neither, the model runs the
+        steps, the choice's call counted as the first of them."""
         threshold = self.config.plan_threshold
         assert threshold is not None
         record = traj.config["plan"]

@@ -66,7 +66,7 @@ def choice_messages(question: str, readings: Sequence[str]) -> list[Message]:
 
 def read_choice(data: Any, n: int) -> int | None:
     """The 0-based plan the reply chose, or None for a reply that chose none of the
-    ``n`` (which then changes nothing: the model runs the steps as without a choice)."""
+    ``n`` (the model then runs the steps, as without a choice)."""
     value = data.get("reading") if isinstance(data, dict) else None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= n:
         return None
