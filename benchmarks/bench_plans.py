@@ -13,7 +13,9 @@ or above the threshold (the ones ``ark-guided`` answers without the model), how
 many of those are right, the Hit@1 of the plan's answer on them, the expected
 calibration error of the confidence over every finished plan (10 bins), and the
 seconds a plan takes. The synthetic fit's own held-out calibration error is shown
-with it.
+with it, and the error's floor on these questions: the median error a perfectly
+calibrated confidence would show with the same confidences (each plan right with
+the probability it is given, 2,000 draws), what 30 questions allow.
 
 The indexes are ``bench_quality.py``'s (``.bench/<folder>-<stem>-described.idx``
 when ``--describe`` made one, else the undescribed one); a fit is stored into them.
@@ -27,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -51,6 +55,17 @@ def open_set_index(kb: Path, cache: Path):  # type: ignore[no-untyped-def]
     if (described / "meta.json").exists():
         return open_index(described)
     return index_for(kb, cache)[0]
+
+
+def calibration_floor(confidences: list[float], draws: int = 2000, seed: int = 0) -> float:
+    """The median calibration error of ``confidences`` were each plan right with the
+    probability it is given: what sampling alone leaves on so few questions."""
+    if not confidences:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    p = np.asarray(confidences)
+    errors = [calibration_error(p, rng.random(len(p)) < p) for _ in range(draws)]
+    return float(np.median(errors))
 
 
 def run_set(args: argparse.Namespace, spec: str) -> list[dict[str, Any]]:
@@ -110,6 +125,7 @@ def run_set(args: argparse.Namespace, spec: str) -> list[dict[str, Any]]:
                 if confidences
                 else None,
                 "calibration_error": round(calibration_error(confidences, labels), 3),
+                "calibration_floor": round(calibration_floor(confidences), 3),
                 "synthetic_calibration_error": model.info.get("held_out_calibration_error"),
                 "plan_s_p50": round(times[len(times) // 2], 4) if times else None,
                 "questions": questions,
@@ -134,14 +150,14 @@ def main(argv: list[str] | None = None) -> None:
     rows = [r for spec in args.sets for r in run_set(args, spec)]
     print(
         f"\n| set | sample | n | plan finished (right) | run at ≥ {args.threshold} | right | "
-        "Hit@1 | mean conf. | ECE | ECE synthetic | plan s p50 |"
+        "Hit@1 | mean conf. | ECE | ECE floor | ECE synthetic | plan s p50 |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
             f"| {r['set']} | {r['sample_seed']} | {r['n']} | {r['finished']} "
             f"({r['finished_right']}) | {r['ran']} | {r['ran_right']} | {r['ran_hit1']} | "
-            f"{r['mean_confidence']} | {r['calibration_error']} | "
+            f"{r['mean_confidence']} | {r['calibration_error']} | {r['calibration_floor']} | "
             f"{r['synthetic_calibration_error']} | {r['plan_s_p50']} |"
         )
     print("\nBy threshold, over every set: plans run without the model, and how many are right")

@@ -12,6 +12,8 @@ import pytest
 
 from _doubles import ScriptedChatModel, json_reply, tool_call
 from _helpers import hinted_session, node
+from _passages_fixture import LENA, P_HARBOUR, P_LENA, build_document_index
+from _passages_fixture import QUESTION as DOC_QUESTION
 from ark.agent import Agent, AgentConfig, AgentOptions, Retriever, ToolConfig
 from ark.agent._agent import FINISH_READ_NOTE, guided_agent
 from ark.agent._strategy import StrategyContext
@@ -26,6 +28,7 @@ from ark.agent.plans import (
     plan_model,
     read_choice,
     reading_digest,
+    reading_finishes,
     ready_call,
     run_plan,
 )
@@ -545,4 +548,63 @@ def test_a_plan_stopping_part_way_hands_its_steps_to_the_model(sure_index, monke
     agent.options = AgentOptions(hints=True, hand_over_plans=False)
     traj = asyncio.run(agent.run(QUESTION))
     assert all(s.by is None for s in traj.steps) and "handed_over" not in traj.config["plan"]
+    assert [m.role for m in llm.calls[0]] == ["system", "user"]
+
+
+# -- a graph built from documents: the sure part runs, the model judges the passages ----
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    return build_document_index(tmp_path_factory.mktemp("docs") / "idx")
+
+
+def test_on_documents_the_plan_reads_the_named_node_s_passages_and_stops_before_an_add(docs):
+    """The search for the node the question names and the hop to the passages that
+    mention it run; the add the hint then offers is left to the model ("add"), and a
+    finish is never the reading's to run."""
+    s = hinted_session(docs, DOC_QUESTION, multi=True, refuse_unseen=True)
+    hints = s.observers[0]
+    run = run_plan(s, hints, 8)
+    assert [(st.name, st.arguments) for st in run.steps] == [
+        ("search_in_graph", {"query": "Lena Marsh"}),
+        (
+            "search_in_neighborhood",
+            {
+                "node_index": LENA,
+                "edge_type": "mentions",
+                "node_type": "passage",
+                "query": "mayor town born",
+            },
+        ),
+    ]
+    assert run.stop == "add" and run.answer == [] and not s.answer
+    assert P_LENA in run.steps[1].outcome.nodes
+    added = s.call("add_to_answer", {"node_indices": [P_LENA]})
+    assert not reading_finishes(hints, "add_to_answer", added)
+
+
+def test_on_documents_the_agent_hands_the_plan_s_reads_to_the_model_without_a_fit(docs):
+    """No confidence is fitted on a graph built from documents, and none is needed for
+    calls that only read: the plan's two steps are the run's first, and the model's
+    first call reads them; with plans off the model makes every call."""
+    assert plan_model(docs)[0] is None
+    llm = ScriptedChatModel(
+        [tool_call("add_to_answer", node_indices=[P_LENA, P_HARBOUR]), tool_call("finish")],
+        per_call=True,
+    )
+    traj = asyncio.run(_guided(docs, llm, 0.6).run(DOC_QUESTION))
+    assert [s.by for s in traj.steps] == ["plan", "plan", None, None]
+    assert [s.index for s in traj.steps] == [0, 1, 2, 3]
+    assert traj.answer == [P_LENA, P_HARBOUR]
+    record = traj.config["plan"]
+    assert record["documents"] is True and record["handed_over"] == 2 and record["stop"] == "add"
+    first = llm.calls[0]
+    assert [m.role for m in first] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+
+    llm = ScriptedChatModel(
+        [tool_call("search_in_graph", query="Lena Marsh"), tool_call("finish")], per_call=True
+    )
+    traj = asyncio.run(_guided(docs, llm, None).run(DOC_QUESTION))
+    assert all(s.by is None for s in traj.steps) and "plan" not in traj.config
     assert [m.role for m in llm.calls[0]] == ["system", "user"]

@@ -274,15 +274,18 @@ class Agent:
         to its finish with a confidence of at least ``plan_threshold``, or when the
         model chose it over its rival (:meth:`_chosen`): its steps are recorded
         (``by="plan"``) and its calls and observations written into ``messages`` as a
-        model's would be. Else None, and the model runs every step as before. What was
-        decided is kept in ``traj.config["plan"]``."""
+        model's would be. On a graph built from documents, the plan's sure part, handed
+        over (:meth:`_document_plan`). Else None, and the model runs every step as
+        before. What was decided is kept in ``traj.config["plan"]``."""
         threshold = self.config.plan_threshold
         if threshold is None or not self.options.hints:
             return None
-        model, why = plan_model(self.index)
         session = self.new_session(query)
         hints = _hints(session)
         assert hints is not None
+        if hints.documents:
+            return self._document_plan(session, hints, traj, messages)
+        model, why = plan_model(self.index)
         if model is None:
             traj.config["plan"] = {"threshold": threshold, "ran": False, "why": why}
             return None
@@ -368,6 +371,24 @@ class Agent:
         record["ran"] = True
         self._record_plan(run, traj, messages, first_index=1)
         return session
+
+    def _document_plan(
+        self, session: ToolSession, hints: ChainHints, traj: Trajectory, messages: list[Message]
+    ) -> ToolSession | None:
+        """On a graph built from documents, the plan's sure part (the search for the
+        nodes the question names, the hop to the passages that mention them) run
+        without the model and handed over before its first add: no confidence is
+        needed for calls that only read."""
+        started = time.perf_counter()
+        run = run_plan(session, hints, self.config.max_steps)
+        traj.config["plan"] = {
+            "threshold": self.config.plan_threshold,
+            "ran": False,
+            "stop": run.stop,
+            "documents": True,
+            "seconds": round(time.perf_counter() - started, 4),
+        }
+        return self._handed_over(session, run, traj, messages)
 
     def _handed_over(
         self, session: ToolSession, run: PlanRun, traj: Trajectory, messages: list[Message]

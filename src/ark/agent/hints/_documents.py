@@ -35,9 +35,11 @@ from ark.linking import STOPWORDS, tokens
 if TYPE_CHECKING:
     from ark.index import Index
 
-#: Most entities a hint sends to their passages at once, and most passages it adds.
+#: Most entities a hint sends to their passages at once.
 MAX_ANCHORS = 3
-MAX_ADD = 3
+#: Most passages a hint offers to add in one call (the add tool itself takes more:
+#: :data:`ark.tools.MAX_ADD`).
+PASSAGES_OFFERED = 3
 #: Most question words put in a suggested ``query``.
 MAX_QUERY_WORDS = 8
 
@@ -144,8 +146,8 @@ def after_global(
     type)), ready to copy."""
     text = "Hint: on this graph the facts are stated in the text of passage nodes."
     if titled:
-        ids = [i for i, _ in titled[:MAX_ADD]]
-        shown = ", ".join(_node(i, n, PASSAGE_TYPE) for i, n in titled[:MAX_ADD])
+        ids = [i for i, _ in titled[:PASSAGES_OFFERED]]
+        shown = ", ".join(_node(i, n, PASSAGE_TYPE) for i, n in titled[:PASSAGES_OFFERED])
         one = len(ids) == 1
         text += (
             f" {shown} {'is' if one else 'are'} titled with a name the question uses: if "
@@ -181,7 +183,7 @@ def _after_passages(passages: Sequence[int], *, ranked: bool, n_shown: int) -> s
     """After a neighborhood that returned ``passages`` (their indices in the order
     shown; ``ranked``: by a query or by how many nodes mention them): add the ones
     whose text states a needed fact, the first ones ready to copy; and how to go on."""
-    first = list(passages[:MAX_ADD])
+    first = list(passages[:PASSAGES_OFFERED])
     order = "listed first" if ranked else "listed"
     n = len(passages)
     text = (
@@ -258,9 +260,9 @@ def after_add(
             f'find them with edge_type="{MENTIONS}", '
             f'node_type="{PASSAGE_TYPE}" and add those that state the facts.'
         )
-    ids = list(dict.fromkeys(p for p, _, _ in mentioning))[:MAX_ADD]
+    ids = list(dict.fromkeys(p for p, _, _ in mentioning))[:PASSAGES_OFFERED]
     shown = ", ".join(
-        f"{_node(p, n, PASSAGE_TYPE)} mentions [{e}]" for p, n, e in mentioning[:MAX_ADD]
+        f"{_node(p, n, PASSAGE_TYPE)} mentions [{e}]" for p, n, e in mentioning[:PASSAGES_OFFERED]
     )
     return (
         f"Note: on this graph the evidence is in passages; shown above, {shown}. Add the "

@@ -8,6 +8,11 @@ to do. It stops, and leaves the rest to the model, wherever something is left to
 decide: a line offering no call or a choice of several, a call that fails or is a
 repeat, a search with no results.
 
+On a graph built from documents only the reading is sure: the search for the nodes
+the question names and the hop to the passages that mention them. Whether a passage
+states a fact the question needs is read in its text, so the plan stops before the
+first add and hands the session to the model (``"add"``).
+
 Everything runs through :class:`ark.agent.ToolSession`, so a plan's steps are
 ordinary steps with real observations, and a model that takes over reads them as
 its own.
@@ -21,7 +26,7 @@ from typing import Any
 
 from ark.agent._session import CallOutcome, ToolSession
 from ark.agent.hints import ChainHints
-from ark.agent.plans._calls import Call, ready_call
+from ark.agent.plans._calls import Call, calls_in, ready_call
 from ark.index import Index
 from ark.tools import GraphTools, ToolConfig
 
@@ -29,7 +34,7 @@ from ark.tools import GraphTools, ToolConfig
 #: documented budget (``--max-steps 8``).
 PLAN_STEPS = 8
 #: Why a plan stopped: it finished, or what it left to the model.
-STOPS = ("finish", "no plan", "no call", "failed", "empty", "max steps")
+STOPS = ("finish", "no plan", "no call", "failed", "empty", "max steps", "add")
 
 
 @dataclass
@@ -61,14 +66,19 @@ class PlanRun:
 
 def first_call(hints: ChainHints) -> Call | None:
     """The plan's first call: a global search for the node the question names (its
-    name as the query), or for the nodes of an intersection; None when the reading
-    has no plan: it names no node, the chain is a guess the hints hand to the model
-    (:attr:`ChainHints.guess`), or the graph is built from documents (whose passages
-    the hints leave to the model to judge)."""
+    name as the query), or for the nodes of an intersection or, on a graph built from
+    documents, all the nodes it names; None when the reading has no plan: it names no
+    node, or the chain is a guess the hints hand to the model
+    (:attr:`ChainHints.guess`)."""
     reading = hints.reading
-    if reading is None or not reading.entities or hints.documents or hints.guess is not None:
+    if reading is None or not reading.entities:
         return None
     g = hints.index.graph
+    if hints.documents:
+        names = [g.name(e.index) for e in reading.entities]
+        return "search_in_graph", {"query": " ".join(dict.fromkeys(names))}
+    if hints.guess is not None:
+        return None
     if len(reading.entities) > 1:
         names = [g.name(e.index) for e in reading.entities]
     elif hints.chain is not None:
@@ -93,7 +103,20 @@ def next_call(hints: ChainHints, last: PlanStep) -> Call | str:
         return "finish"
     if not outcome.nodes:
         return "empty"
+    if hints.documents:
+        return _passages_call(hints, last)
     return ready_call(hints.last_line) or "no call"
+
+
+def _passages_call(hints: ChainHints, last: PlanStep) -> Call | str:
+    """On a graph built from documents: after the first search, the hop to the
+    passages that mention the nodes it found, where the hint line offers one (beside
+    an add, which is the model's); after that hop, ``"add"``: what the passages
+    state is for the model to judge."""
+    if last.name != "search_in_graph":
+        return "add"
+    hops = [c for c in calls_in(hints.last_line) if c[0] == "search_in_neighborhood"]
+    return hops[0] if len(hops) == 1 else "no call"
 
 
 def reading_finishes(hints: ChainHints, name: str, outcome: CallOutcome) -> bool:
@@ -101,8 +124,9 @@ def reading_finishes(hints: ChainHints, name: str, outcome: CallOutcome) -> bool
     that gave ``outcome`` (whoever made it): the reading has a plan
     (:func:`first_call`), the call was an add that added nodes, and the hints offer
     nothing after it. Then the finish is known (``docs/decisions/engine-steps.md``).
-    """
-    if name != "add_to_answer" or first_call(hints) is None:
+    Never on a graph built from documents: whether the passages added state every fact
+    is the model's to judge."""
+    if name != "add_to_answer" or hints.documents or first_call(hints) is None:
         return False
     return next_call(hints, PlanStep(name, {}, outcome)) == ("finish", {})
 
