@@ -232,3 +232,47 @@ def test_the_bridges_declared_seen_are_the_ones_the_call_writes(tmp_path, multi)
     other = s.call("search_in_neighborhood", {"node_index": british, **explore})
     assert other.ok is multi
     assert (f"[{british}] British band" in after) is multi
+
+
+def test_a_call_already_made_is_never_offered_again(docs):
+    """After the named node's passages were read, searching for it again offers them
+    no more (the session would refuse the call as a repeat): the titled passage's add
+    is what is left."""
+    s = session(docs)
+    first = hint(s.call("search_in_graph", {"query": "Lena Marsh"}).observation)
+    assert "search_in_neighborhood(" in first
+    s.call(
+        "search_in_neighborhood",
+        {
+            "node_index": LENA,
+            "edge_type": "mentions",
+            "node_type": "passage",
+            "query": "mayor town born",
+        },
+    )
+    again = hint(s.call("search_in_graph", {"query": "Lena Marsh painter"}).observation)
+    assert "search_in_neighborhood(" not in again
+    assert f"add_to_answer(node_indices=[{P_LENA}])" in again
+    assert s.made(
+        "search_in_neighborhood",
+        {
+            "node_index": LENA,
+            "edge_type": "mentions",
+            "node_type": "passage",
+            "query": "mayor town born",
+        },
+    )
+    assert not s.made("search_in_graph", {"query": "Lena Marsh harbour"})
+
+
+@pytest.mark.parametrize("ids", [[5], [5, 7]])
+@pytest.mark.parametrize("multi", [True, False])
+@pytest.mark.parametrize("query", ["", "mayor town"])
+def test_the_passages_call_written_is_the_one_checked_for_a_repeat(ids, multi, query):
+    from ark.agent.hints import _documents
+    from ark.agent.plans import calls_in
+
+    text = _documents.passages_call(ids, query, multi)
+    assert calls_in(text) == [
+        ("search_in_neighborhood", _documents.passages_arguments(ids, query, multi))
+    ]

@@ -103,6 +103,11 @@ def _names_key(value: Any) -> Any:
     return value
 
 
+def _signature(name: str, arguments: Mapping[str, Any]) -> str:
+    """What makes two searches the same call."""
+    return name + json.dumps(normalise_arguments(name, arguments), sort_keys=True, default=str)
+
+
 def normalise_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments with defaults filled and values in canonical form, so that calls
     that run the same search compare equal: ``"12"`` and ``12``, an omitted ``k`` and
@@ -316,13 +321,16 @@ class ToolSession:
             ErrorCode.UNSEEN_NODE,
         )
 
+    def made(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """Whether this session would refuse the search ``name(arguments)`` as a repeat
+        of one made before: a hint never offers such a call."""
+        return self.detect_repeats and _signature(name, arguments) in self._searches
+
     def _search(self, name: str, arguments: Mapping[str, Any]) -> CallOutcome:
         refused = self.unseen_centers(name, arguments) if self.refuse_unseen else None
         if refused is not None:
             return refused
-        signature = name + json.dumps(
-            normalise_arguments(name, arguments), sort_keys=True, default=str
-        )
+        signature = _signature(name, arguments)
         if self.detect_repeats and signature in self._searches:
             text = (
                 f"You already made this exact {name} call at step "

@@ -256,8 +256,10 @@ class ChainHints(SessionObserver):
             found = [(h.index, h.name, h.type) for h in result.hits if h.type != passage]
             found += self._question_nodes()  # the nodes the question names, found or not
             anchors = _named_nodes(question, found, passage)
-            self.shown.update(i for i, _, _ in _documents.written(anchors, multi))  # written
             query = _documents.query_words(question, [n for _, n, _ in anchors])
+            if _made(session, anchors, query, multi):
+                anchors = []  # their passages were read: a call the session would refuse
+            self.shown.update(i for i, _, _ in _documents.written(anchors, multi))  # written
             return _documents.after_global(titled, anchors, query, multi=multi)
         fresh = [h for h in result.hits if h.index not in centers]
         passages = [h.index for h in fresh if h.type == passage]
@@ -282,6 +284,8 @@ class ChainHints(SessionObserver):
             own = [(c, g.name(c), g.type_name(c)) for c in centers if g.type_name(c) != passage]
             nodes = own[:1] + entities[:2] if entities else own
         query = _documents.query_words(question, [n for _, n, _ in nodes])
+        if _made(session, nodes, query, multi):
+            return None
         return _documents.to_passages(nodes, query, multi=multi, named_by_passages=from_passages)
 
     def _question_nodes(self) -> list[tuple[int, str, str]]:
@@ -311,13 +315,15 @@ class ChainHints(SessionObserver):
                 if int(p) in session.seen and int(p) not in session.answer
             ]
         bridges = list(dict.fromkeys(bridges))
-        # The note writes the bridges by index and name, with the call to explore them:
-        # the model has seen them (a session that refuses unseen nodes must run it).
         multi = session.config.multi_neighborhood
-        self.shown.update(i for i, _, _ in _documents.written(bridges, multi))
         question = self.question or ""
         named = [n for _, n, _ in _named_nodes(question, self._question_nodes(), "")]
         query = _documents.query_words(question, named + [n for _, n, _ in bridges[:3]])
+        if _made(session, bridges, query, multi):
+            bridges = []
+        # The note writes the bridges by index and name, with the call to explore them:
+        # the model has seen them (a session that refuses unseen nodes must run it).
+        self.shown.update(i for i, _, _ in _documents.written(bridges, multi))
         return _documents.after_add(
             nodes,
             mentioning,
@@ -586,6 +592,18 @@ class ChainHints(SessionObserver):
 
 #: The other way along an edge: a stored reverse's "out" is its forward relation's "in".
 _OTHER_WAY = {"out": "in", "in": "out"}
+
+
+def _made(
+    session: ToolSession, nodes: Sequence[tuple[int, str, str]], query: str, multi: bool
+) -> bool:
+    """Whether the call for the passages that mention ``nodes`` (as a hint writes it)
+    was made already: the session would refuse it as a repeat, so no hint offers it."""
+    chosen = _documents.written(nodes, multi)
+    if not chosen:
+        return False
+    arguments = _documents.passages_arguments([i for i, _, _ in chosen], query, multi)
+    return session.made("search_in_neighborhood", arguments)
 
 
 def _named_nodes(

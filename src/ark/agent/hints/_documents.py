@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ark.graph import MENTIONS, PASSAGE_TYPE, is_document_graph
 from ark.linking import STOPWORDS, tokens
@@ -122,6 +122,13 @@ def written(nodes: Sequence[T], multi: bool) -> list[T]:
 
 def _target(ids: Sequence[int], multi: bool) -> str:
     return f"{list(ids)}" if multi and len(ids) > 1 else f"{ids[0]}"
+
+
+def passages_arguments(ids: Sequence[int], query: str, multi: bool) -> dict[str, Any]:
+    """The arguments of the ready-made call for the passages that mention ``ids``."""
+    target: Any = list(ids) if multi and len(ids) > 1 else ids[0]
+    out = {"node_index": target, "edge_type": MENTIONS, "node_type": PASSAGE_TYPE}
+    return {**out, "query": query} if query else out
 
 
 def passages_call(ids: Sequence[int], query: str, multi: bool) -> str:
