@@ -276,3 +276,41 @@ def test_the_passages_call_written_is_the_one_checked_for_a_repeat(ids, multi, q
     assert calls_in(text) == [
         ("search_in_neighborhood", _documents.passages_arguments(ids, query, multi))
     ]
+
+
+@pytest.mark.parametrize("once", [True, False])
+def test_a_passage_s_text_is_printed_once_in_a_conversation(docs, once):
+    """With ``texts_once`` (the guided agent's), a passage an earlier observation
+    showed with its text is listed again by index and name, its text pointed to;
+    without it (a session whose observations feed separate prompts) it is printed
+    each time."""
+    from ark.tools import TEXT_SHOWN
+
+    s = ToolSession(docs, config=ToolConfig(multi_neighborhood=True), texts_once=once)
+    first = s.call("search_in_graph", {"query": "Lena Marsh"}).observation
+    line = next(x for x in first.splitlines() if x.startswith(f"[{P_LENA}] "))
+    assert "painter born in Port Avel" in line and TEXT_SHOWN not in line
+    hop = s.call(
+        "search_in_neighborhood",
+        {"node_index": LENA, "edge_type": "mentions", "node_type": "passage"},
+    ).observation
+    line = next(x for x in hop.splitlines() if x.startswith(f"[{P_LENA}] "))
+    if once:
+        assert line.endswith(TEXT_SHOWN) and "painter" not in line
+        assert s.texts_shown >= {P_LENA}
+    else:
+        assert "painter born in Port Avel" in line and not s.texts_shown
+
+
+def test_the_guided_agent_shows_each_text_once_and_the_paper_loop_as_the_paper(docs):
+    from ark.agent import Agent, AgentConfig
+    from ark.agent._agent import guided_agent
+    from ark.agent._strategy import StrategyContext
+    from ark.testing import ScriptedChatModel
+    from ark.tools import GraphTools
+
+    ctx = StrategyContext(
+        index=docs, llm=ScriptedChatModel([]), tools=GraphTools(docs), config=AgentConfig()
+    )
+    assert guided_agent(ctx).new_session("q").texts_once is True
+    assert Agent.from_context(ctx).new_session("q").texts_once is False

@@ -79,6 +79,10 @@ class AgentOptions:
     #: session over part way (its steps kept, the model going on from there);
     #: False: the model starts afresh.
     hand_over_plans: bool = True
+    #: A node's text (a passage's) is printed in the first observation that lists it;
+    #: later ones list the node by index and name and point to it: the conversation
+    #: holds it already, and reading it again is the step's cost.
+    texts_once: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -187,6 +191,7 @@ class Agent:
             question=query,
             observers=hints,
             refuse_unseen=self.options.hints,
+            texts_once=self.options.texts_once,
         )
 
     async def run(self, query: str, query_id: str | None = None) -> Trajectory:
@@ -589,7 +594,8 @@ def guided_agent(ctx: StrategyContext) -> Agent:
     the neighborhood tool's reach differ (measured: ``journal/quality-log.md``)."""
     tools = replace(ctx.config.tools, multi_neighborhood=True)
     config = replace(ctx.config, tools=tools)
-    return Agent(ctx.index, ctx.llm, config, options=AgentOptions(hints=True), **ctx.shared())
+    options = AgentOptions(hints=True, texts_once=True)
+    return Agent(ctx.index, ctx.llm, config, options=options, **ctx.shared())
 
 
 # ARK fuses three agents (the paper's n).

@@ -183,6 +183,9 @@ class ToolSession:
     (``observers=[ChainHints(index, question)]``), so the session never imports them.
     ``refuse_unseen=True`` refuses, without running it, a neighborhood call from a node
     index that no result nor observer line has shown (:meth:`unseen_centers`).
+    ``texts_once=True``, for a session whose observations are one conversation: a node
+    whose text an earlier observation showed is listed again by index and name, its
+    text pointed to instead of printed (:data:`ark.tools.TEXT_SHOWN`).
     """
 
     def __init__(
@@ -196,6 +199,7 @@ class ToolSession:
         question: str | None = None,
         observers: Sequence[SessionObserver] = (),
         refuse_unseen: bool = False,
+        texts_once: bool = False,
     ) -> None:
         #: The question this session serves, when the caller gave it.
         self.question = question
@@ -212,6 +216,10 @@ class ToolSession:
         #: (index, name, type) of the first node of the latest search with results.
         self.last_hit: tuple[int, str, str] | None = None
         self.seen: set[int] = set()
+        #: Nodes whose text an observation of this session showed: later ones list
+        #: them by index and name alone (the text is in the conversation already).
+        self.texts_shown: set[int] = set()
+        self.texts_once = texts_once
         self.answer: list[int] = []
         self.finished = False
         self.step = 0
@@ -248,6 +256,14 @@ class ToolSession:
                 outcome.observation[:MAX_OBSERVATION_CHARS]
                 + f"\n(Observation cut at {MAX_OBSERVATION_CHARS:,} of "
                 f"{len(outcome.observation):,} characters; ask for fewer results with k.)"
+            )
+        result = outcome.result
+        if self.texts_once and outcome.ok and result is not None:
+            # A node's text is shown once: later observations point to it.
+            self.texts_shown.update(
+                h.index
+                for h in result.hits
+                if h.snippet and f"| {h.snippet[:40]}" in outcome.observation
             )
         outcome.duration_s = time.perf_counter() - started
         return outcome
@@ -366,7 +382,10 @@ class ToolSession:
             centers = [result.center.index]
         self.seen.update(centers)
         self.explored += [c for c in centers if c not in self.explored]
-        observation = result.render(grouped=self.config.grouped_observations)
+        observation = result.render(
+            grouped=self.config.grouped_observations,
+            shown=self.texts_shown if self.texts_once else frozenset(),
+        )
         for observer in self.observers:
             line = observer.after_search(self, name, arguments, result, centers)  # type: ignore[arg-type]
             observation += "\n" + line if line else ""

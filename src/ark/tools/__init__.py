@@ -9,6 +9,7 @@ from ark.tools._phrases import (
 )
 from ark.tools._results import (
     NAME_CHARS,
+    TEXT_SHOWN,
     MultiNeighborhoodResult,
     NodeHit,
     Relation,
@@ -38,6 +39,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "NAME_CHARS",
     "NEIGHBOR_K",
+    "TEXT_SHOWN",
     "TOOL_SPECS",
     "ErrorCode",
     "GraphTools",

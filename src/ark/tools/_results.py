@@ -5,6 +5,7 @@ whole graph's (:class:`SearchResult`), a set of nodes' merged neighborhoods
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -110,10 +111,12 @@ class SearchResult:
             ]
         return out
 
-    def render(self, grouped: bool = False) -> str:
-        return printable(self._render(grouped))
+    def render(self, grouped: bool = False, shown: AbstractSet[int] = frozenset()) -> str:
+        """The observation text; a node in ``shown`` (its text already in an earlier
+        observation of the session) is listed without its text again."""
+        return printable(self._render(grouped, shown))
 
-    def _render(self, grouped: bool) -> str:
+    def _render(self, grouped: bool, shown: AbstractSet[int]) -> str:
         """Compact observation text: one line per hit; ``grouped``, a neighborhood's
         hits with the same relations and type on one line (:func:`grouped_lines`)."""
         if self.tool == "search_in_neighborhood" and self.center is not None:
@@ -155,7 +158,7 @@ class SearchResult:
             if h.relations:
                 line += " via " + relations_text(h.relations)
             if h.snippet:
-                line += f" | {h.snippet}"
+                line += _text(h, shown)
             lines.append(line)
         return "\n".join(lines)
 
@@ -304,10 +307,11 @@ class MultiNeighborhoodResult:
             "total": self.total,
         }
 
-    def render(self, grouped: bool = False) -> str:
-        return printable(self._render(grouped))
+    def render(self, grouped: bool = False, shown: AbstractSet[int] = frozenset()) -> str:
+        """As :meth:`SearchResult.render`."""
+        return printable(self._render(grouped, shown))
 
-    def _render(self, grouped: bool) -> str:
+    def _render(self, grouped: bool, shown: AbstractSet[int]) -> str:
         """One line per neighbor, or (``grouped``) per relations and type, each member
         with its centers; a neighbor with text shows its snippet, as a single node's
         neighborhood does (on a graph built from documents a passage reached by the
@@ -356,7 +360,7 @@ class MultiNeighborhoodResult:
                 line += " via " + relations_text(h.relations)
             line += f" from {_from(m.centers, n)}"
             if h.snippet:  # as the single-node tool shows it: a passage's text is its facts
-                line += f" | {h.snippet}"
+                line += _text(h, shown)
             lines.append(line)
         return "\n".join(lines)
 
@@ -373,6 +377,15 @@ class MultiNeighborhoodResult:
                 ) != keep_type:
                     return r, t
         return None
+
+
+#: What a node's line says in place of a text an earlier observation showed.
+TEXT_SHOWN = " | (its text is shown above)"
+
+
+def _text(hit: NodeHit, shown: AbstractSet[int]) -> str:
+    """A line's text part: the snippet, or, once shown, a pointer to it."""
+    return TEXT_SHOWN if hit.index in shown else f" | {hit.snippet}"
 
 
 def _from(centers: Sequence[int], n: int) -> str:
