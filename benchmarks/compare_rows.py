@@ -11,6 +11,12 @@ records stored before the measure existed: the answer's paragraph is the support
 the decomposition's last step reads, and the record's ``supporting`` groups are in the
 file's paragraph order (``ark.datasets.load_musique``), so no index is needed.
 
+For rows whose folder holds the agents' ``trajectories.jsonl``, a second table says where
+each question's seconds went: the agents' model calls, their tools, the answer step (the
+rest of the question's wall time), with the model calls and plan steps a question
+(steps ``by="plan"`` ran without the model), the prompt tokens the model evaluated and the
+tokens it generated, and the calls the session refused as repeats.
+
 Why paired: on 50 MuSiQue questions a row's F1 moves by several points between two
 samplings of the same model (naive RAG gave 11.5 and 9.5 on the same 20 questions), so a
 difference between two rows is only read with its interval over the same questions.
@@ -62,6 +68,48 @@ def fill_answer_passage(rows: dict[str, dict[str, dict]], path: Path) -> None:
                 m[f"answer@{k}"] = float(bool(group & set(r["passages"][:k])))
 
 
+def time_split(path: Path, results: dict[str, dict], common: list[str]) -> list[str] | None:
+    """The cells of the time table for one row (None without trajectories)."""
+    file = path / "trajectories.jsonl"
+    if not file.is_file():
+        return None
+    trajs: dict[str, list[dict]] = {}
+    for line in file.read_text().splitlines():
+        if line.strip():
+            t = json.loads(line)
+            trajs.setdefault(str(t.get("query_id")), []).append(t)
+    n = len(common)
+    model = plan = evaluated = generated = repeats = 0
+    model_s = tools_s = agents_s = 0.0
+    for q in common:
+        for t in trajs.get(q, []):
+            agents_s += t.get("wall_s") or 0
+            for step in t.get("steps", []):
+                if step.get("by") == "plan":
+                    plan += 1
+                else:
+                    model += 1
+                    model_s += step.get("llm_latency_s") or 0
+                profile = step.get("profile") or {}
+                evaluated += profile.get("evaluated_tokens") or 0
+                generated += profile.get("generated_tokens") or 0
+                for call in step.get("tool_calls", []):
+                    tools_s += call.get("duration_s") or 0
+                    repeats += call.get("error_code") == "repeated_call"
+    wall = sum(results[q].get("wall_s") or 0 for q in common)
+    return [
+        f"{wall / n:.1f}",
+        f"{model_s / n:.1f}",
+        f"{tools_s / n:.2f}",
+        f"{max(0.0, wall - agents_s) / n:.1f}",
+        f"{model / n:.2f}",
+        f"{plan / n:.2f}",
+        f"{evaluated / n:,.0f}",
+        f"{generated / n:,.0f}",
+        f"{repeats / n:.2f}",
+    ]
+
+
 def has(metrics: list[dict], key: str) -> bool:
     """Every record of a row has ``key`` among its metrics."""
     return all(key in m for m in metrics)
@@ -106,6 +154,20 @@ def main() -> None:
         ]
         wall = sum(res[q].get("wall_s") or 0 for q in common) / len(common)
         print(f"| {row} | " + " | ".join(cells) + f" | {wall:.1f} |")
+    splits = {row: time_split(paths[row], res, common) for row, res in rows.items()}
+    if any(v is not None for v in splits.values()):
+        print(
+            "\nWhere the time went, a question (s; the answer step is the wall time the agents"
+            " leave):\n"
+        )
+        print(
+            "| row | s | model calls s | tools s | answer step s | model calls | plan steps "
+            "| evaluated | generated | refused repeats |"
+        )
+        print("|---|" + "---:|" * 9)
+        for row, cells in splits.items():
+            if cells is not None:
+                print(f"| {row} | " + " | ".join(cells) + " |")
     names = list(rows)
     if len(names) < 2:
         return
