@@ -88,8 +88,8 @@ EXTEND = 24
 class ChainCosts:
     """What the chain scorer charges, in one object (as bm25s takes ``k1, b``): a
     path's score is the scores of the words it explains less these costs. The
-    defaults were chosen on samples of MetaQA and WC2014 (``bench_linking.py
-    --cost NAME=VALUE`` reads with others)."""
+    defaults were chosen on the dev samples (``bench_linking.py --cost NAME=VALUE``
+    reads with others; ``docs/decisions/reading.md``)."""
 
     #: What a hop costs (two paths that explain the same words: the shorter wins).
     hop: float = 0.15
@@ -187,8 +187,8 @@ class Chain:
         names any of its relations while some of its words stay unexplained (*what
         words describe X*, with no label or alias saying *describe*). The hints then
         state no path when the node it starts from offers a choice of relations
-        (:class:`ark.agent.hints.ChainHints`; on MetaQA's samples such paths were right
-        8 times in 44)."""
+        (:class:`ark.agent.hints.ChainHints`; such paths are rarely right:
+        ``docs/decisions/reading.md``)."""
         return bool(self.unexplained) and not any(at for _, at in self.explains)
 
     def to_dict(self) -> dict[str, Any]:

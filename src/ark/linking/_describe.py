@@ -117,7 +117,7 @@ WORK_FILE = ".describe-work.json"
 #: (*publication* for ``release_year``) stays.
 RIVAL_MARGIN = 0.1
 #: A rival is a relation that at least this share of the relation's nodes also have:
-#: where the two stand side by side (MetaQA's films: cast, director, writer), a word
+#: where the two stand side by side (a film's cast, director, writer), a word
 #: of one must not read as the other. Relations that meet on a few nodes only (a
 #: book's author and a TV episode's writer) keep a word that fits both: the graph
 #: tells them apart.
@@ -270,10 +270,9 @@ def _own_words(aliases: list[str], name: str) -> list[str]:
 def echoes_example(said: dict[str, Any], name: str) -> bool:
     """Whether a checked item (``{"description", "aliases"}``) is the prompt's worked
     example copied for ``name``: at least :data:`MAX_EXAMPLE_ALIASES` of the example's
-    aliases that ``name``'s own words do not say. Out of its depth, the 1.5B fills a
-    whole batch with the example (MLPQ's ``sport``, ``religion``, ``namedFor`` and
-    five more all became "the entity a person works for": employer, boss, job at...),
-    which would make *employer* a word for eight relations it is not. A relation
+    aliases that ``name``'s own words do not say. Out of its depth, a small model fills
+    a whole batch with the example (``docs/decisions/reading.md``), which would make
+    *employer* a word for relations it is not. A relation
     named as the example is (``employed_by``, ``EmployedBy``) may rightly say it."""
     own = {lemma_key(w) for w in tokens(name)}
     if own == {lemma_key(w) for w in tokens(EXAMPLE_NAME)}:
@@ -291,11 +290,9 @@ def distinct_words(accepted: dict[str, dict[str, Any]]) -> dict[str, dict[str, A
     """The items of one batch reply with the words the model gave two or more of its
     relations kept only by those whose own name says them (every content word of the
     word, by lemma, in the name). Asked about eight relations at once, a small model
-    copies one item's words into its neighbours' (the 1.5B gave WC2014's
-    ``is_in_country`` *nationality* and *national team*, ``plays_for_country``'s
-    words): a word given to several of one batch tells them apart for none. Across
-    batches the words stay (applied to the whole schema, MetaQA lost two two-hop
-    readings: *imdb rating* and *imdb score* were right for one of the two)."""
+    copies one item's words into its neighbours': a word given to several of one
+    batch tells them apart for none. Across batches the words stay: applied to the
+    whole schema, the check cost readings (``docs/decisions/reading.md``)."""
     givers: dict[str, set[str]] = {}
     for name, said in accepted.items():
         for alias in said["aliases"]:

@@ -123,8 +123,8 @@ def _one_word(
 def _prefix_of_compound(raw: str, question: str) -> bool:
     """Whether the question writes ``raw`` (lower case) only as the first part of a
     hyphenated word (*ex*-wife, *anti*-war): a part of a word, not a name of its own
-    (fbqa's graph has a node called *co*, cobalt; a prefix that is no word, *co*-
-    starred, is not read as a word at all: :func:`ark.linking._words.written`)."""
+    (a graph may have a node called *co*; a prefix that is no word, *co*-starred, is
+    not read as a word at all: :func:`ark.linking._words.written`)."""
     ahead = re.compile(rf"(?<![^\W_]){re.escape(raw)}(?![^\W_])(?!-[^\W\d_])")
     return raw.islower() and ahead.search(question) is None
 

@@ -239,7 +239,7 @@ class RelationLinker:
         # relation called *type* more surely than *subdivision type*, which it only
         # half names. Per one-word key: how many relations are called by it alone. Own
         # names only: a small model gives the same everyday word to many relations
-        # (*region* to ten of MLPQ's), which would share out the one named so.
+        # (docs/decisions/reading.md), which would share out the one named so.
         self._exact: dict[str, int] = {}
         for rel, pairs in self._phrase_words.items():
             mine = self.named[rel]

@@ -23,9 +23,7 @@ relations):
   numbers with units and words with numbers (``1980s``, ``10000m``, ``node_17``,
   ``iphone_5s``), short codes (``R2D2``, ``F-15``, ``se7en``: under six characters),
   names with spaces (*Friday the 13th*) and names of words: none of these is an
-  identifier. On the dev graphs the rule marks 4,182 of fbqa's 4,256 ``cvt_`` nodes
-  (the rest: a hash with a five-letter run, or fewer than two neighbours) and no
-  node of MetaQA, WC2014 or MLPQ;
+  identifier (what it marks on the dev graphs: ``docs/decisions/reading.md``);
 - **it stands between things**: it has two distinct neighbours or more. An
   identifier at the end of one edge is a value (a product code, a checksum) that a
   question may ask for;

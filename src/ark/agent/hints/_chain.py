@@ -172,8 +172,8 @@ class ChainHints(SessionObserver):
         """Whether the node a guessed chain starts from has relations of more than one
         meaning (a relation and its stored reverse are one). With one, the first hop is
         the only way on, not a guess, and the path through the nodes that join a fact
-        (a marriage, a term of office) is the graph's own: on FreebaseQA's sample,
-        handing such a hop to the model lost two questions the path answered."""
+        (a marriage, a term of office) is the graph's own; handing such a hop to the
+        model lost questions the path answered (``docs/decisions/reading.md``)."""
         hood = self.index.graph.neighborhood(chain.anchor)
         names = self.index.graph.relation_names
         canonical = self.index.described.canonical
@@ -339,10 +339,8 @@ class ChainHints(SessionObserver):
         to other passages: first those with a passage of their own (titled with their
         name: where the facts about a node are), then those 2 to
         :data:`ark.agent._passages.LINK_MAX_MENTIONS` passages mention (a node most
-        passages name links everything and nothing); fewer passages first within each.
-        On HippoRAG's MuSiQue store, *Maiden Japan*'s passage names *Iron Maiden*
-        (7 passages, one of them its own: "… formed in Leyton") and *British heavy metal
-        band* (2): the band comes first."""
+        passages name links everything and nothing); fewer passages first within each
+        (an example: ``docs/decisions/reading.md``)."""
         g = self.index.graph
         question = self.question or ""
         naming = Mentions(g, passage_id, mentions_id)

@@ -283,8 +283,8 @@ def unread_hop(
 ) -> str:
     """The hint after a global search when the reading named none of the chain's
     relations and left words of the question unexplained (*what words describe X*,
-    *which was X headed by*): the graph's shape alone then picks a path, right 8 times
-    in 44 on MetaQA's 150-question samples, so the hint hands the node over with its
+    *which was X headed by*): the graph's shape alone then picks a path, rarely right
+    (``docs/decisions/reading.md``), so the hint hands the node over with its
     relations and says that none was read, instead of stating a path. The model, which knows
     what *headed by* means, picks the relation. ``candidate``: (index, name, type,
     what its neighborhood holds, as :meth:`ark.tools.GraphTools.links` gives it)."""
