@@ -111,6 +111,8 @@ class Oracle:
             config=self.tool_config,
             question=path.question if cfg.hints else None,
             observers=[ChainHints(self.index, path.question)] if cfg.hints else [],
+            # As ark-guided shows them: a node's text once (AgentOptions.texts_once).
+            texts_once=cfg.hints,
         )
         messages = [
             Message(role="system", content=self.system),
