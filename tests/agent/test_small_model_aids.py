@@ -296,7 +296,8 @@ def test_the_guided_strategy_is_ark_with_hints_and_the_hop_over_a_set(movie_inde
         movie_index, ScriptedChatModel(script), strategy="ark-guided", n_agents=1, max_steps=8
     ).retrieve(QUESTION)
     traj = result.trajectories[0]
-    assert traj.config["strategy"] == "ark-guided" and traj.config["options"] == {"hints": True, "texts_once": True}
+    assert traj.config["strategy"] == "ark-guided"
+    assert traj.config["options"] == {"hints": True, "texts_once": True}
     assert traj.config["tools"]["multi_neighborhood"] is True
     observations = [m["content"] for m in traj.messages if m["role"] == "tool"]
     assert 'edge_type="has_genre", node_type="genre")' in observations[1]  # the chain hint
