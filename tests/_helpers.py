@@ -76,3 +76,16 @@ def hinted_session(
         observers=[ChainHints(index, question)],
         refuse_unseen=refuse_unseen,
     )
+
+
+def benchmark(name: str):  # type: ignore[no-untyped-def]
+    """The benchmark script ``benchmarks/NAME.py`` loaded as a module (the scripts are
+    run by path, not installed)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,22 +1,15 @@
 """benchmarks/bench_documents.py: the rows over the same questions into one table (the
 rows needing no model, on the tiny document index)."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from _documents_fixture import MUSIQUE, build_document_index, write_json
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_documents.py"
+from _helpers import benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_documents", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark("bench_documents")
 
 
 def test_baseline_rows_make_one_table(bench, tmp_path, capsys):

@@ -1,20 +1,14 @@
 """``bench_plans.py``'s calibration floor: the error sampling alone leaves on a few
 questions, printed beside the measured one so that a bar below it reads as such."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_plans.py"
+from _helpers import benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_plans", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark("bench_plans")
 
 
 def test_sure_confidences_leave_no_floor_and_unsure_ones_a_wide_one(bench):

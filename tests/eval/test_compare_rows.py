@@ -1,21 +1,16 @@
 """``compare_rows.py``'s time table: where a question's seconds went, read from the
 row's stored trajectories."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_rows.py"
+from _helpers import benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("compare_rows", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark("compare_rows")
 
 
 def _step(by=None, latency=0.0, evaluated=0, generated=0, code=None, tool_s=0.0):
