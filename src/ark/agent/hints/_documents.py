@@ -25,6 +25,7 @@ decides when a graph has this layout (:func:`has_passages`) and calls these.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -120,24 +121,21 @@ def written(nodes: Sequence[T], multi: bool) -> list[T]:
     return list(nodes[:MAX_ANCHORS]) if multi else list(nodes[:1])
 
 
-def _target(ids: Sequence[int], multi: bool) -> str:
-    return f"{list(ids)}" if multi and len(ids) > 1 else f"{ids[0]}"
-
-
 def passages_arguments(ids: Sequence[int], query: str, multi: bool) -> dict[str, Any]:
-    """The arguments of the ready-made call for the passages that mention ``ids``."""
+    """The arguments of the ready-made call for the passages that mention ``ids``: a
+    list of them where the neighborhood tool takes one, else the first."""
     target: Any = list(ids) if multi and len(ids) > 1 else ids[0]
     out = {"node_index": target, "edge_type": MENTIONS, "node_type": PASSAGE_TYPE}
     return {**out, "query": query} if query else out
 
 
 def passages_call(ids: Sequence[int], query: str, multi: bool) -> str:
-    """The ready-made call for the passages that mention ``ids``."""
-    q = f', query="{query}"' if query else ""
-    return (
-        f"search_in_neighborhood(node_index={_target(ids, multi)}, "
-        f'edge_type="{MENTIONS}", node_type="{PASSAGE_TYPE}"{q})'
-    )
+    """The ready-made call for the passages that mention ``ids``, written from
+    :func:`passages_arguments`, so the call a hint writes is the one it checks for a
+    repeat."""
+    arguments = passages_arguments(ids, query, multi)
+    written = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"search_in_neighborhood({written})"
 
 
 def after_global(
