@@ -19,7 +19,7 @@ from _passages_fixture import (
     build_document_index,
 )
 from ark.answer import ANSWER_SCHEMA, Answer, write_answer_in_steps
-from ark.answer._steps import LOOKUP_SCHEMA, chained, fill, rank_for
+from ark.answer._steps import LOOKUP_SCHEMA, chained, fill, plan_schema, rank_for
 from ark.errors import ArkError
 
 POOL = [P_SEALS, P_HARBOUR, P_TOMAS, P_PORT, P_LENA]  # the answer passages last
@@ -106,6 +106,36 @@ def test_a_plan_whose_lookups_do_not_build_on_each_other_is_not_read_in_steps(in
     assert answer.steps == [{"plan": parts}, {"fallback": "the lookups do not build on each other"}]
     assert chained(["Where was Lena Marsh born?", "Who is the mayor of #1?"])
     assert not chained(["Where was Lena Marsh born?", "Who is the mayor of #2?"])  # not earlier
+
+
+def test_the_plan_schema_admits_one_lookup_or_a_chain_and_nothing_else():
+    # A plan chained() rejects is a call thrown away: under the schema it cannot be
+    # written (each lookup after the first names an earlier answer).
+    jsonschema = pytest.importorskip("jsonschema")
+    valid = jsonschema.Draft202012Validator(plan_schema(4)).is_valid
+    assert valid({"lookups": ["Where was Lena Marsh born?"]})
+    assert valid({"lookups": ["Where was Lena Marsh born?", "Who is the mayor of #1?"]})
+    assert valid({"lookups": ["Who wrote X?", "Where was #1 born?", "Who leads #2?"]})
+    assert valid({"lookups": ["Who wrote X?", "Who is #1's wife?", "Is #1 older than #2?"]})
+    assert not valid({"lookups": ["Who is the mayor?", "Where was Lena Marsh born?"]})
+    assert not valid({"lookups": ["Where was Lena Marsh born?", "Who is the mayor of #2?"]})
+    assert not valid({"lookups": ["a", "b of #1", "c of #3"]})  # names no earlier answer
+    assert not valid({"lookups": ["a", *(f"b of #{k}" for k in range(1, 5))]})  # five
+    assert not valid({"lookups": []})
+    for n in (1, 2, 4, 12):  # one tuple per length, the longest the maximum
+        tuples = plan_schema(n)["properties"]["lookups"]["anyOf"]
+        assert [len(t["prefixItems"]) for t in tuples] == list(range(1, n + 1))
+
+
+def test_the_plan_schema_is_a_grammar_the_local_model_can_follow():
+    pytest.importorskip("llama_cpp")
+    from llama_cpp import LlamaGrammar
+
+    from ark.llm.local._model import json_grammar
+
+    grammar = json_grammar(plan_schema())
+    assert '"#" [1-3]' in grammar  # the fourth lookup names #1, #2 or #3
+    LlamaGrammar.from_string(grammar, verbose=False)
 
 
 def test_an_unknown_last_lookup_falls_back_with_the_lookups_kept(index):

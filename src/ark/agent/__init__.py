@@ -24,7 +24,13 @@ from ark.agent._passages import (
     question_relevance,
 )
 from ark.agent._prompt import system_prompt
-from ark.agent._retriever import RankedNode, RetrievalResult, Retriever
+from ark.agent._retriever import (
+    RankedNode,
+    RetrievalResult,
+    Retriever,
+    answer_retrieval,
+    fuse_trajectories,
+)
 from ark.agent._session import CallOutcome, SessionObserver, ToolSession, normalise_arguments
 from ark.agent._strategy import (
     ENTRY_POINT_GROUP,
@@ -76,11 +82,13 @@ __all__ = [
     "ToolSession",
     "adapter_settings",
     "agent_tool_specs",
+    "answer_retrieval",
     "evidence_names",
     "evidence_passages",
     "explain",
     "fuse_ordering",
     "fuse_random",
+    "fuse_trajectories",
     "fuse_vote",
     "linked_passages",
     "normalise_arguments",

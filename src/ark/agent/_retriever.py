@@ -240,35 +240,18 @@ class Retriever:
         ]
         for t in trajectories:
             t.config.setdefault("strategy", self.strategy_name)
-        # Only the agents that ended normally vote: a failed agent's partial list is
-        # kept in its trajectory but is not an answer (the query fails when all failed).
-        voters = [t for t in trajectories if t.stop_reason != "error"]
-        lists = [t.answer for t in voters]
-        if self.fusion == "random":
-            fused = fuse_random(lists, self.top_k, random.Random(self.seed or 0))
-        elif self.fusion == "late":  # the batches of the same agents as the lists
-            fused = fuse_vote_late(lists, self.top_k, [add_batches(t) for t in voters])
-        else:
-            fused = FUSIONS[self.fusion](lists, self.top_k)
-        g = self.index.graph
-        ranking = [RankedNode(n, g.name(n), g.type_name(n), v) for n, v in fused]
-        evidence = explain(trajectories, fused)
-        return RetrievalResult(
-            query=query,
-            ranking=ranking,
-            trajectories=trajectories,
-            wall_s=round(time.perf_counter() - started, 4),
+        result = fuse_trajectories(
+            self.index,
+            query,
+            trajectories,
             query_id=query_id,
-            errors=[t.error for t in trajectories if t.error],
-            evidence=evidence,
-            passages=evidence_passages(
-                g,
-                evidence,
-                seen=shown_nodes(trajectories),
-                relevance=question_relevance(self.index, query),
-                max_linked=self.linked_passages,
-            ),
+            fusion=self.fusion,
+            top_k=self.top_k,
+            linked_passages=self.linked_passages,
+            seed=self.seed,
         )
+        result.wall_s = round(time.perf_counter() - started, 4)
+        return result
 
     async def aanswer(
         self,
@@ -300,13 +283,17 @@ class Retriever:
         if written is not None:
             result.answer = written
             return result
-        nodes = answer_nodes(result, max_nodes, max_passages)
         options.setdefault("seed", 0 if self.seed is None else self.seed)
         started = time.perf_counter()
-        answer = await write(
-            self.llm, query, self.index, nodes, edges=path_edges(result, nodes), **options
+        result.answer = await answer_retrieval(
+            self.llm,
+            self.index,
+            result,
+            reader=write,
+            max_nodes=max_nodes,
+            max_passages=max_passages,
+            **options,
         )
-        result.answer = answer
         result.wall_s = round(result.wall_s + time.perf_counter() - started, 4)
         return result
 
@@ -361,6 +348,75 @@ def _strategy_answer(result: RetrievalResult) -> Answer | None:
         if isinstance(extra, dict) and isinstance(extra.get("answer"), dict):
             return Answer.from_dict(extra["answer"])
     return None
+
+
+def fuse_trajectories(
+    index: Index,
+    query: str,
+    trajectories: list[Trajectory],
+    *,
+    query_id: str | None = None,
+    fusion: str = "vote",
+    top_k: int = 20,
+    linked_passages: int = MAX_LINKED,
+    seed: int | None = None,
+) -> RetrievalResult:
+    """The retrieval the agents' ``trajectories`` make: their answer lists fused, each
+    node's evidence, the evidence passages. What :meth:`Retriever.aretrieve` returns
+    after its agents ran, and what a stored run's trajectories give back, so that a
+    later step (the answer) can be rerun on a recorded retrieval without its agents
+    (``benchmarks/bench_answers.py``). ``wall_s`` is 0: no agent ran here."""
+    if fusion not in FUSIONS:
+        raise ArkError(f"unknown fusion {fusion!r}; choose one of {sorted(FUSIONS)}")
+    # Only the agents that ended normally vote: a failed agent's partial list is
+    # kept in its trajectory but is not an answer (the query fails when all failed).
+    voters = [t for t in trajectories if t.stop_reason != "error"]
+    lists = [t.answer for t in voters]
+    if fusion == "random":
+        fused = fuse_random(lists, top_k, random.Random(seed or 0))
+    elif fusion == "late":  # the batches of the same agents as the lists
+        fused = fuse_vote_late(lists, top_k, [add_batches(t) for t in voters])
+    else:
+        fused = FUSIONS[fusion](lists, top_k)
+    g = index.graph
+    ranking = [RankedNode(n, g.name(n), g.type_name(n), v) for n, v in fused]
+    evidence = explain(trajectories, fused)
+    return RetrievalResult(
+        query=query,
+        ranking=ranking,
+        trajectories=trajectories,
+        wall_s=0.0,
+        query_id=query_id,
+        errors=[t.error for t in trajectories if t.error],
+        evidence=evidence,
+        passages=evidence_passages(
+            g,
+            evidence,
+            seen=shown_nodes(trajectories),
+            relevance=question_relevance(index, query),
+            max_linked=linked_passages,
+        ),
+    )
+
+
+async def answer_retrieval(
+    llm: ChatModel,
+    index: Index,
+    result: RetrievalResult,
+    *,
+    reader: str | Any = DEFAULT_READER,
+    max_nodes: int = ANSWER_NODES,
+    max_passages: int = ANSWER_PASSAGES,
+    **options: Any,
+) -> Answer:
+    """``llm``'s answer in words to ``result``'s question from what it retrieved: the
+    text of the first ``max_nodes`` ranked nodes and ``max_passages`` evidence
+    passages, with their path relations (:meth:`Retriever.aanswer`'s answer step, on
+    its own). ``reader`` is a name of :data:`ark.answer.READERS` or the reader itself;
+    ``options`` go to it."""
+    write = reader_named(reader) if isinstance(reader, str) else reader
+    nodes = answer_nodes(result, max_nodes, max_passages)
+    return await write(llm, result.query, index, nodes, edges=path_edges(result, nodes), **options)
 
 
 def answer_nodes(result: RetrievalResult, max_nodes: int, max_passages: int) -> list[int]:

@@ -11,7 +11,7 @@ The steps, each one JSON reply under a schema:
 
 1. **Plan**: the model splits the question into at most :data:`MAX_LOOKUPS` lookups, a
    later one naming an earlier one's answer as ``#1``, ``#2`` (a one-fact question is
-   one lookup).
+   one lookup); the reply's schema (:func:`plan_schema`) admits only such chains.
 2. **Look up**, in order: ``#k`` is replaced by lookup k's answer; the given nodes are
    ranked for the lookup by BM25 with the index's statistics (ties keep the given
    order) and the first :data:`NODES_PER_LOOKUP` are shown; the model answers the
@@ -90,16 +90,34 @@ LOOKUP_SYSTEM = (
 
 
 def plan_schema(max_lookups: int = MAX_LOOKUPS) -> dict[str, Any]:
+    """The plan's reply: one lookup, or a chain of up to ``max_lookups`` in which
+    every lookup after the first names an earlier one's answer (lookup k writes one of
+    ``#1`` .. ``#k-1``).
+
+    Why a chain in the schema rather than only :func:`chained` after the reply: a plan
+    that is not a chain is not read in steps, so its call is paid for and thrown away
+    before the one-call reading; under a grammar (the local model, a server that
+    follows ``response_format``) such a plan cannot be written. Each length is a tuple
+    (``prefixItems``) so that each position has its own pattern; a server that ignores
+    the schema is still held to :func:`chained`."""
+    first = {"type": "string", "maxLength": MAX_LOOKUP_CHARS}
+
+    def later(k: int) -> dict[str, Any]:  # lookup k (k >= 2) names some #j, j < k
+        refs = f"[1-{k - 1}]" if k <= 10 else "[1-9][0-9]?"
+        return {"type": "string", "pattern": f'^[^"\\\\#]*#{refs}[^"\\\\]*$'}
+
+    chains = [
+        {
+            "type": "array",
+            "prefixItems": [first, *(later(k) for k in range(2, n + 1))],
+            "minItems": n,
+            "maxItems": n,
+        }
+        for n in range(1, max_lookups + 1)
+    ]
     return {
         "type": "object",
-        "properties": {
-            "lookups": {
-                "type": "array",
-                "items": {"type": "string", "maxLength": MAX_LOOKUP_CHARS},
-                "minItems": 1,
-                "maxItems": max_lookups,
-            }
-        },
+        "properties": {"lookups": {"anyOf": chains}},
         "required": ["lookups"],
     }
 

@@ -3,6 +3,7 @@ resumable runner and its run store, metrics (node measures as STaRK's, passage r
 HippoRAG's, answers' EM and F1 as SQuAD's), baselines and reports. The question sets
 it runs over (``Query``, ``load_metaqa``...) are ``ark.datasets``'s."""
 
+from ark.eval._answer_record import answer_record, scored_text
 from ark.eval._evaluation import Evaluation, RaySettings, candidate_mask, evaluate
 from ark.eval._lock import RunLockedError
 from ark.eval._methods import (
@@ -39,6 +40,7 @@ __all__ = [
     "RunLockedError",
     "RunStore",
     "aggregate",
+    "answer_record",
     "candidate_mask",
     "evaluate",
     "evaluate_query",
@@ -50,5 +52,6 @@ __all__ = [
     "read_records",
     "run_queries",
     "run_resumable",
+    "scored_text",
     "summarize_run",
 ]
