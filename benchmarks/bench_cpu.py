@@ -69,55 +69,38 @@ def text_tokens(llm: Any, path: Path, n: int) -> list[int]:
     return tokens[:n]
 
 
-def rates(path: Path, threads: int, flash_attn: bool, text: Path) -> dict[str, float]:
-    """Prompt read and decode rates of ``path`` (see the module docstring)."""
+def load(path: Path, threads: int, **options: Any) -> Any:
+    """``path`` in llama.cpp as ARK's local model loads it (context, threads)."""
     from llama_cpp import Llama
 
-    llm = Llama(
+    return Llama(
         str(path),
         n_ctx=N_CTX,
         n_threads=threads,
         n_threads_batch=threads,
-        flash_attn=flash_attn,
         verbose=False,
+        **options,
     )
+
+
+def rates(path: Path, threads: int, flash_attn: bool, text: Path) -> dict[str, float]:
+    """Prompt read and decode rates of ``path`` (see the module docstring)."""
+    from bench_latency import measure_rates
+
+    llm = load(path, threads, flash_attn=flash_attn)
     prefix, read, write = 2000, 400, 32
     tokens = text_tokens(llm, text, prefix + read + write)
     while len(tokens) < prefix + read + write:  # a short text is read again
         tokens += tokens[: prefix + read + write - len(tokens)]
-    llm.reset()
-    started = time.perf_counter()
-    llm.eval(tokens[:prefix])
-    cold = prefix / (time.perf_counter() - started)
-    reads, writes = [], []
-    for _ in range(2):
-        llm._ctx.kv_cache_seq_rm(-1, prefix, -1)
-        llm.n_tokens = prefix
-        started = time.perf_counter()
-        llm.eval(tokens[prefix : prefix + read])
-        reads.append(read / (time.perf_counter() - started))
-        started = time.perf_counter()
-        for token in tokens[prefix + read :]:
-            llm.eval([token])
-        writes.append(write / (time.perf_counter() - started))
-    out = {"read_2000": cold, "read_400": max(reads), "write": max(writes)}
+    out = measure_rates(llm, tokens, prefix, read, write)
     del llm
-    return out
+    return {"read_2000": out["read_prefix"], "read_400": out["read"], "write": out["write"]}
 
 
-def log_probs(path: Path, threads: int, text: Path, n: int) -> np.ndarray:
+def log_probs(path: Path, threads: int, text: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The next-token log-probabilities of ``path`` at each of the text's first ``n``
-    tokens but the last (float32, positions by vocabulary)."""
-    from llama_cpp import Llama
-
-    llm = Llama(
-        str(path),
-        n_ctx=N_CTX,
-        n_threads=threads,
-        n_threads_batch=threads,
-        logits_all=True,
-        verbose=False,
-    )
+    tokens but the last (float32, positions by vocabulary), and the tokens that came."""
+    llm = load(path, threads, logits_all=True)
     tokens = text_tokens(llm, text, n)
     llm.reset()
     llm.eval(tokens)

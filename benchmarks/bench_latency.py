@@ -180,8 +180,22 @@ def read_write_rates(llm: Any, prefix: int = 2000, read: int = 400, write: int =
     inner = llm._llm
     text = (Path(__file__).parents[1] / "journal" / "results-diary.md").read_text()
     tokens = inner.tokenize(text.encode())[: prefix + read + write]
+    out = measure_rates(inner, tokens, prefix, read, write)
+    return (
+        f"| prompt tokens read / s | tokens written / s |\n|---:|---:|\n"
+        f"| {out['read']:.1f} | {out['write']:.1f} |"
+    )
+
+
+def measure_rates(inner: Any, tokens: list[int], prefix: int, read: int, write: int) -> dict:
+    """On a ``llama_cpp.Llama``: tokens a second over the first ``prefix`` of
+    ``tokens`` from an empty cache (``read_prefix``), over ``read`` more after them
+    (``read``) and in ``write`` one-token decodes after those (``write``); the last two
+    best of two. The cache is emptied after."""
     inner.reset()
+    started = time.perf_counter()
     inner.eval(tokens[:prefix])
+    cold = prefix / (time.perf_counter() - started)
     reads, writes = [], []
     for _ in range(2):
         inner._ctx.kv_cache_seq_rm(-1, prefix, -1)
@@ -190,14 +204,11 @@ def read_write_rates(llm: Any, prefix: int = 2000, read: int = 400, write: int =
         inner.eval(tokens[prefix : prefix + read])
         reads.append(read / (time.perf_counter() - started))
         started = time.perf_counter()
-        for token in tokens[prefix + read :]:
+        for token in tokens[prefix + read : prefix + read + write]:
             inner.eval([token])
         writes.append(write / (time.perf_counter() - started))
     inner.reset()
-    return (
-        f"| prompt tokens read / s | tokens written / s |\n|---:|---:|\n"
-        f"| {max(reads):.1f} | {max(writes):.1f} |"
-    )
+    return {"read_prefix": cold, "read": max(reads), "write": max(writes)}
 
 
 def observation_tokens(index: Any, tokenize: Any, n: int, seed: int = 0) -> dict[str, float]:
