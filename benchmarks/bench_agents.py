@@ -39,9 +39,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ark.agent import Retriever
 from ark.index import Index, build_index
 from ark.llm import Completion, Message, ToolCall, Usage
+from ark.retrieval import Retriever
 
 DEFAULT_KB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "metaqa" / "kb.txt"
 
@@ -183,7 +183,8 @@ def local_speed(
     measured runs (it names max_steps), so no row pays the one-off evaluation of the
     shared prefix and none reuses the histories of an earlier row (agent 1 has the
     same seed in every row and would replay its cached trajectory)."""
-    from ark.agent import Agent, AgentConfig, AgentOptions, ToolConfig
+    from ark.strategies import Agent, AgentConfig, AgentOptions
+    from ark.tools import ToolConfig
 
     options = AgentOptions(example=aids, hints=aids)
     tools = ToolConfig(multi_neighborhood=aids)

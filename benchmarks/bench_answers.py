@@ -7,8 +7,8 @@ Why: on MuSiQue the agents take about three quarters of a question's seconds and
 answer step the rest; a change to the answer step judged by rerunning whole questions
 pays for the agents again and mixes their sampling into the answer's score. Here each
 question's retrieval is rebuilt from the row's recorded trajectories
-(``ark.agent.fuse_trajectories``, the retriever's own fusion and evidence passages)
-and only the answer step runs (``ark.agent.answer_retrieval``, what
+(``ark.retrieval.fuse_trajectories``, the retriever's own fusion and evidence passages)
+and only the answer step runs (``ark.retrieval.answer_retrieval``, what
 ``Retriever.aanswer`` calls), greedy as in the run, so two versions of the answer step
 read the same nodes and edges. Run it from two worktrees to compare code versions.
 
@@ -33,12 +33,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ark.agent import answer_retrieval, fuse_trajectories
 from ark.errors import ArkError
 from ark.eval import answer_record, scored_text
 from ark.eval.metrics import score_answer
 from ark.index import Index, open_index
 from ark.llm import ChatModel, ModelSettings
+from ark.retrieval import answer_retrieval, fuse_trajectories
 from ark.trajectory import read_trajectories
 
 

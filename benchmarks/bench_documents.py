@@ -16,7 +16,7 @@ passage recall at 2 and 5
 
 - ``bm25``: BM25 over the passage nodes alone (its own term statistics);
 - ``bm25-linked``: BM25's best passage, then up to 3 passages sharing a bridge entity
-  with it (``ark.agent.linked_passages``), then BM25's others: what the graph gives
+  with it (``ark.retrieval.linked_passages``), then BM25's others: what the graph gives
   without a model, and what the agents' passage lists are judged against;
 - ``dense``: cosine over the passage nodes' embeddings (the ``[dense]`` extra and
   ``ark index embed INDEX``, or ``--embed`` to make them);
@@ -55,7 +55,7 @@ from ark.llm import ChatModel, ModelSettings
 
 BASELINE_ROWS = ("bm25", "bm25-linked", "dense")
 MODEL_ROWS = ("naive-rag", "linked-rag", "ark", "ark-guided", "graphsearch")
-#: Linked passages of the ``*-linked`` rows (``ark.agent.MAX_LINKED``).
+#: Linked passages of the ``*-linked`` rows (``ark.retrieval.MAX_LINKED``).
 LINKED = 3
 ROWS = (*BASELINE_ROWS, *MODEL_ROWS)
 #: Table columns: (header, metric key in summary.json).

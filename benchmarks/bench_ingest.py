@@ -33,9 +33,9 @@ from ark.ingest import CO_OCCURS, Extraction, clean_extraction
 
 
 def prompt_sizes(indexes: list[Path], model: str) -> None:
-    from ark.agent import Agent, AgentConfig
     from ark.index import open_index
     from ark.llm import Message, make_chat_model
+    from ark.strategies import Agent, AgentConfig
 
     llm = make_chat_model(model=model)
     plain = AgentConfig()

@@ -217,8 +217,9 @@ def observation_tokens(index: Any, tokenize: Any, n: int, seed: int = 0) -> dict
     trajectories of the graph (``ark distill synthesize``, hints and the hop over a set
     on): every call is replayed through a session in each form, so both read the same
     tool results, hints included. Per trajectory and per neighborhood call."""
-    from ark.agent import ChainHints, ToolSession
     from ark.distill.synthesize import SynthConfig, synthesize
+    from ark.session import ToolSession
+    from ark.strategies import ChainHints
 
     totals = {False: 0, True: 0}
     hoods = {False: 0, True: 0}
@@ -507,7 +508,7 @@ def main(argv: list[str] | None = None) -> None:
     extra: dict[str, Any] = {"n_threads": args.threads} if args.threads else {}
     prompt = "full"
     if args.adapter:
-        from ark.agent import adapter_settings
+        from ark.strategies import adapter_settings
 
         student = adapter_settings(args.adapter, None)
         prompt = student.prompt

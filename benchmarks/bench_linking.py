@@ -65,7 +65,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ark.agent.hints import ChainHints
 from ark.datasets import load_dataset, sample
 from ark.linking import (
     BEAM,
@@ -78,6 +77,7 @@ from ark.linking import (
     read_question,
 )
 from ark.probes import named_relations, step_table
+from ark.strategies.guided.hints import ChainHints
 from bench_quality import SETS, default_data_dir, index_for, parse_set
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")

@@ -4,7 +4,7 @@
         [--limit 30] [--sample-seeds 0 1] [--threshold 0.9] [--walks 400]
         [--fit-seed 0] [--refit] [--json OUT.json]
 
-For each set and sample: the plan of ``ark-guided`` (:mod:`ark.agent.plans`) run on
+For each set and sample: the plan of ``ark-guided`` (:mod:`ark.strategies.guided.plans`) run on
 every question through the real tool session, with no model; its confidence from
 the fit stored in the index (made here, on the graph's own synthetic questions, when
 the index has none or ``--refit``); and whether it is right: every node it adds is a
@@ -34,8 +34,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ark.agent import ToolConfig
-from ark.agent.plans import (
+from ark.datasets import load_dataset, sample
+from ark.distill import DEFAULT_WALKS, fit_plans
+from ark.index import open_index
+from ark.strategies.guided.plans import (
     DEFAULT_THRESHOLD,
     FIT_KEY,
     calibration_error,
@@ -43,10 +45,7 @@ from ark.agent.plans import (
     plan_model,
     plan_question,
 )
-from ark.datasets import load_dataset, sample
-from ark.distill import DEFAULT_WALKS, fit_plans
-from ark.index import open_index
-from ark.tools import GraphTools
+from ark.tools import GraphTools, ToolConfig
 from bench_quality import SETS, default_data_dir, index_for, parse_set
 
 

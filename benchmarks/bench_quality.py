@@ -48,11 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ark.agent import Agent, AgentOptions, ToolConfig
-from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
 from ark.eval import Evaluation
 from ark.index import build_index, open_index
 from ark.probes import PROMPT_VARIANTS
+from ark.strategies import Agent, AgentOptions
+from ark.strategies.guided.plans import DEFAULT_THRESHOLD, threshold_setting
+from ark.tools import ToolConfig
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -414,7 +415,7 @@ def main(argv: list[str] | None = None) -> None:
         type=float,
         default=DEFAULT_THRESHOLD,
         help="run the reading's plan without the model at this fitted confidence "
-        "(ark.agent.plans; above 1: never, the model runs every step)",
+        "(ark.strategies.guided.plans; above 1: never, the model runs every step)",
     )
     p.add_argument(
         "--plan-choice",
@@ -451,7 +452,7 @@ def main(argv: list[str] | None = None) -> None:
 
     extra: dict[str, Any] = {"n_threads": args.threads} if args.threads else {}
     if args.adapter:  # the student's LoRA, with the prompt variant it was trained on
-        from ark.agent import adapter_settings
+        from ark.strategies import adapter_settings
 
         student = adapter_settings(args.adapter, None)
         args.prompt = student.prompt

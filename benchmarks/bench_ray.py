@@ -88,11 +88,11 @@ def main() -> None:
 
     sys.path.insert(0, str(REPO / "tests"))
     from _helpers import metaqa_dir
-    from ark.agent import Retriever
     from ark.datasets import load_metaqa, sample
     from ark.eval import MethodSpec, RayMethod, RetrieverMethod, RunStore, run_queries
     from ark.index import build_index, open_index
     from ark.llm import make_chat_model
+    from ark.retrieval import Retriever
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-ray-"))
     index = open_index(args.index) if args.index else build_index(

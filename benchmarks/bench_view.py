@@ -22,11 +22,12 @@ import time
 import uuid
 from pathlib import Path
 
-from ark.agent import ToolSession, fuse_vote
 from ark.datasets import load_metaqa, sample
 from ark.eval import MethodOutput, RunStore, run_queries
+from ark.fusion import fuse_vote
 from ark.index import Index, build_index, open_index
 from ark.serve.viewer import load_source, write_view
+from ark.session import ToolSession
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]

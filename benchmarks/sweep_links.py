@@ -5,7 +5,7 @@ passages over a sweep of ``link_max_mentions`` x ``max_linked``, no model.
         [--runs RUN_DIR ...] [--mentions 3 5 10 20] [--linked 2 3 4]
 
 Two lists are re-ranked with the library's own function
-(:func:`ark.agent.evidence_passages` with the question's relevance), for each setting:
+(:func:`ark.retrieval.evidence_passages` with the question's relevance), for each setting:
 
 - ``bm25``: BM25's top 20 passages of each question (over all nodes' statistics,
   what ``question_relevance`` scores), its best one leading;
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ark.agent import evidence_passages, question_relevance
 from ark.datasets import load_dataset
 from ark.graph import passage_ids
 from ark.index import open_index
+from ark.retrieval import evidence_passages, question_relevance
 
 
 def recall(ranked: list[int], supporting: tuple[frozenset[int], ...], k: int) -> float:

@@ -7,10 +7,12 @@ import shutil
 from importlib.resources import files
 from pathlib import Path
 
-from ark.agent import ChainHints, ToolConfig, ToolSession
 from ark.graph import DescribedSchema, Graph
 from ark.index import BM25Params, Index, TokenizerConfig, build_index
 from ark.index._store import write_index
+from ark.session import ToolSession
+from ark.strategies import ChainHints
+from ark.tools import ToolConfig
 
 REPO = Path(__file__).resolve().parents[1]
 

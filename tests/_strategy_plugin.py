@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import uuid
 
-from ark.agent import StrategyContext, ToolSession
+from ark.session import ToolSession
+from ark.strategies import StrategyContext
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
 

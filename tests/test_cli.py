@@ -165,7 +165,7 @@ def test_ask_writes_each_step_as_it_goes_and_keeps_them_when_interrupted(
     call is now a line of DIR/steps.PID.partial.jsonl as it happens, removed once the
     whole trajectories are written, kept (and named) when the run is interrupted."""
     pytest.importorskip("openai", reason="the [openai] extra is not installed")
-    import ark.agent as agent_api
+    import ark.retrieval as agent_api
     from fake_openai import FakeOpenAIServer
 
     _, replies = zemeckis_replies(metaqa_index)

@@ -66,7 +66,7 @@ def test_ask_answer_json_has_the_answer_beside_the_ranking(docs, monkeypatch):
     assert data["answer"]["evidence"][str(P_TOMAS)][0]["anchor"] == LENA
     # the chain's passages, then those the agent was only shown
     supporting = [p["index"] for p in data["passages"] if p["via"] != "seen"]
-    assert sorted(supporting) == [P_LENA, P_PORT, P_TOMAS]  # order: tests/agent/test_passages
+    assert sorted(supporting) == [P_LENA, P_PORT, P_TOMAS]  # order: tests/retrieval/test_passages
     # Read in steps by default: the plan had one lookup, so the one call answered.
     assert "lookups" in json.dumps(requests[-2]["response_format"])
     assert data["answer"]["steps"][-1] == {"fallback": "one lookup"}
@@ -99,4 +99,4 @@ def test_without_answer_no_answer_step(docs, monkeypatch):
     assert "answer" not in data and len(requests) == 5
     # the chain's passages, then those the agent was only shown
     supporting = [p["index"] for p in data["passages"] if p["via"] != "seen"]
-    assert sorted(supporting) == [P_LENA, P_PORT, P_TOMAS]  # order: tests/agent/test_passages
+    assert sorted(supporting) == [P_LENA, P_PORT, P_TOMAS]  # order: tests/retrieval/test_passages

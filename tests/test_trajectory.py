@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from ark.agent import ToolSession
 from ark.errors import ArkError
 from ark.index import build_index
+from ark.session import ToolSession
 from ark.trajectory import (
     StepRecord,
     ToolCallRecord,

@@ -5,23 +5,22 @@ search over node text and one-hop neighborhood exploration with type filters.
 """
 
 import ark.datasets  # noqa: F401  (registers the datasets' graph schemas, e.g. MetaQA's)
-from ark.agent import (
+from ark.answer import Answer, write_answer
+from ark.errors import ArkError, GraphFormatError, IndexFormatError
+from ark.graph import Graph, Schema, load_graph
+from ark.index import Index, build_index, open_index
+from ark.llm import make_chat_model
+from ark.retrieval import (
     EvidencePassage,
     EvidencePath,
     Hop,
     NodeEvidence,
     RetrievalResult,
     Retriever,
-    Strategy,
-    StrategyContext,
-    ToolSession,
     explain,
 )
-from ark.answer import Answer, write_answer
-from ark.errors import ArkError, GraphFormatError, IndexFormatError
-from ark.graph import Graph, Schema, load_graph
-from ark.index import Index, build_index, open_index
-from ark.llm import make_chat_model
+from ark.session import ToolSession
+from ark.strategies import Strategy, StrategyContext
 from ark.tools import (
     ErrorCode,
     GraphTools,

@@ -11,10 +11,10 @@ code it measures.
 from __future__ import annotations
 
 import ark.answer._write as answer_write
-from ark.agent._prompt import PROMPT_VARIANTS
-from ark.agent.hints._lines import named_relations
 from ark.index._verify import sample_problems
 from ark.linking._chains import step_table
+from ark.strategies.ark._prompt import PROMPT_VARIANTS
+from ark.strategies.guided.hints._lines import named_relations
 from ark.tools._phrases import (
     EMBEDDING_MARGIN,
     EMBEDDING_THRESHOLD,

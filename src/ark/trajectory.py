@@ -38,7 +38,7 @@ Added in minor 3: a tool call's ``centers`` (the explored nodes of a hop over a 
 ``search_in_neighborhood`` given a list), whose ``relations`` entries then also name
 the center they link: ``{"type", "direction", "center"}`` — a neighbor reached from
 several centers lists each; and an ``add_to_answer`` call's ``added`` (the nodes it
-appended to the answer). Evidence paths (:mod:`ark.agent._evidence`) read these;
+appended to the answer). Evidence paths (:mod:`ark.retrieval._evidence`) read these;
 an older record leaves the hop's centers or relations unknown, never guessed.
 
 Added in minor 4: a step's ``profile`` (:class:`ark.llm.CallProfile` as a dict: prompt
@@ -48,7 +48,7 @@ sums per query; None for a cache hit, a step without a model call, or an older r
 
 Added in minor 5: a step's ``by``: ``"plan"`` when the reading's plan ran the step's
 call itself, with no model call (``ark-guided`` with a sure plan,
-:mod:`ark.agent.plans`); None when the model chose it. Such a trajectory's
+:mod:`ark.strategies.guided.plans`); None when the model chose it. Such a trajectory's
 ``config["plan"]`` holds the plan's confidence, the threshold and why it stopped;
 where the model chose between the plan and its rival, also ``rival_confidence`` and
 ``choice`` (the two readings in words and the 0-based one chosen, None for none), the
@@ -88,7 +88,7 @@ def _with_extra(d: dict[str, Any]) -> dict[str, Any]:
 
 
 class CallResult(Protocol):
-    """What one tool call did, as :class:`ark.agent.CallOutcome` reports it: the shape
+    """What one tool call did, as :class:`ark.session.CallOutcome` reports it: the shape
     :meth:`ToolCallRecord.from_outcome` reads (a protocol, since the record format sits
     below the agent layer and must not import it)."""
 

@@ -4,8 +4,8 @@ text the agent shows a model near the end of its budget (one function, both call
 import asyncio
 
 from _doubles import ScriptedChatModel, tool_call
-from ark.agent import Agent, AgentConfig, AgentOptions, steps_left_note
 from ark.distill.synthesize import SynthConfig, synthesize
+from ark.strategies import Agent, AgentConfig, AgentOptions, steps_left_note
 
 MAX_STEPS = 6
 

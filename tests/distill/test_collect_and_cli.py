@@ -133,7 +133,9 @@ def test_adapter_with_a_remote_model_is_refused(movie_index, tmp_path):
 
 
 def test_the_student_runs_with_its_prompt_variant(movie_index):
-    from ark.agent import Retriever, ToolConfig, system_prompt
+    from ark.retrieval import Retriever
+    from ark.strategies import system_prompt
+    from ark.tools import ToolConfig
 
     result = Retriever(movie_index, teacher(), n_agents=1, max_steps=5, prompt="short").retrieve(
         "films by Zemeckis"

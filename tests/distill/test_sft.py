@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from ark.agent import ToolConfig
 from ark.distill.sft import (
     SFTOptions,
     agreeing,
@@ -17,7 +16,7 @@ from ark.distill.sft import (
 from ark.distill.synthesize import SynthConfig, synthesize
 from ark.llm import Message
 from ark.llm.local import ChatTemplate, template_message
-from ark.tools import tool_specs
+from ark.tools import ToolConfig, tool_specs
 from ark.trajectory import write_trajectories
 
 needs_local = pytest.mark.skipif(

@@ -6,8 +6,10 @@ import pytest
 
 from _distill_fixture import parse_triples
 from _helpers import hinted_session
-from ark.agent import ToolConfig, ToolSession, system_prompt
 from ark.distill.synthesize import SynthConfig, synthesize
+from ark.session import ToolSession
+from ark.strategies import system_prompt
+from ark.tools import ToolConfig
 from ark.trajectory import Trajectory, read_trajectories, write_trajectories
 
 

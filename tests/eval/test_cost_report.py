@@ -6,13 +6,13 @@ import csv
 import pytest
 
 from _doubles import ScriptedChatModel, tool_call
-from ark.agent import Retriever
 from ark.cost import Price, PriceTable
 from ark.datasets import Query
 from ark.eval import BM25Method, RetrieverMethod, RunStore, run_queries
 from ark.eval.report import write_report
 from ark.index import build_index
 from ark.llm import CachedChatModel
+from ark.retrieval import Retriever
 
 
 @pytest.fixture(scope="module")

@@ -202,7 +202,7 @@ def test_ray_is_refused_for_questions_over_documents(doc_index, questions, tmp_p
 
 
 def test_bm25_linked_lists_the_passages_linked_to_its_best_one(doc_index, questions, tmp_path):
-    from ark.agent import linked_passages, question_relevance
+    from ark.retrieval import linked_passages, question_relevance
 
     plain = evaluate(f"musique:{questions}", doc_index, tmp_path / "plain", method="bm25")
     linked = evaluate(

@@ -8,10 +8,11 @@ import re
 import pytest
 
 from _helpers import metaqa_dir
-from ark.agent import _strategy, register_strategy
 from ark.errors import ArkError
 from ark.eval import Evaluation, evaluate, read_records
 from ark.llm import Message
+from ark.strategies import _protocol as _strategy
+from ark.strategies import register_strategy
 from ark.testing import ScriptedChatModel, tool_call
 
 

@@ -8,7 +8,6 @@ from dataclasses import replace
 import pytest
 
 from _doubles import ScriptedChatModel, tool_call
-from ark.agent import Retriever
 from ark.datasets import Query
 from ark.eval import BM25Method, RetrieverMethod, RunStore, run_queries
 from ark.eval._runstore import read_records
@@ -16,6 +15,7 @@ from ark.eval.report import write_report
 from ark.index import build_index
 from ark.llm import CallProfile
 from ark.profile import profile_line, run_profile
+from ark.retrieval import Retriever
 from ark.trajectory import read_trajectories
 
 

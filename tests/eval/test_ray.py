@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from _helpers import metaqa_dir
-from ark.agent import Retriever
 from ark.cli import app
 from ark.datasets import load_metaqa, sample
 from ark.eval import MethodSpec, RayMethod, RetrieverMethod, RunStore, run_queries
 from ark.llm import make_chat_model
+from ark.retrieval import Retriever
 
 ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
 pytest.importorskip("openai", reason="the [openai] extra is not installed")

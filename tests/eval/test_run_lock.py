@@ -14,11 +14,11 @@ import pytest
 
 import ark
 from _doubles import ScriptedChatModel, tool_call
-from ark.agent import Retriever
 from ark.datasets import Query
 from ark.eval import RetrieverMethod, RunLockedError, RunStore, read_records, run_queries
 from ark.eval._lock import LOCK_FILE, RunLock
 from ark.index import build_index
+from ark.retrieval import Retriever
 
 HERE = Path(__file__).parent
 ARK_SRC = Path(ark.__file__).parents[1]

@@ -6,13 +6,14 @@ import json
 import pytest
 
 from _doubles import ScriptedChatModel, tool_call
-from ark.agent import Retriever, ToolConfig
 from ark.datasets import Query
 from ark.errors import ArkError
 from ark.eval import BM25Method, RetrieverMethod, RunStore, run_queries
 from ark.eval.report import write_report
 from ark.index import build_index
 from ark.llm import LLMError
+from ark.retrieval import Retriever
+from ark.tools import ToolConfig
 
 KB = """\
 Forrest Gump|directed_by|Robert Zemeckis

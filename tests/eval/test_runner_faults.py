@@ -6,11 +6,11 @@ import json
 import pytest
 
 from _doubles import ScriptedChatModel, prose, tool_call
-from ark.agent import Retriever
 from ark.datasets import Query
 from ark.eval import RetrieverMethod, RunStore, run_queries
 from ark.index import build_index
 from ark.llm import LLMError
+from ark.retrieval import Retriever
 
 KB = """\
 Forrest Gump|directed_by|Robert Zemeckis

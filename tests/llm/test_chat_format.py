@@ -49,7 +49,7 @@ def _loaded_after(statement: str) -> list[str]:
 def test_importing_ark_llm_loads_neither_the_local_engine_nor_llama_cpp():
     """``make_chat_model`` imports the engine when it builds a local model, not before:
     a program that talks to a server never pays for (or needs) llama.cpp."""
-    assert _loaded_after("import ark, ark.llm, ark.agent") == []
+    assert _loaded_after("import ark, ark.llm, ark.retrieval, ark.strategies") == []
 
 
 def test_importing_the_chat_template_does_not_load_llama_cpp():

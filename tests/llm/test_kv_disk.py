@@ -169,8 +169,8 @@ def test_real_model_a_second_process_skips_the_system_prompt(tmp_path, metaqa_in
     """The real 1.5B model: the first instance evaluates and saves the agent's system
     prompt; a fresh instance loads it, evaluates only the question, and its prompt
     phase is several times shorter; the reply is still one valid tool call."""
-    from ark.agent import Agent
     from ark.llm.local import LocalChatModel
+    from ark.strategies import Agent
 
     def first_call(kv):
         llm = LocalChatModel(n_ctx=4096, kv_cache=kv)

@@ -10,8 +10,8 @@ import urllib.request
 
 import pytest
 
-from ark.agent import Agent, AgentConfig
 from ark.llm import Message
+from ark.strategies import Agent, AgentConfig
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None

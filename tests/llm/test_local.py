@@ -81,8 +81,9 @@ needs_local = pytest.mark.skipif(
 def test_grammar_compiles_for_the_agent_tools(metaqa_index):
     from llama_cpp import LlamaGrammar
 
-    from ark.agent import ToolConfig, agent_tool_specs
     from ark.llm.local import tool_call_grammar
+    from ark.strategies import agent_tool_specs
+    from ark.tools import ToolConfig
 
     grammar = tool_call_grammar(agent_tool_specs(metaqa_index.schema, ToolConfig()))
     assert grammar.startswith('root ::= "<tool_call>\\n" call')

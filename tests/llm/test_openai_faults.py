@@ -82,9 +82,9 @@ def test_non_numeric_usage_is_not_trusted():
 def test_an_evaluation_through_faults_loses_no_query(metaqa_index, tmp_path):
     import json
 
-    from ark.agent import Retriever
     from ark.datasets import Query
     from ark.eval import RetrieverMethod, RunStore, run_queries
+    from ark.retrieval import Retriever
 
     zemeckis = metaqa_index.graph.names.to_pylist().index("Robert Zemeckis")
     plan = [

@@ -81,8 +81,8 @@ needs_llama = pytest.mark.skipif(
 def test_local_grammar_from_the_graphsearch_schemas_compiles(metaqa_index):
     from llama_cpp import LlamaGrammar
 
-    from ark.agent.graphsearch import prompts
     from ark.llm.local import json_grammar
+    from ark.strategies.graphsearch import prompts
 
     schemas = [
         prompts.plan_schema(metaqa_index.schema.relation_names),

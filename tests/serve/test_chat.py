@@ -90,7 +90,7 @@ def test_chat_in_a_terminal(metaqa_index, tmp_path):
 
 
 def test_reach_path_follows_centers_back_to_a_global_search(metaqa_index, tmp_path):
-    from ark.agent import ToolSession
+    from ark.session import ToolSession
     from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
     session = ToolSession(metaqa_index)

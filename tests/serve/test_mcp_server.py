@@ -22,9 +22,9 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from _helpers import REPO, node
-from ark.agent import ToolSession
 from ark.index import build_index
 from ark.serve.mcp_server import make_server
+from ark.session import ToolSession
 from ark.tools import tool_specs
 
 ARK = [sys.executable, "-c", "from ark.cli import app; app()"]

@@ -206,7 +206,7 @@ def hop_over_set_view(index, tmp_path: Path):  # type: ignore[no-untyped-def]
     """A page of one ark-guided trajectory whose hop over a set reaches a genre from
     several films; returns the page, the genre and the edges of its evidence paths."""
     from _doubles import ScriptedChatModel, tool_call
-    from ark.agent import Retriever
+    from ark.retrieval import Retriever
     from ark.tools import GraphTools
     from ark.trajectory import write_trajectories
 

@@ -3,8 +3,8 @@
 import pytest
 
 from _helpers import node
-from ark.agent import ToolSession
 from ark.llm.local import tool_call_grammar
+from ark.session import ToolSession
 from ark.tools import (
     MAX_CENTERS,
     GraphTools,

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from _phrase_graph import STORY, phrase_index
-from ark.agent import AgentConfig, ToolSession
 from ark.errors import ArkError
+from ark.session import ToolSession
+from ark.strategies import AgentConfig
 from ark.tools import GraphTools, SearchResult, ToolConfig, ToolError, _phrases
 from ark.tools._phrases import (
     EMBEDDING_THRESHOLD,

@@ -135,7 +135,7 @@ def test_call_errors(tools, name, args, code):
 
 @pytest.mark.parametrize("name", [["search_in_graph"], {"a": 1}, None, 3.5])
 def test_a_session_turns_a_non_string_tool_name_into_an_observation(metaqa_index, name):
-    from ark.agent import ToolSession
+    from ark.session import ToolSession
 
     outcome = ToolSession(metaqa_index).call(name, {"query": "x"})
     assert not outcome.ok and outcome.code == "unknown_tool"

@@ -17,16 +17,6 @@ import typer
 from rich.table import Table
 
 from ark._safe import clean_text
-from ark.agent import (
-    AgentEvent,
-    RetrievalResult,
-    Retriever,
-    render_evidence,
-    render_path,
-    strategy_info,
-    strategy_names,
-)
-from ark.agent.plans import DEFAULT_THRESHOLD, FIT_KEY, plan_model, threshold_setting
 from ark.answer import DEFAULT_READER, recited_note
 from ark.cli._llm_opts import (
     LlmCacheOpt,
@@ -46,6 +36,9 @@ from ark.cost import PriceTable, query_cost
 from ark.errors import ArkError
 from ark.index import Index, build_index, open_index
 from ark.profile import profile_line, query_profile
+from ark.retrieval import RetrievalResult, Retriever, render_evidence, render_path
+from ark.strategies import AgentEvent, strategy_info, strategy_names
+from ark.strategies.guided.plans import DEFAULT_THRESHOLD, FIT_KEY, plan_model, threshold_setting
 from ark.trajectory import StepLog, write_trajectories
 
 DEMO_QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
@@ -134,8 +127,8 @@ def _run(
     price_table: PriceTable | None,
     use_env: bool = True,
 ) -> RetrievalResult:
-    from ark.agent import adapter_settings
     from ark.llm import ModelSettings
+    from ark.strategies import adapter_settings
 
     steps = None
     try:
@@ -301,7 +294,7 @@ DemoStrategyOpt = Annotated[
 def adapter_strategy(adapter: Path | None, base_url: str | None, as_json: bool = False) -> str:
     """The strategy a command runs when given no ``--strategy``: ark, or ark-guided for
     an adapter that learned from observations with its hints (``ark.hints``)."""
-    from ark.agent import adapter_settings
+    from ark.strategies import adapter_settings
 
     if adapter is None:
         return "ark"

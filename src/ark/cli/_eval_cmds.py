@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ark.agent.plans import DEFAULT_THRESHOLD, threshold_setting
 from ark.answer import DEFAULT_READER
 from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
 from ark.cli._llm_opts import (
@@ -26,6 +25,7 @@ from ark.cli._llm_opts import (
 from ark.cli._output import console, err_console, esc, fail, print_json
 from ark.cli._root import app
 from ark.errors import ArkError
+from ark.strategies.guided.plans import DEFAULT_THRESHOLD, threshold_setting
 
 
 @app.command("eval")
@@ -155,9 +155,9 @@ def eval_cmd(
 ) -> None:
     """Run a method over a query set and score it (Hit@1, Hit@5, Recall@20, MRR; over
     documents also passage recall@2/@5, and with --answer exact match and F1)."""
-    from ark.agent import ToolConfig
     from ark.eval import Evaluation, RaySettings
     from ark.llm import ModelSettings
+    from ark.tools import ToolConfig
 
     try:
         run = Evaluation(

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ark.agent.plans import DEFAULT_WALKS
 from ark.cli._output import (
     console,
     err_console,
@@ -22,6 +21,7 @@ from ark.cli._root import app, index_app
 from ark.errors import ArkError
 from ark.graph import SOURCE_FORMATS, TableLayout
 from ark.index import BM25Params, Index, TokenizerConfig, build_index, open_index
+from ark.strategies.guided.plans import DEFAULT_WALKS
 from ark.tools import GraphTools, SearchResult, ToolResult
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]

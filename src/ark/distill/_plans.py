@@ -2,9 +2,9 @@
 
 Walks of the graph (1–3 hops and intersections, as ``ark distill synthesize`` samples
 them) are put in words with the described schema; each is read, and its plan run
-without a model (:func:`ark.agent.plans.run_plan`). A plan that runs to its finish
+without a model (:func:`ark.strategies.guided.plans.run_plan`). A plan that runs to its finish
 is right when every node it adds is an answer of the walk. The logistic model of
-that over the plan's features (:data:`ark.agent.plans.FEATURES`) is the plan
+that over the plan's features (:data:`ark.strategies.guided.plans.FEATURES`) is the plan
 confidence, stored in the index with the walks' count and seed and its calibration
 error on a third of them held out of the fit. No question set is read.
 """
@@ -17,8 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ark.agent import ToolConfig
-from ark.agent.plans import (
+from ark.distill._paths import PathSampler, path_question
+from ark.errors import ArkError
+from ark.index import Index, save_described
+from ark.strategies.guided.plans import (
     DEFAULT_WALKS,
     FIT_KEY,
     PlanModel,
@@ -28,10 +30,7 @@ from ark.agent.plans import (
     plan_question,
     reading_digest,
 )
-from ark.distill._paths import PathSampler, path_question
-from ark.errors import ArkError
-from ark.index import Index, save_described
-from ark.tools import MAX_CENTERS, GraphTools
+from ark.tools import MAX_CENTERS, GraphTools, ToolConfig
 
 
 @dataclass(frozen=True)

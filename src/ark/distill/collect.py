@@ -2,7 +2,7 @@
 
 Any ``ChatModel`` — an OpenAI-compatible teacher or the local model — runs ARK
 ``per_query`` times per query (temperature 0.7, T_max 20) through the same
-:class:`~ark.agent.Retriever` as ``ark eval``; records and trajectories go to a
+:class:`~ark.retrieval.Retriever` as ``ark eval``; records and trajectories go to a
 :class:`~ark.eval.RunStore`, so an interrupted collection resumes without loss or
 duplication (the loop is :func:`ark.eval.run_resumable`, the evaluation's own).
 Questions carry no answers; when a labelled set is given, its gold is
@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from ark._safe import redact_url
-from ark.agent import Retriever
 from ark.errors import ArkError
 from ark.eval import Method, MethodOutput, RaySettings, RetrieverMethod, RunStore, run_resumable
 from ark.index import Index
 from ark.llm import ChatModel, ModelSettings
+from ark.retrieval import Retriever
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,8 @@ from typing import Any
 import numpy as np
 
 from ark._files import finish_temporary, temporary_beside
-from ark.agent import (  # noqa: F401 - their home; importable from here as before
-    AdapterSettings,
-    adapter_settings,
-)
 from ark.errors import ArkError
+from ark.strategies import AdapterSettings, adapter_settings  # noqa: F401 - their home; importable from here as before
 
 #: Hugging Face module name -> llama.cpp tensor name (Qwen2/Llama-style blocks).
 MODULES = {

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ark._files import atomic_writer
-from ark.agent import ToolConfig, system_prompt
 from ark.errors import ArkError
 from ark.graph import Schema
 from ark.llm import Message
 from ark.llm.local import ChatTemplate
-from ark.tools import tool_specs
+from ark.strategies import system_prompt
+from ark.tools import ToolConfig, tool_specs
 from ark.trajectory import Trajectory, read_trajectories
 
 

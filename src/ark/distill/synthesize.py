@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ark.agent import ChainHints, ToolConfig, ToolSession, steps_left_note, system_prompt
 from ark.distill._paths import (
     MAX_ANSWERS,
     MAX_FRONTIER,
@@ -37,7 +36,9 @@ from ark.distill._questions import (
 from ark.errors import ArkError
 from ark.index import Index
 from ark.llm import Message, ToolCall
-from ark.tools import MAX_CENTERS, GraphTools
+from ark.session import ToolSession
+from ark.strategies import ChainHints, steps_left_note, system_prompt
+from ark.tools import MAX_CENTERS, GraphTools, ToolConfig
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
 __all__ = [

@@ -2,7 +2,7 @@
 writes a short answer from the retrieved nodes' text (:func:`ark.answer.write_answer`),
 scored by exact match and F1.
 
-An agent answers as :meth:`ark.agent.Retriever.aanswer` does for a user (its ranking
+An agent answers as :meth:`ark.retrieval.Retriever.aanswer` does for a user (its ranking
 and its evidence passages); a baseline answers from its first ``k`` passages, so that
 BM25 with the answer step is "naive RAG" (the same model reading BM25's top 5). The
 score reads the answer's text only when the model answered: an answer saying the

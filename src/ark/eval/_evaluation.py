@@ -22,17 +22,6 @@ import numpy as np
 
 from ark import datasets
 from ark._safe import redact_url
-from ark.agent import (
-    MAX_LINKED,
-    EventHandler,
-    Retriever,
-    StrategyFactory,
-    ToolConfig,
-    resolve_strategy,
-    strategy_info,
-    strategy_names,
-)
-from ark.agent.plans import DEFAULT_THRESHOLD
 from ark.answer import DEFAULT_READER, reader_named
 from ark.cost import PriceTable
 from ark.errors import ArkError
@@ -44,6 +33,16 @@ from ark.graph import passage_ids
 from ark.index import Index, open_index
 from ark.linking import linking_encoder
 from ark.llm import ChatModel, ModelSettings, with_llm_cache
+from ark.retrieval import MAX_LINKED, Retriever
+from ark.strategies import (
+    EventHandler,
+    StrategyFactory,
+    resolve_strategy,
+    strategy_info,
+    strategy_names,
+)
+from ark.strategies.guided.plans import DEFAULT_THRESHOLD
+from ark.tools import ToolConfig
 
 METHODS = ("ark", "bm25", "dense")
 MODES = ("strict", "stark")
@@ -111,11 +110,11 @@ class Evaluation:
     #: one call) resumes only with ``one``.
     answer_reader: str = DEFAULT_READER
     #: Over documents, the passages linked to the lead passage that a result lists
-    #: (:mod:`ark.agent._passages`); None: the method's default (ark: 3, a baseline:
+    #: (:mod:`ark.retrieval._passages`); None: the method's default (ark: 3, a baseline:
     #: 0, its own list); 0: none.
     linked_passages: int | None = None
     #: ``ark-guided`` runs a plan without the model at this fitted confidence
-    #: (:mod:`ark.agent.plans`); None: the model runs every step.
+    #: (:mod:`ark.strategies.guided.plans`); None: the model runs every step.
     plan_threshold: float | None = DEFAULT_THRESHOLD
 
     def check(self) -> None:
@@ -165,7 +164,7 @@ class Evaluation:
         """
         self.check()
         ark = self.method == "ark"
-        from ark.agent import adapter_settings  # the adapter's recorded settings
+        from ark.strategies import adapter_settings  # the adapter's recorded settings
 
         student = adapter_settings(self.adapter if ark else None, self.model.base_url, self.tools)
         strategy = self.strategy or student.strategy or "ark"

@@ -17,11 +17,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ark.agent import RetrievalResult, Retriever, linked_passages, question_relevance
 from ark.answer import DEFAULT_READER
 from ark.eval._answer_record import answer_record, no_answer
 from ark.graph import PASSAGE_TYPE, passage_ids
 from ark.index import BM25Index, DenseEncoder, DenseIndex, Index, build_bm25
+from ark.retrieval import RetrievalResult, Retriever, linked_passages, question_relevance
 from ark.trajectory import Trajectory
 
 
@@ -73,7 +73,7 @@ class BM25Method:
         self.k = k
         self.passages_only = passages_only
         #: With ``passages_only``: after the best passage, up to this many passages
-        #: sharing a bridge entity with it (:func:`ark.agent.linked_passages`), the
+        #: sharing a bridge entity with it (:func:`ark.retrieval.linked_passages`), the
         #: graph's one step a model-free retriever can take.
         self.linked = linked
         self._docs: np.ndarray | None = None

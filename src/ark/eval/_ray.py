@@ -31,7 +31,7 @@ class MethodSpec:
     """Everything a worker needs to build the method itself (sent by pickle).
 
     ``llm`` holds ``make_chat_model`` keyword arguments (model, base_url, timeouts);
-    ``retriever`` the :class:`ark.agent.Retriever` ones (n_agents, max_steps, seed...).
+    ``retriever`` the :class:`ark.retrieval.Retriever` ones (n_agents, max_steps, seed...).
     """
 
     method: str  # ark | bm25 | dense
@@ -57,9 +57,9 @@ class MethodSpec:
             return DenseMethod(open_dense(index, encoder.name), encoder)
         if self.method != "ark":
             raise ArkError(f"unknown method {self.method!r}")
-        from ark.agent import Retriever
         from ark.eval._methods import RetrieverMethod
         from ark.llm import make_chat_model, with_llm_cache
+        from ark.retrieval import Retriever
 
         llm = with_llm_cache(make_chat_model(**self.llm), self.llm_cache)
         return RetrieverMethod(Retriever(index, llm, **self.retriever))

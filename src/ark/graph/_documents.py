@@ -99,3 +99,42 @@ def passage_ids(graph: Graph) -> np.ndarray:
     if removed is not None:
         live &= ~np.asarray(removed, dtype=bool)
     return np.flatnonzero(live).astype(np.int64)
+
+
+#: An entity named by at most this many passages links them: a bridge between the
+#: passages that name it, where an entity most passages name (a country, a year)
+#: links nothing (:mod:`ark.retrieval._passages`, the documents hints).
+LINK_MAX_MENTIONS = 5
+
+
+class Mentions:
+    """Who mentions whom, read from the graph on demand and kept for one call."""
+
+    def __init__(self, graph: Graph, passage_type: int, mentions: int | None) -> None:
+        self.graph = graph
+        self.passage_type = passage_type
+        self.mentions = mentions
+        self._by: dict[int, np.ndarray] = {}
+        self._of: dict[int, set[int]] = {}
+
+    def is_passage(self, node: int | None) -> bool:
+        g = self.graph
+        return node is not None and 0 <= node < g.n_nodes and g.node_type[node] == self.passage_type
+
+    def passages_naming(self, node: int) -> np.ndarray:
+        """The passages with a ``mentions`` edge to ``node`` (ascending)."""
+        if self.mentions is None:
+            return np.zeros(0, dtype=np.int64)
+        if node not in self._by:
+            hood = self.graph.neighborhood(node, [self.passage_type], [self.mentions])
+            self._by[node] = np.sort(np.asarray(hood.neighbors, dtype=np.int64))
+        return self._by[node]
+
+    def named_by(self, passage: int) -> set[int]:
+        """The nodes ``passage`` mentions."""
+        if self.mentions is None:
+            return set()
+        if passage not in self._of:
+            hood = self.graph.neighborhood(passage, None, [self.mentions])
+            self._of[passage] = {int(n) for n in hood.neighbors}
+        return self._of[passage]

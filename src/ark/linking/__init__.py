@@ -196,7 +196,7 @@ def read_chain_and_rival(
     other nodes (the one its :attr:`Chain.runner_up` scores), or None; the rival's
     ``runner_up`` is the best chain's score, so its margin says how far below it is.
     Two readings a question leaves close are the choice the model is asked to make
-    (:mod:`ark.agent.plans`)."""
+    (:mod:`ark.strategies.guided.plans`)."""
     if len(reading.entities) != 1:
         return None, None
     chains = read_chains(

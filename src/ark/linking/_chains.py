@@ -187,7 +187,7 @@ class Chain:
         names any of its relations while some of its words stay unexplained (*what
         words describe X*, with no label or alias saying *describe*). The hints then
         state no path when the node it starts from offers a choice of relations
-        (:class:`ark.agent.hints.ChainHints`; such paths are rarely right:
+        (:class:`ark.strategies.guided.hints.ChainHints`; such paths are rarely right:
         ``docs/decisions/reading.md``)."""
         return bool(self.unexplained) and not any(at for _, at in self.explains)
 

@@ -26,10 +26,10 @@ from typing import Any
 
 from ark._coerce import as_int
 from ark._safe import short_repr
-from ark.agent import Retriever
 from ark.answer import DEFAULT_READER, Answer, reader_named
 from ark.index import Index
 from ark.llm import ChatModel, LLMError
+from ark.retrieval import Retriever
 from ark.serve._service import CallError
 from ark.tools import ErrorCode
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from ark.agent import ToolSession
 from ark.errors import ArkError
 from ark.index import Index, open_index, snapshot_stamp
+from ark.session import ToolSession
 from ark.tools import ErrorCode, GraphTools
 
 

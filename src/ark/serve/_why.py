@@ -6,7 +6,7 @@ calls (under the current protocol each request may be its own connection), so th
 client passes the searches it made, in order. They are run again through a tool
 session — the tools are read-only and deterministic, so the results are the ones the
 client saw on this index — and recorded as a trajectory records them; the paths come
-from that record by :func:`ark.agent.paths_to`, the function behind
+from that record by :func:`ark.retrieval.paths_to`, the function behind
 ``RetrievalResult.evidence``. Only edges the client's own calls returned appear: a
 node none of them returned has no path, and the answer says so.
 """
@@ -18,9 +18,10 @@ from typing import Any
 
 from ark._coerce import as_int
 from ark._safe import cut, short_repr
-from ark.agent import NodeEvidence, ToolSession, evidence_names, paths_to, render_path
 from ark.index import Index
+from ark.retrieval import NodeEvidence, evidence_names, paths_to, render_path
 from ark.serve._service import CallError
+from ark.session import ToolSession
 from ark.tools import NAME_CHARS, ErrorCode, GraphTools
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 

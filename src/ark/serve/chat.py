@@ -21,10 +21,11 @@ from rich.markup import escape as _markup_escape
 from rich.table import Table
 
 from ark._safe import printable
-from ark.agent import AgentEvent, RetrievalResult, Retriever, paths_to
 from ark.answer import recited_note
 from ark.index import Index
 from ark.llm import ChatModel
+from ark.retrieval import RetrievalResult, Retriever, paths_to
+from ark.strategies import AgentEvent
 from ark.trajectory import ToolCallRecord, Trajectory, write_trajectories
 
 
@@ -219,7 +220,7 @@ class ChatSession:
 
 
 def reach_path(t: Trajectory, node: int, index: Index) -> list[tuple[int, str]]:
-    """The calls that led to ``node``: its first evidence path (:func:`ark.agent.paths_to`)
+    """The calls that led to ``node``: its first evidence path (:func:`ark.retrieval.paths_to`)
     as the calls that made each of its moves, then the ``add_to_answer`` that took it;
     ``[]`` when it was never reached."""
     paths = paths_to(t, node)

@@ -2,7 +2,7 @@
 
 Tools: ``search_in_graph`` and ``search_in_neighborhood`` with the JSON schemas and
 rendered text an ARK agent sees (from the one definition in :mod:`ark.tools`, run
-through a :class:`~ark.agent.ToolSession`), ``get_node`` (a node's full text and
+through a :class:`~ark.session.ToolSession`), ``get_node`` (a node's full text and
 relation counts), ``why`` (the evidence paths by which a client's searches reached
 a node, :mod:`ark.serve._why`) and ``answer`` (an answer in words from nodes' text,
 citing them, written by the server's model: :mod:`ark.serve._answer`). Resources:

@@ -4,7 +4,7 @@ The local engine loads the adapter (``lora_path``); this reads the ``ark.*`` key
 ``ark distill export`` writes beside the weights (the prompt variant, the tool options,
 the hints). It lives with the model files because it is a property of one: what those
 keys mean to a retrieval (a prompt, a ``ToolConfig``, a strategy) is decided above the
-model protocol, in ``ark.agent`` (``adapter_settings``), which the model layer must not
+model protocol, in ``ark.strategies`` (``adapter_settings``), which the model layer must not
 import.
 """
 

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ark._coerce import as_int
-from ark.agent import explain, fuse_vote
 from ark.errors import ArkError
 from ark.eval import read_records
 from ark.eval.metrics import ANSWER_MEASURES, MEASURES
+from ark.fusion import fuse_vote
 from ark.index import Index, open_index
+from ark.retrieval import explain
 from ark.trajectory import Trajectory, read_trajectories
 
 #: Characters of an observation shown per call (the full text is in the trajectory file).
@@ -291,7 +292,7 @@ def _rel(r: dict[str, Any]) -> list[Any]:
 
 
 def _evidence(trajectories: Sequence[Trajectory], ranking: list[int]) -> dict[str, list[Any]]:
-    """Per ranked node, its evidence paths (:func:`ark.agent.explain`), compact: each
+    """Per ranked node, its evidence paths (:func:`ark.retrieval.explain`), compact: each
     ``{"agent", "anchor", "query", "step", "hops": [[center, relation, direction,
     neighbor, step], ...]}``; the page highlights them when the node is selected."""
     voting = [t for t in trajectories if t.stop_reason != "error"]

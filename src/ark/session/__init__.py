@@ -1,0 +1,18 @@
+"""The tool session: one retrieval's state behind the tools.
+
+A :class:`ToolSession` dispatches the model's calls to the tools, keeps the answer
+list, the nodes seen and explored, and refuses repeats and unseen nodes with error
+codes; every strategy runs its calls through one. Aids (the hints of ``ark-guided``)
+watch it as :class:`SessionObserver` objects a strategy composes; the session knows
+only that protocol.
+"""
+
+from ark.session._session import (
+    ANSWER_TOOLS,
+    CallOutcome,
+    SessionObserver,
+    ToolSession,
+    normalise_arguments,
+)
+
+__all__ = ["ANSWER_TOOLS", "CallOutcome", "SessionObserver", "ToolSession", "normalise_arguments"]

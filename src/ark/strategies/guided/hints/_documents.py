@@ -1,0 +1,276 @@
+"""The hints of ``ark-guided`` on a graph built from documents.
+
+A graph built from documents (:mod:`ark.graph._documents`: ``passage`` nodes whose
+text states the facts, ``entity`` nodes, ``passage -[mentions]-> entity`` and
+thousands of free-text relation phrases from an extractor) is not a curated graph:
+its entity-to-entity relations are sparse and noisy, and the facts a question needs
+are in the passages: followed along relation phrases, the question's chain mostly
+finds nothing, and a small model never adds the passages it has on screen
+(``docs/decisions/documents.md``).
+
+So on such a graph the hints send the agent to the passages: after a global search,
+the passage titled with a name the question uses (to add, if its text states a fact
+the question needs) and the passages mentioning the entities the question names
+(``edge_type="mentions"``, ``node_type="passage"``, ``query=`` the question's other
+words), ready to copy; after a hop that returned passages, the add of the first
+ones; after a hop along a relation phrase, the passages that mention its nodes
+instead. A line never says a passage answers the question (the hints have not read
+it): it says what the passage is (titled with the question's name, ranked first by
+the query, mentioning a node) and asks the model to add it only if its text states
+a fact the question needs.
+
+Text only, like :mod:`ark.strategies.guided.hints._lines`:
+:class:`ark.strategies.guided.hints.ChainHints` decides when a graph has this layout
+(:func:`has_passages`) and calls these.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ark.graph import MENTIONS, PASSAGE_TYPE, is_document_graph
+from ark.linking import STOPWORDS, tokens
+
+if TYPE_CHECKING:
+    from ark.index import Index
+
+#: Most entities a hint sends to their passages at once.
+MAX_ANCHORS = 3
+#: Most passages a hint offers to add in one call (the add tool itself takes more:
+#: :data:`ark.tools.MAX_ADD`).
+PASSAGES_OFFERED = 3
+#: Most question words put in a suggested ``query``.
+MAX_QUERY_WORDS = 8
+
+T = TypeVar("T")
+
+_PARENTHESIS = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def has_passages(index: Index) -> bool:
+    """Whether ``index``'s graph has passage nodes that mention other nodes
+    (``passage -[mentions]-> …`` in its schema): a curated graph has no passage type,
+    so none of these hints ever shows on it."""
+    if not is_document_graph(index.graph):
+        return False
+    return any(
+        r.name == MENTIONS and r.source_type == PASSAGE_TYPE and r.count
+        for r in index.schema.relations
+    )
+
+
+def plain_name_words(text: str) -> list[str]:
+    """:func:`ark.linking.tokens` with a possessive ``'s`` dropped (*Love's* is *Love*)."""
+    return [w[:-2] if w.endswith("'s") else w for w in tokens(text)]
+
+
+def named_in(question: str, name: str) -> bool:
+    """Whether ``name`` is written in ``question`` as a name: its words in a row, and
+    written with a capital or a digit (*the area*, *song*, *state* are nodes of such a
+    graph too, but a question's common nouns do not name them)."""
+    if not any(c.isupper() or c.isdigit() for c in name):
+        return False
+    own = plain_name_words(name)
+    if not own or all(w in STOPWORDS for w in own):
+        return False
+    words = plain_name_words(question)
+    n = len(own)
+    return any(words[i : i + n] == own for i in range(len(words) - n + 1))
+
+
+def titled_in(question: str, title: str) -> bool:
+    """Whether a passage's ``title`` is a name ``question`` uses (:func:`named_in`),
+    once told from its namesakes: without a closing parenthesis (*Norris Mountain
+    (Montana)*) or what follows its first comma (*Black Hawk Township, Jefferson
+    County, Iowa*)."""
+    bare = _PARENTHESIS.sub("", title) or title
+    return named_in(question, bare) or named_in(question, bare.split(",")[0])
+
+
+def same_name(title: str, name: str) -> bool:
+    """Whether a passage's ``title`` is ``name`` (case aside), once told from its
+    namesakes as :func:`titled_in` tells them: the passage about that node."""
+    bare = (_PARENTHESIS.sub("", title) or title).casefold().strip()
+    key = name.casefold().strip()
+    return bool(key) and key in (bare, bare.split(",")[0].strip())
+
+
+def query_words(question: str, names: Iterable[str]) -> str:
+    """The question's content words that none of ``names`` has, in order, at most
+    :data:`MAX_QUERY_WORDS`: what a neighborhood ``query`` ranks the passages by once
+    the named node has chosen them."""
+    taken = {w for n in names for w in plain_name_words(n)}
+    out: list[str] = []
+    for w in plain_name_words(question):
+        if w not in STOPWORDS and w not in taken and w not in out and len(w) > 1:
+            out.append(w)
+    return " ".join(out[:MAX_QUERY_WORDS])
+
+
+def _node(i: int, name: str, node_type: str) -> str:
+    return f"[{i}] {name} ({node_type})"
+
+
+def written(nodes: Sequence[T], multi: bool) -> list[T]:
+    """The prefix of ``nodes`` a ready-made passages call writes: up to
+    :data:`MAX_ANCHORS` when the neighborhood tool takes a list, else the first. The
+    hint declares exactly these shown, so a session that refuses unseen nodes runs
+    the call it wrote and no other."""
+    return list(nodes[:MAX_ANCHORS]) if multi else list(nodes[:1])
+
+
+def passages_arguments(ids: Sequence[int], query: str, multi: bool) -> dict[str, Any]:
+    """The arguments of the ready-made call for the passages that mention ``ids``: a
+    list of them where the neighborhood tool takes one, else the first."""
+    target: Any = list(ids) if multi and len(ids) > 1 else ids[0]
+    out = {"node_index": target, "edge_type": MENTIONS, "node_type": PASSAGE_TYPE}
+    return {**out, "query": query} if query else out
+
+
+def passages_call(ids: Sequence[int], query: str, multi: bool) -> str:
+    """The ready-made call for the passages that mention ``ids``, written from
+    :func:`passages_arguments`, so the call a hint writes is the one it checks for a
+    repeat."""
+    arguments = passages_arguments(ids, query, multi)
+    written = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"search_in_neighborhood({written})"
+
+
+def after_global(
+    titled: Sequence[tuple[int, str]],
+    anchors: Sequence[tuple[int, str, str]],
+    query: str,
+    *,
+    multi: bool,
+) -> str:
+    """After a global search: the passages titled with a name the question uses
+    (``titled``: (index, name)), to add if their text states a needed fact, and the
+    passages that mention the question's named nodes (``anchors``: (index, name,
+    type)), ready to copy."""
+    text = "Hint: on this graph the facts are stated in the text of passage nodes."
+    if titled:
+        ids = [i for i, _ in titled[:PASSAGES_OFFERED]]
+        shown = ", ".join(_node(i, n, PASSAGE_TYPE) for i, n in titled[:PASSAGES_OFFERED])
+        one = len(ids) == 1
+        text += (
+            f" {shown} {'is' if one else 'are'} titled with a name the question uses: if "
+            f"{'its' if one else 'their'} text states a fact the question needs, add "
+            f"{'it' if one else 'them'}: add_to_answer(node_indices={ids})."
+        )
+    if anchors:
+        chosen = written(anchors, multi)
+        ids = [i for i, _, _ in chosen]
+        shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
+        first = " (the passages that mention all of them come first)" if len(ids) > 1 else ""
+        text += f" The passages that mention {shown}{first}: {passages_call(ids, query, multi)}."
+    elif not titled:
+        text += " Add the passages above whose text states a fact the question needs."
+    return text
+
+
+def after_passages(passages: Sequence[int], *, ranked: bool, n_shown: int) -> str:
+    """After a neighborhood that returned ``passages`` not in the answer yet (their
+    indices in the order shown; ``ranked``: by a query or by how many nodes mention
+    them; ``n_shown``: how many it returned): add the ones whose text states a needed
+    fact, the first ones ready to copy; and how to go on."""
+    if not passages:
+        return (
+            "Hint: these passages are in your answer already. If the question needs a "
+            "further fact, search for the next thing they name with search_in_graph; "
+            "else finish."
+        )
+    return _after_passages(passages, ranked=ranked, n_shown=n_shown)
+
+
+def _after_passages(passages: Sequence[int], *, ranked: bool, n_shown: int) -> str:
+    """After a neighborhood that returned ``passages`` (their indices in the order
+    shown; ``ranked``: by a query or by how many nodes mention them): add the ones
+    whose text states a needed fact, the first ones ready to copy; and how to go on."""
+    first = list(passages[:PASSAGES_OFFERED])
+    order = "listed first" if ranked else "listed"
+    n = len(passages)
+    text = (
+        f"Hint: {n_shown} {PASSAGE_TYPE} node{'s' if n_shown != 1 else ''}; their "
+        f"text is above. Add those that state a fact the question needs, best first (the "
+        f"{order}: add_to_answer(node_indices={first}), if they do)."
+        if n > 1
+        else f"Hint: its text is above. If it states a fact the question needs, add it: "
+        f"add_to_answer(node_indices={first})."
+    )
+    return text + (
+        " If the question needs a further fact about something a passage names (a "
+        "person, place or work), search for that name with search_in_graph and read "
+        "its passages the same way."
+    )
+
+
+def to_passages(
+    nodes: Sequence[tuple[int, str, str]],
+    query: str,
+    *,
+    multi: bool,
+    named_by_passages: bool,
+) -> str:
+    """After a hop that returned no passage: the passages that mention ``nodes``
+    ((index, name, type): this call's entity centers, or the entities the passages
+    it explored name, when ``named_by_passages``), ready to copy."""
+    if not nodes:
+        return ""
+    chosen = written(nodes, multi)
+    ids = [i for i, _, _ in chosen]
+    if named_by_passages:
+        lead = "Hint: these are the nodes the passages name. To read the passages about"
+    else:
+        lead = (
+            "Hint: on this graph the relations between entities are few and the facts "
+            "are in the passages. To read the passages that mention"
+        )
+    shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
+    return f"{lead} {shown}: {passages_call(ids, query, multi)}."
+
+
+def after_add(
+    added: Sequence[tuple[int, str, str]],
+    mentioning: Sequence[tuple[int, str, int]],
+    bridges: Sequence[tuple[int, str, str]] = (),
+    query: str = "",
+    *,
+    multi: bool = True,
+) -> str:
+    """After an add: with passages among ``added``, how to reach a further fact — the
+    passages about ``bridges`` ((index, name, type): nodes the added passages name
+    that a few other passages mention too, the question does not name), ready to copy;
+    with entities only, the passages already shown that mention them (``mentioning``:
+    (passage, its name, the added node it mentions)), to add instead of or beside."""
+    if any(t == PASSAGE_TYPE for _, _, t in added):
+        if bridges:
+            chosen = written(bridges, multi)
+            shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
+            return (
+                "Note: a question that chains facts needs a passage for each of them. "
+                f"These passages name {shown}, which other passages are about or mention "
+                "too; to read them for the next fact: "
+                f"{passages_call([i for i, _, _ in chosen], query, multi)}."
+            )
+        return (
+            "Note: if the question needs a further fact that these passages do not state "
+            "(a question that chains facts does), search for the next thing they name with "
+            "search_in_graph and add its passage; else finish."
+        )
+    if not mentioning:
+        return (
+            "Note: on this graph the evidence for a node is the passages that mention it; "
+            f'find them with edge_type="{MENTIONS}", '
+            f'node_type="{PASSAGE_TYPE}" and add those that state the facts.'
+        )
+    ids = list(dict.fromkeys(p for p, _, _ in mentioning))[:PASSAGES_OFFERED]
+    shown = ", ".join(
+        f"{_node(p, n, PASSAGE_TYPE)} mentions [{e}]" for p, n, e in mentioning[:PASSAGES_OFFERED]
+    )
+    return (
+        f"Note: on this graph the evidence is in passages; shown above, {shown}. Add the "
+        f"passages whose text states the facts: add_to_answer(node_indices={ids}), if they do."
+    )
