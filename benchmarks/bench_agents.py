@@ -183,14 +183,14 @@ def local_speed(
     measured runs (it names max_steps), so no row pays the one-off evaluation of the
     shared prefix and none reuses the histories of an earlier row (agent 1 has the
     same seed in every row and would replay its cached trajectory)."""
-    from ark.strategies import Agent, AgentConfig, AgentOptions
+    from ark.strategies import Agent, AgentConfig, AgentOptions, GuidedAgent
     from ark.tools import ToolConfig
 
-    options = AgentOptions(example=aids, hints=aids)
+    options = AgentOptions(example=aids)
     tools = ToolConfig(multi_neighborhood=aids)
 
     def factory(ctx):  # type: ignore[no-untyped-def]
-        return Agent.from_context(ctx, options=options)
+        return (GuidedAgent if aids else Agent).from_context(ctx, options=options)
 
     rows = []
     for n in agents:

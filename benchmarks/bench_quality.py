@@ -51,7 +51,7 @@ from typing import Any
 from ark.eval import Evaluation
 from ark.index import build_index, open_index
 from ark.probes import PROMPT_VARIANTS
-from ark.strategies import Agent, AgentOptions
+from ark.strategies import Agent, AgentOptions, GuidedAgent, GuidedOptions
 from ark.strategies.guided.plans import DEFAULT_THRESHOLD, threshold_setting
 from ark.tools import ToolConfig
 
@@ -68,10 +68,13 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("ARK_DATA_DIR", HERE.parents[1] / "shared" / "data"))
 
 
-def agent_factory(options: AgentOptions):  # type: ignore[no-untyped-def]
-    """A strategy factory building ARK's agent with ``options``."""
+def agent_factory(options: AgentOptions, guided: GuidedOptions | None):  # type: ignore[no-untyped-def]
+    """A strategy factory building ARK's agent with ``options``; with ``guided``, the
+    agent of ``ark-guided`` (its hints and plans) with those options."""
 
     def factory(ctx):  # type: ignore[no-untyped-def]
+        if guided is not None:
+            return GuidedAgent.from_context(ctx, options=options, guided=guided)
         return Agent.from_context(ctx, options=options)
 
     factory.strategy_name = "ark"  # type: ignore[attr-defined]
@@ -132,10 +135,24 @@ def index_for(kb: Path, cache: Path, describe_with=None):  # type: ignore[no-unt
     return index, where
 
 
+def agent_options(options: AgentOptions, guided: GuidedOptions | None) -> dict[str, object]:
+    """The agent's switches as a run records them (a rerun resumes only alike): the
+    loop's and, with ``hints``, the guided strategy's."""
+    plans = guided or GuidedOptions()
+    return {
+        "example": options.example,
+        "hints": guided is not None,
+        "choose_plans": plans.choose_plans,
+        "hand_over_plans": plans.hand_over_plans,
+        "texts_once": options.texts_once,
+    }
+
+
 def run_set(args: argparse.Namespace, llm, spec: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     name, kb, dataset, split = parse_set(spec, args.data_dir)
     index, _ = index_for(kb, args.index_cache, llm if args.describe else None)
-    options = AgentOptions(example=args.example, hints=args.hints, choose_plans=args.plan_choice)
+    options = AgentOptions(example=args.example)
+    guided = GuidedOptions(choose_plans=args.plan_choice) if args.hints else None
     out = args.out / args.label / name
     run = Evaluation(
         dataset,
@@ -144,7 +161,7 @@ def run_set(args: argparse.Namespace, llm, spec: str) -> dict[str, Any]:  # type
         split=split,
         limit=args.limit,
         sample_seed=args.sample_seed,
-        strategy=agent_factory(options),
+        strategy=agent_factory(options, guided),
         agents=args.agents,
         max_steps=args.max_steps,
         fusion=args.fusion,
@@ -159,7 +176,7 @@ def run_set(args: argparse.Namespace, llm, spec: str) -> dict[str, Any]:  # type
         plan_threshold=threshold_setting(args.plan_threshold),
         # recorded beside the settings ark eval records, so a rerun resumes only alike
         extra_config={
-            "agent_options": options.to_dict(),
+            "agent_options": agent_options(options, guided),
             **({"described": index.described.sources} if args.describe else {}),
             **({"adapter": str(args.adapter)} if args.adapter else {}),
         },
@@ -382,7 +399,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--hints",
         action=argparse.BooleanOptionalAction,
-        default=defaults.hints,
+        default=False,
         help="observations that name types and onward relations",
     )
     p.add_argument(
@@ -421,7 +438,7 @@ def main(argv: list[str] | None = None) -> None:
         "--plan-choice",
         action="store_true",
         help="ask the model to choose between a plan and its rival where the two are sure "
-        "only together (AgentOptions.choose_plans=True)",
+        "only together (GuidedOptions.choose_plans=True)",
     )
     p.add_argument("--verbose", action="store_true", help="print every tool call")
     p.add_argument(

@@ -5,7 +5,7 @@ import asyncio
 
 from _doubles import ScriptedChatModel, tool_call
 from ark.distill.synthesize import SynthConfig, synthesize
-from ark.strategies import Agent, AgentConfig, AgentOptions, steps_left_note
+from ark.strategies import Agent, AgentConfig, GuidedAgent, steps_left_note
 
 MAX_STEPS = 6
 
@@ -25,7 +25,7 @@ def test_the_note_says_how_many_steps_are_left():
 
 def _agent_notes(index, hints: bool) -> dict[int, str]:
     model = ScriptedChatModel(lambda messages: tool_call("search_in_graph", query="Tom Hanks"))
-    agent = Agent(index, model, AgentConfig(max_steps=MAX_STEPS), options=AgentOptions(hints=hints))
+    agent = (GuidedAgent if hints else Agent)(index, model, AgentConfig(max_steps=MAX_STEPS))
     traj = asyncio.run(agent.run("Which films did Tom Hanks star in?", query_id="q"))
     assert len(traj.steps) == MAX_STEPS
     return {s.index: _note(s.tool_calls[-1].observation) for s in traj.steps}

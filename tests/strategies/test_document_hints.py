@@ -306,7 +306,7 @@ def test_a_passage_s_text_is_printed_once_in_a_conversation(docs, once):
 def test_the_guided_agent_shows_each_text_once_and_the_paper_loop_as_the_paper(docs):
     from ark.strategies import Agent, AgentConfig
     from ark.strategies._protocol import StrategyContext
-    from ark.strategies.ark._agent import guided_agent
+    from ark.strategies.guided import guided_agent
     from ark.testing import ScriptedChatModel
     from ark.tools import GraphTools
 

@@ -11,7 +11,7 @@ from typing import Any
 from _doubles import ScriptedChatModel, tool_call
 from _helpers import node
 from ark.llm import Completion, Message
-from ark.strategies import Agent, AgentConfig, AgentOptions
+from ark.strategies import Agent, AgentConfig, GuidedAgent
 from ark.strategies.ark._agent import LAST_STEP_NOTE
 
 
@@ -47,7 +47,7 @@ class Restricting(ToolAware):
 
 
 def run(index, model, hints: bool):  # type: ignore[no-untyped-def]
-    agent = Agent(index, model, AgentConfig(max_steps=3), options=AgentOptions(hints=hints))
+    agent = (GuidedAgent if hints else Agent)(index, model, AgentConfig(max_steps=3))
     return asyncio.run(agent.run("Which films did Tom Hanks star in?"))
 
 
@@ -110,7 +110,7 @@ def test_the_hinted_call_is_passed_as_the_prediction(movie_index):
     from ark.strategies.guided.plans import ready_call
 
     model = Predicting(node(movie_index, "Forrest Gump"))
-    agent = Agent(movie_index, model, AgentConfig(max_steps=3), options=AgentOptions(hints=True))
+    agent = GuidedAgent(movie_index, model, AgentConfig(max_steps=3))
     traj = asyncio.run(agent.run("Which films did Tom Hanks star in?"))
     assert model.predictions[0] is None
     for step, predicted in zip(traj.steps, model.predictions[1:], strict=False):
@@ -126,11 +126,11 @@ def test_the_hinted_call_is_passed_as_the_prediction(movie_index):
 def test_a_prediction_that_cannot_be_written_never_ends_the_run(movie_index, monkeypatch):
     """A hint line whose call held a Python value JSON cannot write (Ellipsis) ended the
     whole agent with a TypeError (caught in a benchmark, issue 63): now no prediction."""
-    import ark.strategies.ark._agent as agent_module
+    import ark.strategies.guided._agent as agent_module
 
     monkeypatch.setattr(agent_module, "ready_call", lambda line: ("search_in_graph", {"q": ...}))
     model = Predicting(node(movie_index, "Forrest Gump"))
-    agent = Agent(movie_index, model, AgentConfig(max_steps=3), options=AgentOptions(hints=True))
+    agent = GuidedAgent(movie_index, model, AgentConfig(max_steps=3))
     traj = asyncio.run(agent.run("Which films did Tom Hanks star in?"))
     assert traj.stop_reason != "error" and len(traj.steps) >= 2
     assert all(p is None for p in model.predictions)

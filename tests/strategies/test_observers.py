@@ -10,7 +10,7 @@ from _doubles import ScriptedChatModel, calls, tool_call
 from _helpers import node
 from ark.retrieval import Retriever
 from ark.session import SessionObserver, ToolSession
-from ark.strategies import Agent, AgentOptions, ChainHints
+from ark.strategies import Agent, ChainHints, GuidedAgent
 from ark.strategies.guided.hints import _chain, question_reading
 
 
@@ -68,7 +68,7 @@ def test_hints_are_switched_on_one_way_an_observer_the_strategy_composes(movie_i
     # The session has no switch of its own: it knows only the observer protocol.
     with pytest.raises(TypeError, match="hints"):
         ToolSession(movie_index, hints=True, question=question)  # type: ignore[call-arg]
-    guided = Agent(movie_index, ScriptedChatModel([]), options=AgentOptions(hints=True))
+    guided = GuidedAgent(movie_index, ScriptedChatModel([]))
     from_strategy = guided.new_session(question)
     (hints,) = from_strategy.observers
     assert isinstance(hints, ChainHints) and hints.question == question
@@ -88,7 +88,7 @@ def test_hints_are_switched_on_one_way_an_observer_the_strategy_composes(movie_i
 
 def test_the_guided_strategy_composes_the_hints_and_the_plain_one_does_not(movie_index):
     llm = ScriptedChatModel([])
-    guided = Agent(movie_index, llm, options=AgentOptions(hints=True)).new_session("q")
+    guided = GuidedAgent(movie_index, llm).new_session("q")
     assert [type(o) for o in guided.observers] == [ChainHints]
     assert Agent(movie_index, llm).new_session("q").observers == []
 

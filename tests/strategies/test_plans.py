@@ -19,7 +19,8 @@ from ark.index import Index, build_index, open_index, save_described
 from ark.retrieval import Retriever
 from ark.strategies import Agent, AgentConfig, AgentOptions
 from ark.strategies._protocol import StrategyContext
-from ark.strategies.ark._agent import FINISH_READ_NOTE, guided_agent
+from ark.strategies.guided import GuidedOptions, guided_agent
+from ark.strategies.guided._agent import FINISH_READ_NOTE
 from ark.strategies.guided.plans import (
     FEATURES,
     FIT_KEY,
@@ -236,7 +237,7 @@ def _guided(
         StrategyContext(index=index, llm=llm, tools=GraphTools(index), config=config)
     )
     if choose:
-        agent.options = AgentOptions(hints=True, choose_plans=True)
+        agent.guided = GuidedOptions(choose_plans=True)
     return agent
 
 
@@ -546,7 +547,7 @@ def test_a_plan_stopping_part_way_hands_its_steps_to_the_model(sure_index, monke
 
     llm = ScriptedChatModel([tool_call("search_in_graph", query="Robert Zemeckis")])
     agent = _guided(sure_index, llm, 0.6)
-    agent.options = AgentOptions(hints=True, hand_over_plans=False)
+    agent.guided = GuidedOptions(hand_over_plans=False)
     traj = asyncio.run(agent.run(QUESTION))
     assert all(s.by is None for s in traj.steps) and "handed_over" not in traj.config["plan"]
     assert [m.role for m in llm.calls[0]] == ["system", "user"]

@@ -9,7 +9,7 @@ from ark.graph import DescribedSchema
 from ark.linking import RelationLinker
 from ark.retrieval import Retriever
 from ark.session import ToolSession
-from ark.strategies import Agent, AgentConfig, AgentOptions
+from ark.strategies import Agent, AgentConfig, AgentOptions, GuidedAgent
 from ark.strategies.ark._prompt import system_prompt, worked_example
 from ark.strategies.guided.hints import ChainHints
 from ark.strategies.guided.hints._lines import (
@@ -116,11 +116,11 @@ def zemeckis_script(movie_index):
 def test_agent_with_all_aids_hops_over_the_set(movie_index):
     script, films, genres = zemeckis_script(movie_index)
     llm = ScriptedChatModel(script)
-    agent = Agent(
+    agent = GuidedAgent(
         movie_index,
         llm,
         AgentConfig(max_steps=8, tools=ToolConfig(multi_neighborhood=True)),
-        options=AgentOptions(example=True, hints=True),
+        options=AgentOptions(example=True),
     )
     traj = asyncio.run(agent.run(QUESTION))
     assert traj.stop_reason == "finish" and traj.answer == films + genres
@@ -195,11 +195,8 @@ def test_with_hints_an_empty_answer_near_the_budget_is_pointed_out(movie_index):
     script = [tool_call("search_in_graph", query=f"Robert Zemeckis {i}") for i in range(4)]
 
     def last_observation(hints):
-        agent = Agent(
-            movie_index,
-            ScriptedChatModel(script),
-            AgentConfig(max_steps=4),
-            options=AgentOptions(hints=hints),
+        agent = (GuidedAgent if hints else Agent)(
+            movie_index, ScriptedChatModel(script), AgentConfig(max_steps=4)
         )
         traj = asyncio.run(agent.run(QUESTION))
         return [m["content"] for m in traj.messages if m["role"] == "tool"][-2]

@@ -20,7 +20,7 @@ from _passages_fixture import (
 )
 from ark.index import Index, build_index
 from ark.session import SessionObserver, ToolSession
-from ark.strategies import Agent, AgentConfig, AgentOptions
+from ark.strategies import Agent, AgentConfig, GuidedAgent
 from ark.tools import ToolConfig
 
 
@@ -31,7 +31,7 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Index:
 
 def run(index: Index, script, hints: bool, question: str = QUESTION):  # type: ignore[no-untyped-def]
     config = AgentConfig(max_steps=len(script) + 1, tools=ToolConfig(multi_neighborhood=True))
-    agent = Agent(index, ScriptedChatModel(script), config, options=AgentOptions(hints=hints))
+    agent = (GuidedAgent if hints else Agent)(index, ScriptedChatModel(script), config)
     return asyncio.run(agent.run(question))
 
 

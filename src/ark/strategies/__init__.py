@@ -25,7 +25,7 @@ from ark.strategies._protocol import (
 )
 from ark.strategies.ark import Agent, AgentOptions, agent_tool_specs, steps_left_note, system_prompt
 from ark.strategies.graphsearch import GraphSearch, GraphSearchConfig
-from ark.strategies.guided import ChainHints
+from ark.strategies.guided import ChainHints, GuidedAgent, GuidedOptions
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -38,6 +38,8 @@ __all__ = [
     "EventHandler",
     "GraphSearch",
     "GraphSearchConfig",
+    "GuidedAgent",
+    "GuidedOptions",
     "Strategy",
     "StrategyContext",
     "StrategyFactory",

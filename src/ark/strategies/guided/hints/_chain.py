@@ -78,7 +78,7 @@ def question_reading(index: Index, question: str) -> QuestionReading:
 
 
 class ChainHints(SessionObserver):
-    """The hints of ``AgentOptions(hints=True)``: after a global search, the first hop
+    """The hints of ``ark-guided`` (its ``GuidedAgent``): after a global search, the first hop
     of the question's chain (or the hop over the nodes it names, for an
     intersection); after a neighborhood, the chain's next relation or the add; after a
     repeat, the nodes not explored yet; after an add, a reminder when the node was a
