@@ -165,13 +165,14 @@ def test_ask_writes_each_step_as_it_goes_and_keeps_them_when_interrupted(
     call is now a line of DIR/steps.PID.partial.jsonl as it happens, removed once the
     whole trajectories are written, kept (and named) when the run is interrupted."""
     pytest.importorskip("openai", reason="the [openai] extra is not installed")
-    import ark.retrieval as agent_api
+    import ark.retrieval as retrieval_api
+    from ark.strategies import AgentEvent
     from fake_openai import FakeOpenAIServer
 
     _, replies = zemeckis_replies(metaqa_index)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     seen: list[list[dict]] = []
-    real = agent_api.Retriever.retrieve
+    real = retrieval_api.Retriever.retrieve
 
     def watching(self, question, **kw):
         result = real(self, question, **kw)
@@ -179,7 +180,7 @@ def test_ask_writes_each_step_as_it_goes_and_keeps_them_when_interrupted(
         seen.append([json.loads(x) for x in partial[0].read_text().splitlines()])
         return result
 
-    monkeypatch.setattr(agent_api.Retriever, "retrieve", watching)
+    monkeypatch.setattr(retrieval_api.Retriever, "retrieve", watching)
     with FakeOpenAIServer(replies) as server:
         args = ["ask", metaqa_index.path, "who directed Forrest Gump", "--agents", "1",
                 "--base-url", server.base_url, "--model", "fake-model",
@@ -190,10 +191,10 @@ def test_ask_writes_each_step_as_it_goes_and_keeps_them_when_interrupted(
     assert not list((tmp_path / "traj").glob("steps.*"))  # written whole: the log is gone
 
     def interrupted(self, question, **kw):
-        self.on_event(agent_api.AgentEvent(0, 0, "search_in_graph", {"query": "x"}, True, "…"))
+        self.on_event(AgentEvent(0, 0, "search_in_graph", {"query": "x"}, True, "…"))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(agent_api.Retriever, "retrieve", interrupted)
+    monkeypatch.setattr(retrieval_api.Retriever, "retrieve", interrupted)
     result = run(*args, code=130)
     (kept,) = (tmp_path / "traj").glob("steps.*.partial.jsonl")
     assert json.loads(kept.read_text())["tool"] == "search_in_graph"
