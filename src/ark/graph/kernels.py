@@ -1,9 +1,8 @@
 """Compiled one-hop lookup (numba, cached on disk after the first compilation): a
 building block of :class:`~ark.graph.Graph` and of :mod:`ark.index`'s segmented graph.
 
-A neighborhood of a few dozen edges costs a microsecond or two here, where the
-same filtering and grouping as numpy operations costs ~0.5 µs per operation, a
-dozen of them per call.
+A neighborhood of a few dozen edges costs a fraction here of the dozen numpy operations
+the same filtering and grouping would take (``docs/decisions/index-kernels.md``).
 
 One kernel, :func:`merged_neighborhood`, filters and groups a node's entries, whether
 they are a row of the CSR as built (:func:`neighborhood`) or a row that an update

@@ -206,7 +206,8 @@ class BM25Index:
         See :func:`ark.index._kernels.search` (the one top-k routine of an index as
         built and of one with updates) for how most postings of common words are never
         read. (The kernel's counters are not turned into a :class:`TopKStats` here:
-        that record cost ~2.5 us a call, a sixth of a short query's search.)
+        that record costs a good share of a short query's search,
+        ``docs/decisions/index-kernels.md``.)
         """
         return self.search(self.query_view(), terms, k)
 

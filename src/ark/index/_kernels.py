@@ -34,9 +34,8 @@ STAT_PROBES = 5  # single-document look-ups in the lists not read
 N_STATS = 6
 
 #: Candidates are put in document order by sorting them when they are at most
-#: SORT_MAX and fewer than the span of their document ids over SORT_OR_SCAN (numba's
-#: sort costs ~8 ns a document up to a few thousand, a branch-free scan of the
-#: accumulator ~0.5 ns a document), else by scanning the accumulator over that span.
+#: SORT_MAX and fewer than the span of their document ids over SORT_OR_SCAN, else by
+#: scanning the accumulator over that span. Why 20 and 4096: docs/decisions/index-kernels.md.
 SORT_OR_SCAN = 20
 SORT_MAX = 4096
 #: Relative cost of adding one posting to the accumulator and of looking one

@@ -223,7 +223,8 @@ class SegmentedBM25:
         terms = np.asarray(terms, dtype=np.int64)
         ids = terms.tolist()
         state = self._state
-        # Per query, a few Python reads (a numpy gather and test cost ~3 us a call).
+        # Per query, a few Python reads, cheaper than a numpy gather and test
+        # (docs/decisions/index-kernels.md).
         # A negative id reads from the end: harmless, the kernels skip negative ids.
         try:
             if all(map(state.__getitem__, ids)):

@@ -78,8 +78,8 @@ _MIN_ITEMS = 8
 def response_schema(text: str) -> dict[str, Any]:
     """:data:`RESPONSE_SCHEMA` with each list bounded by the length of ``text``: at
     most one triple per three words and one entity per two, rounded up to a multiple
-    of 8 and never under 8. A good reply stays far inside (the densest seen: a triple
-    per 3.7 words); a reply that repeats itself stops at the bound."""
+    of 8 and never under 8. A good reply stays far inside (``docs/decisions/documents.md``);
+    a reply that repeats itself stops at the bound."""
     words = len(text.split())
 
     def bound(per_word: float) -> int:

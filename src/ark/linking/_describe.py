@@ -2,8 +2,9 @@
 do not already say it, a one-line description and the everyday words a question may
 use for them.
 
-Cost is what decides the design: a 1.5B model on a laptop's CPU takes ~11 s for one
-relation asked alone, and schemas have 10 to 5,000 relations. So:
+Cost is what decides the design: a small local model takes seconds for one relation
+asked alone (``docs/decisions/describe.md``), and schemas have 10 to 5,000 relations.
+So:
 
 - **Batches.** :data:`BATCH_SIZE` relations (or types) per call, answered as one JSON
   list under a schema whose ``name`` is an enum of the batch's names. The system prompt

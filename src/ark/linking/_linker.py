@@ -220,8 +220,8 @@ class RelationLinker:
             for rel, pairs in self._phrase_words.items()
         }
         # Only relations with a phrase holding every word of the key can count: look
-        # them up by word (all pairs of phrases were compared before — 10.7M subset
-        # tests, 38 s of the first reading on a store of 5,034 free-text relations).
+        # them up by word, not by comparing all pairs of phrases (why:
+        # docs/decisions/reading.md).
         holding: dict[str, set[str]] = {}
         for rel, ks in keyed.items():
             for w in set().union(*ks):

@@ -196,7 +196,7 @@ def tool_specs(
     relations, so constrained decoders and careful models use valid names — when there
     are few of them (``Schema.lists_relations``, ``Schema.lists_node_types``: at most
     ``ark.graph._schema.LISTING_LIMIT``). Past that an enum would be the bulk of the
-    prompt (5,034 relation phrases took 198,000 characters), so the argument takes any
+    prompt (``docs/decisions/answer-and-tools.md``), so the argument takes any
     string and its description says how it is matched (:data:`OPEN_DESCRIPTIONS`). ``config``
     applies the ablations; ``answer_tools`` appends ``add_to_answer`` and ``finish``
     (what an agent gets; an MCP client gets the retrieval tools only).

@@ -63,7 +63,8 @@ _amx: dict[str, bool] = {}
 
 def amx_runs(model_path: str | Path | None = None) -> bool:
     """Whether the installed build's AMX kernels run here: a child process loads
-    ``model_path`` and evaluates a few tokens (~2 s, once per process and model).
+    ``model_path`` and evaluates a few tokens (once per process and model; its cost:
+    ``docs/decisions/local-model.md``).
 
     Why a real run rather than a CPU flag or the kernel's permission: on this
     project's machines both say yes (``amx_tile`` listed, ``ARCH_REQ_XCOMP_PERM``

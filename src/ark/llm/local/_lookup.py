@@ -40,7 +40,7 @@ from ark.llm.local._kv_state import common_prefix
 NGRAM = 3
 MAX_DRAFT = 4
 #: The longest draft of format-fixed tokens: such a draft is almost always kept, and
-#: one decode of 17 tokens costs ~6x one of a single token on this project's CPU.
+#: a decode of many tokens costs a few of one (docs/decisions/local-model.md).
 MAX_FORCED = 16
 
 
@@ -53,11 +53,8 @@ def lookup_draft(
 
     The draft is as long as the match earns: ``2 ** (n - 1)`` tokens after an n-token
     match (one after one, two after two, four after three), at most ``max_draft``. On
-    this project's CPU a decode of k tokens costs far more than one (the 1.5B: 1.5x for
-    two, 2.4x for five, 4.4x for nine; ``bench_latency.py --decode-cost``), so a long
-    draft after a one-token match costs more than it saves: replayed on 95 recorded
-    tool-calling conversations, drafts of eight tokens made decoding 1.49x as costly as
-    token by token, these 0.85x."""
+    a CPU a decode of k tokens costs far more than one, so a long draft after a
+    one-token match costs more than it saves (measured: ``docs/decisions/local-model.md``)."""
     h = np.asarray(history, dtype=np.int64)
     n_all = len(h)
     for n in range(min(ngram, n_all - 1), 0, -1):
