@@ -452,7 +452,7 @@ def speed(args: argparse.Namespace) -> None:
             times = []
             for q in questions:
                 t = time.perf_counter()
-                chain_of(index, read_question(index, q, args.dense), q, dense=args.dense)
+                chain_of(index, read_question(index, q, args.dense), q, encoder=args.dense)
                 times.append(time.perf_counter() - t)
             first, rest = times[0], np.array(times[1:])
             print(

@@ -10,7 +10,7 @@ from ark.distill.sft import (
     agreeing,
     build_records,
     read_sft,
-    segments,
+    rendered_parts,
     write_sft,
 )
 from ark.distill.synthesize import SynthConfig, synthesize
@@ -96,13 +96,13 @@ CHATML = (
 )
 
 
-def test_segments_concatenate_to_the_rendering(movie_index, trajectories):
+def test_rendered_parts_concatenate_to_the_rendering(movie_index, trajectories):
     template = ChatTemplate(CHATML)
     t = trajectories[0]
     messages = [Message.from_dict(m) for m in t.messages]
-    segs = segments(template, messages, [])
-    assert "".join(s.text for s in segs) == template.render(messages, add_generation_prompt=False)
-    trained = [s.text for s in segs if s.trained]
+    parts = rendered_parts(template, messages, [])
+    assert "".join(s.text for s in parts) == template.render(messages, add_generation_prompt=False)
+    trained = [s.text for s in parts if s.trained]
     assistants = [m for m in messages if m.role == "assistant"]
     assert len(trained) == len(assistants)
     for text, m in zip(trained, assistants, strict=True):

@@ -71,11 +71,11 @@ def wide(tmp_path_factory):
 def test_a_hundred_relations_read_in_well_under_a_second(wide):
     index = wide
     question = "what is the place of death of the spouse of node_7 ?"
-    read_chain(index, read_question(index, question, dense="off"), question)  # tables
+    read_chain(index, read_question(index, question, encoder="off"), question)  # tables
     started = time.perf_counter()
     for n in range(5):
         q = f"what is the cause of birth of the team of node_{n} ?"
-        read_chain(index, read_question(index, q, dense="off"), q)
+        read_chain(index, read_question(index, q, encoder="off"), q)
     # Every path of three hops (the search before the beam) took minutes here.
     assert (time.perf_counter() - started) / 5 < 1.0
 
@@ -95,6 +95,6 @@ def test_a_word_that_is_a_whole_label_extends_the_chain(tmp_path):
     (tmp_path / "kb.txt").write_text(SHIPS, encoding="utf-8")
     index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
     question = "what is the type of the namesake of ShipA"
-    chain = read_chain(index, read_question(index, question, "off"), question, dense="off")
+    chain = read_chain(index, read_question(index, question, "off"), question, encoder="off")
     assert chain is not None
     assert chain.steps == (("namesake", "out"), ("type", "out"))

@@ -174,10 +174,10 @@ def test_the_cli_describes_through_an_openai_compatible_server(index, monkeypatc
 def test_the_linker_reads_the_new_words_after_describe(index):
     from ark.linking import linker_for
 
-    before = linker_for(index, dense="off").link("which team is Ann on")
+    before = linker_for(index, encoder="off").link("which team is Ann on")
     assert before.confident() == []
     describe_index(index, ScriptedChatModel(_replies(), per_call=True))
-    after = linker_for(index, dense="off").link("which team is Ann on")
+    after = linker_for(index, encoder="off").link("which team is Ann on")
     assert [link.relation for link in after.confident()] == ["plays_in_club"]
 
 

@@ -112,7 +112,9 @@ def test_describe_stores_the_words_without_the_rivals_and_says_which(films):
 
 
 def test_describe_without_the_encoder_keeps_the_words_and_says_so(films):
-    described = describe_index(films, ScriptedChatModel([_reply()] * 2, per_call=True), dense="off")
+    described = describe_index(
+        films, ScriptedChatModel([_reply()] * 2, per_call=True), encoder="off"
+    )
     assert "screenplay" in described.relation("starred_actors").aliases
     report = described.layers["model:scripted-test-model"]["report"]
     assert report["encoder"] is None and "rival_words" not in report

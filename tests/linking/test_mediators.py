@@ -119,8 +119,8 @@ def test_a_words_only_graph_has_no_mediator_steps(tmp_path):
 @pytest.mark.parametrize("person", ["Grace Hopper", "Alan Turing", "Ada Lovelace", "John Hopper"])
 def test_chain_goes_through_the_mediator(offices, person):
     question = f"Which position was held by {person}?"
-    reading = read_question(offices, question, dense="off")
-    chain = read_chain(offices, reading, question, dense="off")
+    reading = read_question(offices, question, encoder="off")
+    chain = read_chain(offices, reading, question, encoder="off")
     assert chain is not None
     # Not stopped at the nameless node, nor back the way it came: one hop out of it.
     assert chain.steps[0] == ("position_held", "out")
@@ -130,7 +130,7 @@ def test_chain_goes_through_the_mediator(offices, person):
 
 def test_the_hop_out_is_the_one_the_question_names(offices):
     question = "Which employer did Alan Turing hold a position with?"
-    reading = read_question(offices, question, dense="off")
-    chain = read_chain(offices, reading, question, dense="off")
+    reading = read_question(offices, question, encoder="off")
+    chain = read_chain(offices, reading, question, encoder="off")
     assert chain is not None
     assert chain.steps == (("position_held", "out"), ("employer", "out"))

@@ -39,8 +39,8 @@ def two_languages(tmp_path_factory):
 
 
 def chain_of(index, question):
-    reading = read_question(index, question, dense="off")
-    chain = read_chain(index, reading, question, dense="off")
+    reading = read_question(index, question, encoder="off")
+    chain = read_chain(index, reading, question, encoder="off")
     return None if chain is None else chain.steps
 
 

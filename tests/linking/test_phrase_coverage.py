@@ -91,9 +91,9 @@ def test_one_word_of_a_two_word_label_still_names_it():
 
 
 def test_the_chain_does_not_take_a_long_phrase_for_one_shared_word(phrases):
-    reading = read_question(phrases, QUESTION, dense="off")
+    reading = read_question(phrases, QUESTION, encoder="off")
     assert [e.name for e in reading.entities] == ["Maiden Japan"]
-    chain = read_chain(phrases, reading, QUESTION, dense="off")
+    chain = read_chain(phrases, reading, QUESTION, encoder="off")
     assert chain is not None
     assert LONG not in chain.relations and PREFIXED not in chain.relations
     assert chain.relations[0] == "recorded by"

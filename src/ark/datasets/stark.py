@@ -140,11 +140,11 @@ def convert_stark(
     if missing:
         raise GraphFormatError(processed / "node_info.pkl", f"no entry for node {missing[0]}")
 
-    describe = {"amazon": _amazon, "mag": _mag, "prime": _prime}[graph]
+    read_node = {"amazon": _amazon, "mag": _mag, "prime": _prime}[graph]
     names, types, props = [], [], []
     for i in range(n):
         t = type_dict[int(node_types[i])]
-        name, fields = describe(info[i], t)
+        name, fields = read_node(info[i], t)
         names.append(name or f"{t} {i}")
         types.append(t)
         props.append(json.dumps(fields, ensure_ascii=False, default=str))
@@ -342,13 +342,13 @@ def _prime(node: dict[str, Any], node_type: str) -> tuple[str, dict[str, Any]]:
 
 
 def _gene_value(key: str, value: Any) -> Any:
-    describe: dict[str, Callable[[Any], Any]] = {
+    readable: dict[str, Callable[[Any], Any]] = {
         "interpro": lambda v: [x.get("desc", "") for x in ([v] if isinstance(v, dict) else v)],
         "generif": lambda v: " ".join("; ".join(x.get("text", "") for x in v).split(" ")[:50_000]),
         "genomic_pos": lambda v: v[0] if isinstance(v, list) and v else v,
     }
     try:
-        return describe.get(key, lambda v: v)(value)
+        return readable.get(key, lambda v: v)(value)
     except (AttributeError, TypeError):
         return value
 

@@ -95,22 +95,24 @@ def student_template_and_tokenizer(base: str | Path) -> tuple[ChatTemplate, Text
 
 
 @dataclass
-class Segment:
+class RenderedPart:
+    """A stretch of the rendered conversation: trained (an assistant turn) or masked."""
+
     text: str
     trained: bool
 
 
-def segments(
+def rendered_parts(
     template: ChatTemplate,
     messages: Sequence[Message],
     tools: Sequence[dict[str, Any]],
     trained_turns: set[int] | None = None,
-) -> list[Segment]:
+) -> list[RenderedPart]:
     """The conversation as alternating masked/trained text; concatenated, it is the
     template's rendering of the whole conversation. ``trained_turns`` (indices into
     ``messages``) limits which assistant turns are trained (default: all)."""
     full = template.render(messages, tools, add_generation_prompt=False)
-    out: list[Segment] = []
+    out: list[RenderedPart] = []
     pos = 0
     for i, m in enumerate(messages):
         if m.role != "assistant" or (trained_turns is not None and i not in trained_turns):
@@ -120,10 +122,10 @@ def segments(
         if not full.startswith(before) or not full.startswith(through):
             raise ArkError("the chat template does not render conversations prefix by prefix")
         end = len(through.rstrip())
-        out.append(Segment(full[pos : len(before)], False))
-        out.append(Segment(full[len(before) : end], True))
+        out.append(RenderedPart(full[pos : len(before)], False))
+        out.append(RenderedPart(full[len(before) : end], True))
         pos = end
-    out.append(Segment(full[pos:], False))
+    out.append(RenderedPart(full[pos:], False))
     return [s for s in out if s.text]
 
 
@@ -147,10 +149,10 @@ class SFTRecord:
         }
 
 
-def encode(segs: Sequence[Segment], tokenizer: TextTokenizer) -> tuple[list[int], list[int]]:
+def encode(parts: Sequence[RenderedPart], tokenizer: TextTokenizer) -> tuple[list[int], list[int]]:
     ids: list[int] = []
     mask: list[int] = []
-    for s in segs:
+    for s in parts:
         toks = tokenizer.encode(s.text)
         ids += toks
         mask += [int(s.trained)] * len(toks)
@@ -230,7 +232,7 @@ def build_records(
             steps = int(t.config.get("max_steps", 20))
             messages[0] = Message("system", system_prompt(schema, config, steps, options.prompt))
         trained = None if options.train_failed_calls else _ok_turns(t, messages)
-        ids, mask = encode(segments(template, messages, tools, trained), tokenizer)
+        ids, mask = encode(rendered_parts(template, messages, tools, trained), tokenizer)
         if options.max_tokens and len(ids) > options.max_tokens:
             counts["dropped_too_long"] += 1
             continue

@@ -74,10 +74,11 @@ class SynthConfig:
     #: so paths may fan out to ``MAX_CENTERS`` nodes (6 with one call per node, which a
     #: 20-step budget bounds) — real questions' bridges are often 10–30 films.
     multi_neighborhood: bool = False
-    #: Observations carry the hints of ``GuidedAgent`` (strategy
-    #: ``ark-guided``), computed from the synthetic question as the agent would: the
-    #: student learns to read them, and where a hint is wrong (a relation the question
-    #: does not name by its words) it sees the oracle take the path anyway.
+    #: Observations as ``GuidedAgent`` (strategy ``ark-guided``) shows them: with its
+    #: hints, computed from the synthetic question as the agent would, and a node's text
+    #: printed once (``AgentOptions.texts_once``). The student learns to read them, and
+    #: where a hint is wrong (a relation the question does not name by its words) it
+    #: sees the oracle take the path anyway.
     hints: bool = False
     #: Observations in the grouped form (``ToolConfig(grouped_observations=True)``).
     grouped_observations: bool = False

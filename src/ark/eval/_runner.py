@@ -38,8 +38,10 @@ from ark.profile import query_profile
 ProgressFn = Callable[[int, int], None]
 
 
-class Question(Protocol):
-    """What the runner needs of a question: an id unique in the run, and its text."""
+class RunItem(Protocol):
+    """What the runner needs of a question: an id unique in the run, and its text (a
+    dataset's :class:`ark.datasets.Query` and :class:`ark.distill.collect.Question`
+    both are one)."""
 
     @property
     def id(self) -> str: ...
@@ -52,7 +54,7 @@ Record = dict[str, Any]
 
 
 async def run_resumable(
-    questions: Sequence[Question],
+    questions: Sequence[RunItem],
     method: Method,
     store: RunStore,
     config: dict[str, Any],
@@ -85,7 +87,7 @@ async def run_resumable(
         lock = asyncio.Lock()
         sem = asyncio.Semaphore(max(1, concurrency))
 
-        async def one(q: Question) -> None:
+        async def one(q: RunItem) -> None:
             nonlocal finished
             async with sem:
                 t0 = time.perf_counter()

@@ -167,7 +167,7 @@ def load_graphrag(folder: str | Path) -> Graph:
         node = builder.entity(title)
         description = row.get("description")
         said = [description] if isinstance(description, str) else []
-        descriptions += builder.describe(node, title, said, row.get("type"))
+        descriptions += builder.set_entity_text(node, title, said, row.get("type"))
         for passage in builder.passages_of(_ids(row.get("text_unit_ids")), unit_node):
             builder.mention(passage, node)
 

@@ -131,7 +131,7 @@ def load_lightrag(folder: str | Path) -> Graph:
             continue
         node = builder.entity(name)
         said = _split(item.get("description"))
-        descriptions += builder.describe(node, name, said, item.get("entity_type"))
+        descriptions += builder.set_entity_text(node, name, said, item.get("entity_type"))
         for passage in passages(item.get("source_id")):
             builder.mention(passage, node)
 

@@ -98,7 +98,7 @@ class _Builder:
         """The entity node of ``name`` (one per :func:`entity_key`), made if new."""
         return self._entity(name, entity_key(name))
 
-    def describe(self, entity: int, name: str, said: Iterable[str], kind: Any) -> bool:
+    def set_entity_text(self, entity: int, name: str, said: Iterable[str], kind: Any) -> bool:
         """An entity node's text when the store wrote about it (GraphRAG, LightRAG):
         the name, then each description (``said``, repeats dropped) and ``Type:
         kind``. Returns whether it had a description."""

@@ -72,7 +72,10 @@ __all__ = [
     "word_match",
 ]
 
-DenseChoice = Literal["auto", "on", "off"]
+#: The reading's sentence encoder: ``auto`` (the ``[dense]`` extra's when installed),
+#: ``on`` (it, or an error), ``off`` (labels and aliases only). The tools' phrase stage
+#: has its own switch, ``ToolConfig.phrase_encoder``: the same encoder for another reader.
+EncoderChoice = Literal["auto", "on", "off"]
 
 
 @dataclass(frozen=True)
@@ -100,13 +103,13 @@ def dense_available() -> bool:
     )
 
 
-def linking_encoder(dense: DenseChoice = "auto") -> str | None:
-    """The sentence encoder the linker reads with under ``dense`` (its model name), or
+def linking_encoder(encoder: EncoderChoice = "auto") -> str | None:
+    """The sentence encoder the linker reads with under ``encoder`` (its model name), or
     None: labels and aliases only. ``auto`` takes the ``[dense]`` extra when it is
     installed, so the same run reads questions differently on two machines: a run
     records this choice in its configuration (``linking_encoder``). ``on`` without
     the extra is an error saying how to install it."""
-    if dense == "off" or (dense == "auto" and not dense_available()):
+    if encoder == "off" or (encoder == "auto" and not dense_available()):
         return None
     if not dense_available():
         raise ArkError(
@@ -118,11 +121,11 @@ def linking_encoder(dense: DenseChoice = "auto") -> str | None:
     return DEFAULT_DENSE_MODEL
 
 
-def linker_for(index: Index, dense: DenseChoice = "auto") -> RelationLinker:
-    """The index's linker, built once per opened index and dense setting: ``auto`` uses
+def linker_for(index: Index, encoder: EncoderChoice = "auto") -> RelationLinker:
+    """The index's linker, built once per opened index and encoder setting: ``auto`` uses
     the sentence encoder when the ``[dense]`` extra is installed
     (:func:`linking_encoder` says which it is)."""
-    use_dense = linking_encoder(dense) is not None
+    use_dense = linking_encoder(encoder) is not None
     described = index.described
     linkers: dict[tuple[bool, int], RelationLinker] = index.memo("linkers", dict)
     # Keyed by the described schema too: `ark index describe` in this process (which
@@ -149,12 +152,12 @@ def _shared_encoder(factory: type) -> Encoder:
     return _ENCODER[0]  # type: ignore[return-value]
 
 
-def read_question(index: Index, question: str, dense: DenseChoice = "auto") -> Reading:
+def read_question(index: Index, question: str, encoder: EncoderChoice = "auto") -> Reading:
     """The linker's reading of ``question`` with the nodes it names: entities are
     spotted first, a one-word name that is also a relation or type word by its label
     (a tag called *director*) is dropped, and the relations are linked with the
     remaining names' words masked."""
-    linker = linker_for(index, dense)
+    linker = linker_for(index, encoder)
     first = linker.link(question, dense=False)
     taken = {i for link in first.confident() for i in link.positions}
     taken |= {i for _, at in first.types for i in at}
@@ -172,13 +175,13 @@ def read_chain(
     reading: Reading,
     question: str,
     costs: ChainCosts = DEFAULT_COSTS,
-    dense: DenseChoice = "auto",
+    encoder: EncoderChoice = "auto",
 ) -> Chain | None:
     """The best chain for a question naming exactly one node (several: an
     intersection, read by the hints from each node's own relation; none: nothing to
-    start from), or None; ``costs``: what the chain scorer charges; ``dense``: as
+    start from), or None; ``costs``: what the chain scorer charges; ``encoder``: as
     :func:`read_question`'s."""
-    return read_chain_and_rival(index, reading, question, costs, dense)[0]
+    return read_chain_and_rival(index, reading, question, costs, encoder)[0]
 
 
 #: How far down the ranked chains :func:`read_chain_and_rival` looks for the rival.
@@ -190,7 +193,7 @@ def read_chain_and_rival(
     reading: Reading,
     question: str,
     costs: ChainCosts = DEFAULT_COSTS,
-    dense: DenseChoice = "auto",
+    encoder: EncoderChoice = "auto",
 ) -> tuple[Chain | None, Chain | None]:
     """:func:`read_chain`'s chain and its rival: the best chain below it that reaches
     other nodes (the one its :attr:`Chain.runner_up` scores), or None; the rival's
@@ -201,7 +204,7 @@ def read_chain_and_rival(
         return None, None
     chains = read_chains(
         index,
-        linker_for(index, dense),
+        linker_for(index, encoder),
         tokens(question),
         reading.entities[0].index,
         set(reading.linking.entity_positions),

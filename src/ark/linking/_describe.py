@@ -780,7 +780,7 @@ def describe_index(
     descriptions: bool = DESCRIPTIONS,
     max_words: int = MAX_WORDS,
     concurrency: int | None = None,
-    dense: str = "auto",
+    encoder: str = "auto",
 ) -> DescribedSchema:
     """Describe ``index``'s schema with ``llm`` and store it in the index, replacing an
     earlier model's words and keeping a user's schema file's (which win).
@@ -792,7 +792,7 @@ def describe_index(
     interrupted run resumes where it stopped. ``descriptions``: whether the model also
     writes a one-line description of each (on by default, see :data:`DESCRIPTIONS`);
     ``max_words``: the most aliases asked for each; ``concurrency``: batches asked at
-    once (None: as many as the model takes, see :data:`CONCURRENCY`); ``dense``: the
+    once (None: as many as the model takes, see :data:`CONCURRENCY`); ``encoder``: the
     sentence encoder the reading uses (``auto``, ``on``, ``off``, as
     :func:`ark.linking.linking_encoder` takes it), with which a model's word that
     stands nearer another relation the same nodes have is dropped
@@ -838,7 +838,7 @@ def describe_index(
             concurrency=concurrency,
         )
     )
-    encoder_name = _encoder_name(dense)
+    encoder_name = _encoder_name(encoder)
     layer["report"]["encoder"] = encoder_name
     if encoder_name is not None and layer["relations"]:
         drop_rival_words(index, layer, f"model:{llm.name}", _encoder())
@@ -870,10 +870,10 @@ def describe_index(
     return described
 
 
-def _encoder_name(dense: str) -> str | None:
+def _encoder_name(choice: str) -> str | None:
     from ark.linking import linking_encoder
 
-    return linking_encoder(dense)  # type: ignore[arg-type]
+    return linking_encoder(choice)  # type: ignore[arg-type]
 
 
 def _encoder() -> Any:

@@ -175,7 +175,7 @@ class OpenAIChatModel:
                     continue
                 if exc.status_code < 500 and exc.status_code not in (408, 409):
                     raise LLMError(
-                        self._redact(f"{self._where()} refused the request: {_describe(exc)}")
+                        self._redact(f"{self._where()} refused the request: {_error_text(exc)}")
                     ) from None
                 last = exc
             except Exception as exc:  # a malformed reply (HTML, cut JSON, null message)
@@ -186,7 +186,7 @@ class OpenAIChatModel:
                 await asyncio.sleep(max(wait, asked) if asked is not None else wait)
         raise LLMError(
             self._redact(
-                f"{self._where()} failed after {self.max_retries + 1} attempts: {_describe(last)}"
+                f"{self._where()} failed after {self.max_retries + 1} attempts: {_error_text(last)}"
             )
         )
 
@@ -252,7 +252,8 @@ def _refuses_schema(exc: Exception, payload: dict[str, Any]) -> bool:
     return getattr(exc, "status_code", None) in (400, 422) and fmt.get("type") == "json_schema"
 
 
-def _describe(exc: Exception | None) -> str:
+def _error_text(exc: Exception | None) -> str:
+    """An exception as the end of an error message: its type, HTTP status, text."""
     if exc is None:
         return "unknown error"
     status = getattr(exc, "status_code", None)

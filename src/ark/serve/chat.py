@@ -233,12 +233,12 @@ def reach_path(t: Trajectory, node: int, index: Index) -> list[tuple[int, str]]:
     for step, reached, center in moves:
         for c in t.steps[step - 1].tool_calls:
             if c.ok and reached in c.nodes and (center is None or center in _explored(c)):
-                out.append((step, _describe(c, reached, g)))
+                out.append((step, _render_call(c, reached, g)))
                 break
     for s in t.steps:
         for c in s.tool_calls:
             if c.name == "add_to_answer" and node in _ints((c.arguments or {}).get("node_indices")):
-                return [*out, (s.index + 1, _describe(c, node, g))]
+                return [*out, (s.index + 1, _render_call(c, node, g))]
     return out
 
 
@@ -251,7 +251,9 @@ def _ints(value: object) -> list[int]:
     return [int(v) for v in values if isinstance(v, int) or (isinstance(v, str) and v.isdigit())]
 
 
-def _describe(c: ToolCallRecord, node: int, g: Any) -> str:
+def _render_call(c: ToolCallRecord, node: int, g: Any) -> str:
+    """A recorded call as ``/why`` shows it: the call, and how ``node`` came out of it
+    (the relations it was reached by, or its rank among the search's hits)."""
     text = f"{c.name}({format_args(c.arguments)})"
     if node not in c.nodes:
         return text

@@ -22,7 +22,7 @@ Why the third stage is a declared choice (``ToolConfig.phrase_encoder``: ``"auto
 ``"off"``, the packaged model's name or a local model directory), recorded in a run's
 tools configuration (:func:`recorded_phrase_encoder`): it needs the ``[dense]`` extra,
 so under ``"auto"`` the same call reads differently on two machines, as the question
-reading of ``ark.linking`` (``dense="auto"``) does.
+reading of ``ark.linking`` (its own switch, ``encoder="auto"``) does.
 
 What it costs, and who pays: nothing until a phrase that no label or lemma matches
 reaches it (a graph whose calls give names or lemma matches never loads the encoder).

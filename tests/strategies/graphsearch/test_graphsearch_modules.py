@@ -87,7 +87,7 @@ def test_grounding_fills_placeholders_from_earlier_answers_and_asks_only_when_it
     )  # the step's own unknown stays
     assert m.ground_text("Who acted in #2?", answers, own=3) is None  # step 2 found nothing
     model, seen = ScriptedChatModel([json_reply({"text": "Robert Zemeckis"})]), []
-    step = m.Step(m.SEMANTIC, 3, "Who acted in #2?")
+    step = m.SubQuery(m.SEMANTIC, 3, "Who acted in #2?")
     question = "Who acted in the films Robert Zemeckis directed?"
     got = run(m.ground(asker(model, seen), step, "S2 ... -> nothing found", question))
     assert got == "Robert Zemeckis"
@@ -98,7 +98,7 @@ def test_grounding_fills_placeholders_from_earlier_answers_and_asks_only_when_it
 
 def test_relational_retrieval_anchors_by_name_then_follows_the_relation(movie_index):
     session = ToolSession(movie_index, answer_tools=False, detect_repeats=False)
-    step = m.Step(m.RELATIONAL, 1, "", m.Triple("#1", "directed_by", "[Robert Zemeckis]"))
+    step = m.SubQuery(m.RELATIONAL, 1, "", m.Triple("#1", "directed_by", "[Robert Zemeckis]"))
     calls = m.retrieve_relational(session, step, {}, None)
     assert [name for name, _, _ in calls] == ["search_in_graph", "search_in_neighborhood"]
     zemeckis = node(movie_index, "Robert Zemeckis")
@@ -108,7 +108,7 @@ def test_relational_retrieval_anchors_by_name_then_follows_the_relation(movie_in
     films = {node(movie_index, n) for n in ("Forrest Gump", "Cast Away", "Back to the Future")}
     assert set(m.candidates_of(calls)) == films  # the anchor search is not a candidate
     # Step 2 starts from step 1's nodes: no search, one neighborhood per anchor.
-    step2 = m.Step(m.RELATIONAL, 2, "", m.Triple("#1", "has_genre", "#2"))
+    step2 = m.SubQuery(m.RELATIONAL, 2, "", m.Triple("#1", "has_genre", "#2"))
     forrest, cast_away = node(movie_index, "Forrest Gump"), node(movie_index, "Cast Away")
     calls = m.retrieve_relational(session, step2, {1: [forrest, cast_away]}, None)
     assert [(n, a["node_index"]) for n, a, _ in calls] == [
@@ -122,7 +122,7 @@ def test_relational_retrieval_anchors_by_name_then_follows_the_relation(movie_in
 
 def test_relational_retrieval_without_a_matching_edge_ranks_the_whole_neighborhood(movie_index):
     session = ToolSession(movie_index, answer_tools=False, detect_repeats=False)
-    step = m.Step(m.RELATIONAL, 1, "", m.Triple("Big", "written_by", "#1"))
+    step = m.SubQuery(m.RELATIONAL, 1, "", m.Triple("Big", "written_by", "#1"))
     calls = m.retrieve_relational(session, step, {}, None)
     assert [n for n, _, _ in calls] == [
         "search_in_graph",
@@ -135,7 +135,7 @@ def test_relational_retrieval_without_a_matching_edge_ranks_the_whole_neighborho
 
 def test_refinement_keeps_only_shown_nodes_and_relational_steps_keep_their_edges(movie_index):
     session = ToolSession(movie_index, answer_tools=False, detect_repeats=False)
-    step = m.Step(m.RELATIONAL, 1, "", m.Triple("#1", "directed_by", "Robert Zemeckis"))
+    step = m.SubQuery(m.RELATIONAL, 1, "", m.Triple("#1", "directed_by", "Robert Zemeckis"))
     calls = m.retrieve_relational(session, step, {}, None)
     forrest, big = node(movie_index, "Forrest Gump"), node(movie_index, "Big")
     model, seen = ScriptedChatModel([json_reply({"keep": [forrest, big, forrest, 10**6]})]), []
@@ -147,7 +147,7 @@ def test_refinement_keeps_only_shown_nodes_and_relational_steps_keep_their_edges
     kept = run(m.refine(asker(nothing, []), "q", step, "films by Zemeckis", calls))
     assert set(kept) == set(m.candidates_of(calls)) and len(kept) == 3
     # A semantic step that keeps nothing has nothing.
-    sem = m.Step(m.SEMANTIC, 1, "Zemeckis films")
+    sem = m.SubQuery(m.SEMANTIC, 1, "Zemeckis films")
     sem_calls = m.retrieve_semantic(session, "Robert Zemeckis")
     assert run(m.refine(asker(ScriptedChatModel([json_reply({"keep": []})]), []), "q", sem,
                         "Zemeckis films", sem_calls)) == []  # fmt: skip

@@ -4,7 +4,7 @@ six-module workflow over a semantic and a relational channel. Registered as
 
 from ark.strategies._protocol import register_strategy
 from ark.strategies.graphsearch.documents import DenseSearch, DocumentGraph
-from ark.strategies.graphsearch.modules import Step, Triple, Verdict
+from ark.strategies.graphsearch.modules import SubQuery, Triple, Verdict
 from ark.strategies.graphsearch.strategy import GraphSearch, GraphSearchConfig, graphsearch_factory
 
 # One pipeline per question.
@@ -15,7 +15,7 @@ __all__ = [
     "DocumentGraph",
     "GraphSearch",
     "GraphSearchConfig",
-    "Step",
+    "SubQuery",
     "Triple",
     "Verdict",
     "graphsearch_factory",

@@ -46,8 +46,11 @@ class Triple:
 
 
 @dataclass
-class Step:
-    """One atomic sub-query of one channel; ``#number`` names its answer."""
+class SubQuery:
+    """One atomic sub-query of one channel; ``#number`` names its answer. (The
+    trajectory lists them under ``extra["graphsearch"]["steps"]``, and the prompts call
+    one "Step S1"; a step of the trajectory itself is a model call,
+    :class:`ark.trajectory.StepRecord`.)"""
 
     channel: str
     number: int
@@ -104,7 +107,7 @@ def parse_plan(
     first: tuple[int, int] = (1, 1),
     origin: str = "decomposition",
     phrases: bool = False,
-) -> tuple[list[Step], list[Step]]:
+) -> tuple[list[SubQuery], list[SubQuery]]:
     """The semantic and relational steps of a plan reply, numbered from ``first``;
     blank questions and triples whose relation maps to none of the graph's are dropped
     (so numbering follows what the model wrote, and a dangling #N grounds to nothing).
@@ -116,7 +119,7 @@ def parse_plan(
     questions = questions if isinstance(questions, list) else []
     triples = triples if isinstance(triples, list) else []
     semantic = [
-        Step(SEMANTIC, first[0] + i, " ".join(q.split()), origin=origin)
+        SubQuery(SEMANTIC, first[0] + i, " ".join(q.split()), origin=origin)
         for i, q in enumerate(questions)
         if isinstance(q, str) and q.strip()
     ]
@@ -130,13 +133,13 @@ def parse_plan(
         if not s or not o or rel is None:
             continue
         triple = Triple(s, rel, o)
-        relational.append(Step(RELATIONAL, first[1] + i, str(triple), triple, origin=origin))
+        relational.append(SubQuery(RELATIONAL, first[1] + i, str(triple), triple, origin=origin))
     return semantic, relational
 
 
 async def decompose(
     ask: Ask, question: str, schema: Schema, free: bool = False, phrases: bool = False
-) -> tuple[list[Step], list[Step]]:
+) -> tuple[list[SubQuery], list[SubQuery]]:
     """The plan; ``free``: relations asked for as phrases (see
     :func:`prompts.free_relations`), ``phrases``: kept as phrases (see :func:`parse_plan`)."""
     relations = schema.relation_names
@@ -159,7 +162,7 @@ async def expand(
     first: tuple[int, int],
     free: bool = False,
     phrases: bool = False,
-) -> tuple[list[Step], list[Step]]:
+) -> tuple[list[SubQuery], list[SubQuery]]:
     relations = schema.relation_names
     data = await ask(
         "query_expansion",
@@ -195,7 +198,7 @@ def ground_text(text: str, answers: dict[int, list[str]], own: int) -> str | Non
     return None if missing else out
 
 
-async def ground(ask: Ask, step: Step, history: str, question: str = "") -> str:
+async def ground(ask: Ask, step: SubQuery, history: str, question: str = "") -> str:
     """The model's grounding of a step whose placeholder deterministic grounding could
     not fill (the earlier step it names found nothing). The question is shown too: an
     empty earlier step leaves the question as the only clue to what #N stands for."""
@@ -236,7 +239,7 @@ def _anchors(session: ToolSession, name: str, calls: list[Call]) -> list[int]:
     return exact[:MAX_ANCHORS] or outcome.nodes[:1]
 
 
-def has_anchor(step: Step, answers: dict[int, list[int]]) -> bool:
+def has_anchor(step: SubQuery, answers: dict[int, list[int]]) -> bool:
     """Whether the step's triple has an end to start from: a name, or an earlier step's
     placeholder whose step found nodes."""
     assert step.triple is not None
@@ -248,7 +251,7 @@ def has_anchor(step: Step, answers: dict[int, list[int]]) -> bool:
 
 
 def retrieve_relational(
-    session: ToolSession, step: Step, answers: dict[int, list[int]], grounded_name: str | None
+    session: ToolSession, step: SubQuery, answers: dict[int, list[int]], grounded_name: str | None
 ) -> list[Call]:
     """Relational channel: the triple's known end (an earlier step's nodes, or an entity
     found by name), then its neighbors along the triple's relation, ranked by the other
@@ -303,7 +306,9 @@ def candidates_of(calls: list[Call]) -> list[int]:
     return list(seen)[:MAX_SHOWN]
 
 
-async def refine(ask: Ask, question: str, step: Step, query: str, calls: list[Call]) -> list[int]:
+async def refine(
+    ask: Ask, question: str, step: SubQuery, query: str, calls: list[Call]
+) -> list[int]:
     """The model keeps the retrieved nodes that answer the step (only those it was shown)."""
     candidates = candidates_of(calls)
     if not candidates:
@@ -326,7 +331,7 @@ async def refine(ask: Ask, question: str, step: Step, query: str, calls: list[Ca
 
 
 async def read(
-    ask: Ask, question: str, step: Step, query: str, shown: str, candidates: list[int]
+    ask: Ask, question: str, step: SubQuery, query: str, shown: str, candidates: list[int]
 ) -> tuple[str, str, list[int]]:
     """Context refinement over passages and triples (a graph built from documents):
     the summary, the sub-answer in words, and the nodes kept (only those shown count).

@@ -53,7 +53,10 @@ class GraphSearchConfig:
     draft (the public code does one); ``channels``: which retrieval channels run;
     ``answer``: end with the answer in words (one model call past ``max_steps``);
     on a graph built from documents, ``passages``: passages per semantic sub-query, and
-    ``dense``: fuse dense retrieval in when the index has embeddings."""
+    ``dense``: fuse dense retrieval in when the index has embeddings (``ark index
+    embed``): a retrieval channel, not a switch of the sentence encoder that the tools
+    (``ToolConfig.phrase_encoder``) and the reading (``ark.linking``'s ``encoder``)
+    use."""
 
     expansions: int = 1
     channels: tuple[str, ...] = (m.SEMANTIC, m.RELATIONAL)
@@ -129,7 +132,7 @@ class GraphSearch:
             detect_repeats=False,  # a workflow re-asks deliberately; no one to nudge
         )
         self._calls = 0
-        self._steps: dict[str, list[m.Step]] = {m.SEMANTIC: [], m.RELATIONAL: []}
+        self._steps: dict[str, list[m.SubQuery]] = {m.SEMANTIC: [], m.RELATIONAL: []}
         self._draft: tuple[str, list[int]] = ("", [])
         self._verdicts: list[Any] = []
         self._answer: dict[str, Any] | None = None
@@ -210,7 +213,7 @@ class GraphSearch:
                 break
         return False
 
-    def _adopt(self, semantic: list[m.Step], relational: list[m.Step]) -> list[m.Step]:
+    def _adopt(self, semantic: list[m.SubQuery], relational: list[m.SubQuery]) -> list[m.SubQuery]:
         new = []
         for channel, steps in ((m.SEMANTIC, semantic), (m.RELATIONAL, relational)):
             if channel in self.workflow.channels:
@@ -222,7 +225,7 @@ class GraphSearch:
         steps = self._steps[channel]
         return steps[-1].number + 1 if steps else 1
 
-    async def _answer_step(self, question: str, step: m.Step) -> None:
+    async def _answer_step(self, question: str, step: m.SubQuery) -> None:
         """Ground, retrieve and refine one sub-query."""
         if self._doc is not None:
             await self._read_step(question, step)
@@ -259,7 +262,7 @@ class GraphSearch:
         step.nodes = await m.refine(self._ask, question, step, step.grounded or step.text, calls)
         step.answer = "; ".join(self.index.graph.name(n) for n in step.nodes[: m.NAMES_PER_REF])
 
-    async def _read_step(self, question: str, step: m.Step) -> None:
+    async def _read_step(self, question: str, step: m.SubQuery) -> None:
         """One sub-query on a graph built from documents: placeholders filled with the
         earlier steps' sub-answers, passages (semantic) or the anchor's triples and the
         passages that mention it (relational) retrieved, then read into a summary, a
@@ -290,7 +293,7 @@ class GraphSearch:
         )
 
     async def _relational_read(
-        self, question: str, step: m.Step, done: dict[int, m.Step], calls: list[m.Call]
+        self, question: str, step: m.SubQuery, done: dict[int, m.SubQuery], calls: list[m.Call]
     ) -> tuple[str, list[int]]:
         """The relational channel on a document graph: the anchor entity (an earlier
         step's entities or sub-answer, else the triple's named end, else a name the
@@ -344,7 +347,7 @@ class GraphSearch:
 
     # -- evidence and the answer ---------------------------------------------------------
 
-    def _describe(self, step: m.Step) -> str:
+    def _evidence_line(self, step: m.SubQuery) -> str:
         g = self.index.graph
         if self._doc is not None:  # a sub-answer and summary in words, then the nodes kept
             kept = "; ".join(
@@ -364,7 +367,7 @@ class GraphSearch:
         return f"{step.label} {step.grounded or step.text} -> {found or 'nothing found'}"
 
     def _history(self, channel: str) -> str:
-        return "\n".join(self._describe(s) for s in self._steps[channel] if s.grounded)
+        return "\n".join(self._evidence_line(s) for s in self._steps[channel] if s.grounded)
 
     def _evidence(self) -> tuple[str, list[int]]:
         lines, candidates = [], []
@@ -372,7 +375,7 @@ class GraphSearch:
             for s in self._steps[channel]:
                 if s.grounded is None:
                     continue
-                lines.append(self._describe(s))
+                lines.append(self._evidence_line(s))
                 candidates += [n for n in s.nodes[:EVIDENCE_NODES] if n not in candidates]
         return "\n".join(lines), candidates
 
@@ -514,7 +517,7 @@ class GraphSearch:
         self._emit(module, {}, data is not None, completion.message.content)
         return data
 
-    def _record_retrieval(self, step: m.Step, calls: list[m.Call]) -> None:
+    def _record_retrieval(self, step: m.SubQuery, calls: list[m.Call]) -> None:
         traj = self._traj
         index = len(traj.steps)
         self._session.step = index

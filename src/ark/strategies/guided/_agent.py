@@ -124,7 +124,9 @@ class GuidedAgent(Agent):
         return not session.answer
 
     def _options_record(self) -> dict[str, object]:
-        """The options that differ from the loop's defaults, with ``hints`` on."""
+        """The options that differ from the loop's defaults, with ``hints`` on: the key
+        that says a record is ``ark-guided``'s (its hints, unseen nodes refused, the
+        answer-only last step), as it said when it was one switch of the loop."""
         changed: dict[str, object] = {"hints": True}
         for options, default in ((self.options, AgentOptions()), (self.guided, GuidedOptions())):
             ours, theirs = options.to_dict(), default.to_dict()
