@@ -8,12 +8,14 @@ answer step the rest; a change to the answer step judged by rerunning whole ques
 pays for the agents again and mixes their sampling into the answer's score. Here each
 question's retrieval is rebuilt from the row's recorded trajectories
 (``ark.retrieval.fuse_trajectories``, the retriever's own fusion and evidence passages)
-and only the answer step runs (``ark.retrieval.answer_retrieval``, what
-``Retriever.aanswer`` calls), greedy as in the run, so two versions of the answer step
-read the same nodes and edges. Run it from two worktrees to compare code versions.
+and only the answer step runs (``ark.answer.answer_retrieval``, what
+``ark.answer.answer_question`` calls after retrieving), greedy as in the run, so two
+versions of the answer step read the same nodes and edges (a GraphSearch row's: the
+answer basis its trajectory recorded). Run it from two worktrees to compare code
+versions.
 
 The row folder is a ``bench_documents.py`` (``ark eval --answer``) run: its
-``config.json`` (fusion, linked passages, reader), ``results.jsonl`` (the questions,
+``config.json`` (fusion, linked passages, writer), ``results.jsonl`` (the questions,
 their gold answers) and ``trajectories.jsonl``. ``OUT/LABEL/results.jsonl`` gets the
 same records with the new answer and its EM and F1, plus ``answer_s`` (the step's
 seconds) and ``answer_calls`` (its model calls); an interrupted run resumes. The table:
@@ -33,12 +35,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ark.answer import answer_retrieval
 from ark.errors import ArkError
 from ark.eval import answer_record, scored_text
 from ark.eval.metrics import score_answer
 from ark.index import Index, open_index
 from ark.llm import ChatModel, ModelSettings
-from ark.retrieval import answer_retrieval, fuse_trajectories
+from ark.retrieval import fuse_trajectories
 from ark.trajectory import read_trajectories
 
 
@@ -94,14 +97,16 @@ async def answer_one(
     )
     seed = config.get("seed")
     started = time.perf_counter()
-    answer = await answer_retrieval(
+    answered = await answer_retrieval(
         llm,
         index,
         result,
-        reader=config.get("answer_reader") or "steps",
+        # A run made before the writer had its name recorded it as the reader.
+        writer=config.get("answer_writer") or config.get("answer_reader") or "steps",
         seed=0 if seed is None else seed,
         **({"chain_schema": True} if chain_schema else {}),
     )
+    answer = answered.answer
     elapsed = time.perf_counter() - started
     written = answer_record(answer)
     metrics = {**record["metrics"], **score_answer(scored_text(written), record["gold_answers"])}

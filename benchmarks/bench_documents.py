@@ -5,7 +5,7 @@
         [--models]
         [--limit N] [--sample-seed 0] [--agents 1] [--max-steps 8] [--seed 0]
         [--temperature 0.7] [--model 1.5b|0.5b|GGUF | --base-url URL --model NAME]
-        [--no-answer] [--reader one|steps] [--embed] [--out .bench/documents] [--label current]
+        [--no-answer] [--writer one|steps] [--embed] [--out .bench/documents] [--label current]
 
 One table over the same questions (a MuSiQue- or HotpotQA-format file, ``musique:FILE``
 or ``hotpotqa:FILE``, or your own, ``docqa:FILE``, over an index built from its
@@ -27,8 +27,9 @@ passage recall at 2 and 5
   retrieval only); recall reads their evidence passages, linked ones included
   (``--linked-passages``, default 3; 0 for what the agents reached alone).
 
-The answering rows read in one call unless ``--reader steps`` has them (not
-``graphsearch``, whose workflow writes its own answer) read in lookups of one fact each
+The answering rows write in one call unless ``--writer steps`` has them (not
+``graphsearch``, whose answer is written in one call from its workflow's own answer
+basis; ``--reader`` is the option's old name) write in lookups of one fact each
 (``ark.answer.write_answer_in_steps``, the library's default since session 55); such a
 row's run goes to ``OUT/LABEL/ROW+steps``. One call stays this bench's default so that
 its rows compare with the runs recorded before.
@@ -70,28 +71,28 @@ COLUMNS = (
 
 
 def row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:
-    """The :class:`~ark.eval.Evaluation` settings of one row (``--reader`` on the rows
+    """The :class:`~ark.eval.Evaluation` settings of one row (``--writer`` on the rows
     that answer)."""
     settings = _row_settings(row, args)
-    if _read_by_reader(row, settings):
-        # Always set: the library reads in steps unless told (ark.answer.DEFAULT_READER),
-        # while this bench's rows read in one call unless --reader says otherwise, so
+    if _written_by_writer(row, settings):
+        # Always set: the library writes in steps unless told (ark.answer.DEFAULT_WRITER),
+        # while this bench's rows write in one call unless --writer says otherwise, so
         # that they stay comparable with the runs recorded before that default.
-        settings["answer_reader"] = args.reader
+        settings["answer_writer"] = args.writer
     return settings
 
 
-def _read_by_reader(row: str, settings: dict[str, Any]) -> bool:
-    """Whether ``--reader`` reads the row's answer: it answers, and not by its own final
-    step (GraphSearch writes its answer itself)."""
+def _written_by_writer(row: str, settings: dict[str, Any]) -> bool:
+    """Whether ``--writer`` writes the row's answer: it answers, and not from its own
+    answer basis (GraphSearch's answer is written in one call from its workflow's)."""
     return bool(settings.get("answer")) and row != "graphsearch"
 
 
 def row_dir(row: str, args: argparse.Namespace) -> str:
-    """Where a row's run goes under ``OUT/LABEL``: its name, and ``+READER`` when its
-    answer is read otherwise than in one call (so both readings sit side by side)."""
-    reads = _read_by_reader(row, _row_settings(row, args)) and args.reader != "one"
-    return f"{row}+{args.reader}" if reads else row
+    """Where a row's run goes under ``OUT/LABEL``: its name, and ``+WRITER`` when its
+    answer is written otherwise than in one call (so both sit side by side)."""
+    writes = _written_by_writer(row, _row_settings(row, args)) and args.writer != "one"
+    return f"{row}+{args.writer}" if writes else row
 
 
 def _row_settings(row: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -221,10 +222,12 @@ def main(argv: list[str] | None = None) -> None:
         help="agent rows answer in words (scored by EM and F1)",
     )
     p.add_argument(
-        "--reader",
+        "--writer",
+        "--reader",  # its old name
+        dest="writer",
         choices=["one", "steps"],
         default="one",
-        help="how the answering rows read: one call, or in lookups (ark.answer.READERS)",
+        help="how the answering rows write: one call, or in lookups (ark.answer.WRITERS)",
     )
     p.add_argument("--embed", action="store_true", help="embed the index for dense if needed")
     p.add_argument(

@@ -36,7 +36,7 @@ def ask(index: Index, answer: dict[str, object], *flags: str):  # type: ignore[n
         ("finish", "{}"),
     ]
     replies = [(200, chat_reply(tool_calls=[function_call(n, a)])) for n, a in calls]
-    if "--answer" in flags and "--reader" not in flags:
+    if "--answer" in flags and not {"--writer", "--reader"} & set(flags):
         plan = {"lookups": ["Who is the mayor of Lena Marsh's birthplace?"]}
         replies.append((200, chat_reply(content=json.dumps(plan))))
     replies.append((200, chat_reply(content=json.dumps(answer))))
@@ -100,3 +100,26 @@ def test_without_answer_no_answer_step(docs, monkeypatch):
     # the chain's passages, then those the agent was only shown
     supporting = [p["index"] for p in data["passages"] if p["via"] != "seen"]
     assert sorted(supporting) == [P_LENA, P_PORT, P_TOMAS]  # order: tests/retrieval/test_passages
+
+
+@pytest.mark.parametrize("option", ["--writer", "--reader"])
+def test_writer_one_writes_in_one_call_and_reader_is_its_old_name(docs, monkeypatch, option):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    reply = {"answerable": True, "answer": "Tomas Reed", "citations": [P_TOMAS]}
+    out, requests = ask(docs, reply, "--answer", "--json", option, "one")
+    data = json.loads(out)
+    assert data["answer"]["text"] == "Tomas Reed" and "steps" not in data["answer"]
+    assert len(requests) == 6  # the agent's five calls, then the one answer call
+
+
+def test_help_documents_writer_not_its_old_name():
+    out = CliRunner().invoke(app, ["ask", "--help"], env={"COLUMNS": "200"}).output
+    assert "--writer" in out and "--reader" not in out
+
+
+def test_reader_and_writer_that_disagree_are_refused(docs):
+    result = CliRunner().invoke(
+        app,
+        ["ask", str(docs.path), "Who?", "--answer", "--writer", "one", "--reader", "steps"],
+    )
+    assert result.exit_code != 0 and "--reader is the old name of --writer" in result.output

@@ -57,8 +57,29 @@ def test_ask_with_graphsearch_runs_one_workflow_by_default(metaqa_index, monkeyp
     assert all("response_format" in r and "tools" not in r for r in server.requests)
     films = {r["name"] for r in data["ranking"]}
     assert "Big" in films and len(films) >= 10  # the starred_actors neighborhood
+    # Retrieval only: the workflow records its answer basis and writes no answer.
+    assert len(server.requests) == 5 and "answer" not in data
+    assert traj["graphsearch"]["answer"] is None and traj["graphsearch"]["answer_basis"]
+
+
+def test_ask_answer_with_graphsearch_writes_the_workflows_answer(metaqa_index, monkeypatch):
+    """``--answer``: the pipeline writes GraphSearch's answer from its basis, in one call
+    whatever ``--writer`` says, recorded as the workflow's last step."""
+    pytest.importorskip("openai")
+    from fake_openai import FakeOpenAIServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAIServer(structured_replies(metaqa_index)) as server:
+        out = run(
+            "ask", metaqa_index.path, "what films did [Tom Hanks] act in",
+            "--strategy", "graphsearch", "--base-url", server.base_url,
+            "--model", "fake-model", "--json", "--answer",
+        )  # fmt: skip
+    data = json.loads(out.output)
+    traj = data["trajectories"][0]
     assert len(server.requests) == 6
-    assert traj["graphsearch"]["answer"]["text"] == "Big, among others"
+    assert data["answer"]["text"] == traj["graphsearch"]["answer"]["text"] == "Big, among others"
+    assert traj["steps"][-1]["module"] == "answer_generation"
 
 
 @pytest.mark.parametrize(

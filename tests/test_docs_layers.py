@@ -52,3 +52,10 @@ def test_the_picture_is_what_the_script_draws_from_the_contract():
     spec.loader.exec_module(script)
     assert script.contract_layers() == contract_layers()
     assert PICTURE.read_text(encoding="utf-8") == script.draw(contract_layers())
+
+
+def test_answering_sits_above_retrieval():
+    """The one pipeline retrieve -> answer: ``ark.answer`` imports the retriever, and
+    nothing that retrieves (the retriever, the strategies) may import the answer step."""
+    layers = contract_layers()
+    assert layers.index("answer") < layers.index("retrieval") < layers.index("strategies")

@@ -5,7 +5,7 @@ search over node text and one-hop neighborhood exploration with type filters.
 """
 
 import ark.datasets  # noqa: F401  (registers the datasets' graph schemas, e.g. MetaQA's)
-from ark.answer import Answer, write_answer
+from ark.answer import Answer, AnsweredRetrieval, aanswer_question, answer_question, write_answer
 from ark.errors import ArkError, GraphFormatError, IndexFormatError
 from ark.graph import Graph, Schema, load_graph
 from ark.index import Index, build_index, open_index
@@ -36,6 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Answer",
+    "AnsweredRetrieval",
     "ArkError",
     "ErrorCode",
     "EvidencePassage",
@@ -59,6 +60,8 @@ __all__ = [
     "ToolError",
     "ToolSession",
     "__version__",
+    "aanswer_question",
+    "answer_question",
     "build_index",
     "explain",
     "load_graph",

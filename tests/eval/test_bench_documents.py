@@ -34,24 +34,24 @@ def test_baseline_rows_make_one_table(bench, tmp_path, capsys):
 def test_naive_rag_is_bm25_with_the_answer_step(bench):
     from types import SimpleNamespace
 
-    one = SimpleNamespace(reader="one")
+    one = SimpleNamespace(writer="one")
     # in one call, said outright: the library's default reads in steps
     assert bench.row_settings("naive-rag", one) == {
-        "method": "bm25", "answer": True, "answer_reader": "one",
+        "method": "bm25", "answer": True, "answer_writer": "one",
     }  # fmt: skip
     assert bench.row_dir("naive-rag", one) == "naive-rag"
 
 
-def test_the_reader_choice_reaches_the_answering_rows_only(bench):
+def test_the_writer_choice_reaches_the_answering_rows_only(bench):
     from types import SimpleNamespace
 
     steps = SimpleNamespace(
-        reader="steps", agents=1, max_steps=8, temperature=0.7, seed=0, answer=True,
+        writer="steps", agents=1, max_steps=8, temperature=0.7, seed=0, answer=True,
         linked_passages=None,
     )  # fmt: skip
-    assert bench.row_settings("naive-rag", steps)["answer_reader"] == "steps"
+    assert bench.row_settings("naive-rag", steps)["answer_writer"] == "steps"
     assert bench.row_dir("naive-rag", steps) == "naive-rag+steps"
-    assert bench.row_settings("ark-guided", steps)["answer_reader"] == "steps"
-    assert "answer_reader" not in bench.row_settings("bm25", steps)  # it does not answer
-    assert bench.row_dir("graphsearch", steps) == "graphsearch"  # it writes its own answer
-    assert "answer_reader" not in bench.row_settings("graphsearch", steps)
+    assert bench.row_settings("ark-guided", steps)["answer_writer"] == "steps"
+    assert "answer_writer" not in bench.row_settings("bm25", steps)  # it does not answer
+    assert bench.row_dir("graphsearch", steps) == "graphsearch"  # from its own basis
+    assert "answer_writer" not in bench.row_settings("graphsearch", steps)

@@ -90,7 +90,7 @@ def test_bm25_with_the_answer_step_is_naive_rag(doc_index, questions, tmp_path):
     llm = ScriptedChatModel(reader)
     summary = evaluate(
         f"musique:{questions}", doc_index, tmp_path / "run", method="bm25", answer=True,
-        answer_reader="one", llm=llm,
+        answer_writer="one", llm=llm,
     )  # fmt: skip
     records = {r["query_id"]: r for r in read_records(tmp_path / "run")}
     assert len(llm.calls) == 3
@@ -281,22 +281,22 @@ def test_the_answer_is_read_in_steps_by_default_and_the_config_says_so(doc_index
     )
     record = read_records(tmp_path / "run")[0]
     assert record["answer"]["text"] == "Tarsk" and record["metrics"]["em"] == 1.0
-    assert summary["config"]["answer_reader"] == "steps"
+    assert summary["config"]["answer_writer"] == "steps"
     assert [s["answer"] for s in record["answer"]["steps"]] == ["Bellhaven", "Tarsk"]
     assert len(llm.calls) == 3  # the plan and two lookups
     plain = evaluate(f"musique:{one}", doc_index, tmp_path / "plain", method="bm25")
-    assert "answer_reader" not in plain["config"]  # the default is not recorded
+    assert "answer_writer" not in plain["config"]  # the default is not recorded
 
 
-def test_an_unknown_answer_reader_is_refused_before_anything_runs(doc_index, tmp_path):
+def test_an_unknown_answer_writer_is_refused_before_anything_runs(doc_index, tmp_path):
     from ark.errors import ArkError
     from ark.eval import Evaluation
 
     run = Evaluation(
         dataset="metaqa:1-hop", index=doc_index, out=tmp_path / "r", answer=True,
-        answer_reader="twice",
+        answer_writer="twice",
     )  # fmt: skip
-    with pytest.raises(ArkError, match="unknown answer reader 'twice'; use one or steps"):
+    with pytest.raises(ArkError, match="unknown answer writer 'twice'; use one or steps"):
         run.check()
     assert not (tmp_path / "r").exists()
 
@@ -326,7 +326,7 @@ def test_questions_with_answers_alone_are_scored_by_their_answers(doc_index, tmp
 
     out = tmp_path / "run"
     summary = evaluate(
-        f"docqa:{path}", doc_index, out, method="bm25", answer=True, answer_reader="one",
+        f"docqa:{path}", doc_index, out, method="bm25", answer=True, answer_writer="one",
         llm=ScriptedChatModel(reader),
     )  # fmt: skip
     assert summary["scored"] == 2 and summary["no_gold_in_graph"] == 0

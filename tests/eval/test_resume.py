@@ -104,3 +104,16 @@ def test_an_older_config_without_adapter_and_prompt_means_neither(tmp_path):
     assert RunStore(tmp_path).start(new, resume=True) == {}
     with pytest.raises(ArkError, match=r'prompt: "full" -> "compact"'):
         RunStore(tmp_path).start({**new, "prompt": "compact"}, resume=True)
+
+
+def test_a_config_that_named_the_writer_reader_resumes(tmp_path):
+    """Runs recorded the answer writer as ``answer_reader`` before it was renamed: the
+    same writer resumes, another is refused under the new name."""
+    with RunStore(tmp_path) as store:
+        store.start({"method": "bm25", "answer": True, "answer_reader": "steps"}, resume=False)
+    new = {"method": "bm25", "answer": True, "answer_writer": "steps"}
+    assert RunStore(tmp_path).start(new, resume=True) == {}
+    with RunStore(tmp_path) as store:
+        store.start({"method": "bm25", "answer": True, "answer_reader": "steps"}, resume=True)
+    with pytest.raises(ArkError, match=r'answer_writer: "steps" -> "twice"'):
+        RunStore(tmp_path).start({**new, "answer_writer": "twice"}, resume=True)

@@ -274,7 +274,7 @@ def test_page_of_a_run_scored_by_answers_alone(browser, tmp_path):
     with ThreadPoolExecutor(1) as pool:  # playwright's loop runs in this thread
         pool.submit(
             evaluate, f"docqa:{questions}", index, tmp_path / "run", method="bm25",
-            answer=True, answer_reader="one", llm=ScriptedChatModel(lambda messages: reply),
+            answer=True, answer_writer="one", llm=ScriptedChatModel(lambda messages: reply),
         ).result()  # fmt: skip
     _, rows, _ = load_source(tmp_path / "run")
     assert rows[0]["m"] == {"em": 1.0, "f1": 1.0}

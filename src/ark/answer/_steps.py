@@ -19,10 +19,10 @@ The steps, each one JSON reply under a schema:
 3. **Answer**: the last lookup's answer, citing every lookup's citations (the chain's
    evidence). When the plan is one lookup, is not JSON, is not a chain (a lookup after
    the first that names no earlier answer, :func:`chained`), or the last lookup is
-   unknown, the one-call reader answers from all the given nodes instead, so a reading
+   unknown, the one-call writer answers from all the given nodes instead, so a reading
    in steps never has less to go on than the one-call reading.
 
-Only the given nodes' text is read, as in the one-call reader: the lookups re-rank what
+Only the given nodes' text is read, as by the one-call writer: the lookups re-rank what
 retrieval returned; they do not search the graph again. Each lookup's question, answer
 and citations are kept in :attr:`Answer.steps`.
 """
@@ -329,18 +329,18 @@ async def write_answer_in_steps(
     return checked(answer, question, index_or_graph)
 
 
-#: The answer steps by name: ``one`` (one call over every node) and ``steps``
+#: The answer writers by name: ``one`` (one call over every node) and ``steps``
 #: (:func:`write_answer_in_steps`). Both take the same arguments.
-READERS = {"one": write_answer, "steps": write_answer_in_steps}
+WRITERS = {"one": write_answer, "steps": write_answer_in_steps}
 
-#: The answer step ``Retriever.answer``, ``ark ask --answer`` and ``ark eval --answer``
-#: use unless told: in steps (why: docs/decisions/answer-and-tools.md).
-DEFAULT_READER = "steps"
+#: The writer ``ark.answer.answer_question``, ``ark ask --answer`` and ``ark eval
+#: --answer`` use unless told: in steps (why: docs/decisions/answer-and-tools.md).
+DEFAULT_WRITER = "steps"
 
 
-def reader_named(name: str) -> Any:
-    """The answer step called ``name`` (see :data:`READERS`)."""
+def writer_named(name: str) -> Any:
+    """The answer writer called ``name`` (see :data:`WRITERS`)."""
     try:
-        return READERS[name]
+        return WRITERS[name]
     except KeyError:
-        raise ArkError(f"unknown answer reader {name!r}; use {' or '.join(READERS)}") from None
+        raise ArkError(f"unknown answer writer {name!r}; use {' or '.join(WRITERS)}") from None

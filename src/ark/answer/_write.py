@@ -15,9 +15,10 @@ each node's text is cut to ``max_node_chars`` and the evidence block as a whole 
 and the reply fit a 16,384-token context even at a pessimistic 2.5 characters per
 token (English prose runs near 4).
 
-This module depends only on the graph, the index and the LLM protocol, so the
-retriever (``Retriever.answer``), GraphSearch's final step and the evaluation's
-naive-RAG baseline all call the same function.
+This module depends only on the graph, the index and the LLM protocol (and the edge
+type strategies record), so the answer pipeline (:func:`ark.answer.answer_question`,
+GraphSearch's answer from its basis included) and the evaluation's naive-RAG baseline
+all call the same function.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ark.errors import ArkError
 from ark.graph import Graph
 from ark.index import Index
 from ark.llm import ChatModel, LLMError, Message
+from ark.strategies import Edge  # (head, relation, tail): a strategy records them too
 
 __all__ = [
     "ANSWER_SCHEMA",
@@ -71,9 +73,6 @@ MAX_ANSWER_CHARS = 2_000
 AnswerStatus = Literal[
     "answered", "not_answerable", "bad_reply", "model_error", "no_evidence", "unsupported"
 ]
-
-#: ``(head, relation, tail)``: an edge the retrieval followed, shown as a fact.
-Edge = tuple[int, str, int]
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",

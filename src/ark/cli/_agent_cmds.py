@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 from ark._safe import clean_text
-from ark.answer import DEFAULT_READER, recited_note
+from ark.answer import DEFAULT_WRITER, AnsweredRetrieval, answer_question, recited_note
 from ark.cli._llm_opts import (
     LlmCacheOpt,
     ParallelOpt,
@@ -132,6 +132,7 @@ def _run(
 
     steps = None
     try:
+        writer = opts.writer_name()
         student = adapter_settings(opts.adapter, opts.base_url)
         with loading_model(opts.model, opts.base_url, quiet=opts.as_json, use_env=use_env):
             llm = ModelSettings(
@@ -160,11 +161,12 @@ def _run(
             tools=student.tools,
             plan_threshold=threshold_setting(opts.plan_threshold),
         )
-        result = (
-            retriever.answer(question, reader=opts.reader)
-            if opts.answer
-            else retriever.retrieve(question)
-        )
+        answered: AnsweredRetrieval | None = None
+        if opts.answer:
+            answered = answer_question(retriever, question, writer=writer)
+            result = answered.retrieval
+        else:
+            result = retriever.retrieve(question)
     except ArkError as exc:
         fail(str(exc), as_json=opts.as_json, code=type(exc).__name__)
     except KeyboardInterrupt:
@@ -187,16 +189,17 @@ def _run(
         if not opts.as_json:
             err_console.print(f"Trajectories appended to {esc(str(path))}")
     if opts.as_json:
-        payload = result.to_dict(index.graph, price_table)
+        whole = answered if answered is not None else result
+        payload = whole.to_dict(index.graph, price_table)
         if counters := cache_counters(llm):
             payload["llm_cache"] = counters
         print_json(payload)
     else:
-        _print_ranking(result)
+        _print_ranking(result, result.wall_s if answered is None else answered.wall_s)
         if opts.why:
             _print_evidence(result, index)
-        if result.answer is not None:
-            _print_answer(result, index, opts.why)
+        if answered is not None:
+            _print_answer(answered, index, opts.why)
         console.print(f"Cost: {cost_line(cost)}", markup=False)
         console.print(f"Time: {profile_line(query_profile(result.trajectories))}", markup=False)
     if result.failed:
@@ -208,7 +211,7 @@ def _run(
     return result
 
 
-def _print_ranking(result: RetrievalResult) -> None:
+def _print_ranking(result: RetrievalResult, wall_s: float) -> None:
     title = f"Answer to: {esc(clean_text(result.query))}"
     table = Table("rank", "index", "name", "type", "votes", title=title)
     for rank, r in enumerate(result.ranking, start=1):
@@ -216,7 +219,7 @@ def _print_ranking(result: RetrievalResult) -> None:
     console.print(table)
     stops = ", ".join(t.stop_reason for t in result.trajectories)
     steps = ", ".join(str(len(t.steps)) for t in result.trajectories)
-    console.print(f"{result.wall_s:.1f} s; steps per agent: {steps}; stopped by: {stops}")
+    console.print(f"{wall_s:.1f} s; steps per agent: {steps}; stopped by: {stops}")
 
 
 def _print_evidence(result: RetrievalResult, index: Index) -> None:
@@ -228,18 +231,17 @@ def _print_evidence(result: RetrievalResult, index: Index) -> None:
             console.print(f"   {clean_text(line)}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _print_answer(result: RetrievalResult, index: Index, why: bool) -> None:
+def _print_answer(answered: AnsweredRetrieval, index: Index, why: bool) -> None:
     """The answer in words, each citation with its node (and, with ``--why``, the
     evidence paths behind it), and what the answer step cost."""
-    a = result.answer
-    assert a is not None
+    a = answered.answer
     g = index.graph
     if a.answerable:
         console.print(f"Answer: {clean_text(a.text)}", markup=False, soft_wrap=True)
     else:
         said = f" (the model: {clean_text(a.text)})" if a.text else ""
         console.print(f"No answer: {a.reason}{said}", markup=False, soft_wrap=True)
-    paths = result.cited_paths()
+    paths = answered.cited_paths()
     for c in a.citations:
         console.print(f"  cites [{c}] {clean_text(g.name(c))} ({g.type_name(c)})", markup=False)
         if why:
@@ -408,15 +410,34 @@ AnswerOpt = Annotated[
         "evidence does not answer. --json adds an answer object.",
     ),
 ]
-ReaderOpt = Annotated[
+WriterOpt = Annotated[
     str,
     typer.Option(
-        "--reader",
-        help="How --answer reads: in lookups of one fact each, the question split "
+        "--writer",
+        help="How --answer writes: in lookups of one fact each, the question split "
         "first (steps, the default; a question of one fact falls back to one call), "
-        "or one call over everything retrieved (one).",
+        "or one call over everything retrieved (one). GraphSearch's own answer is "
+        "written in one call from its workflow's evidence.",
     ),
 ]
+#: ``--reader``, the writer's name before it was called the writer (hidden; "reading"
+#: is the linker's word for a question).
+ReaderAliasOpt = Annotated[str | None, typer.Option("--reader", hidden=True)]
+
+
+def writer_setting(writer: str, reader: str | None) -> str:
+    """The answer writer ``--writer`` names, or the older ``--reader`` alias when it
+    is given; the two naming different writers is refused."""
+    if reader is None or reader == writer:
+        return writer
+    if writer != DEFAULT_WRITER:
+        raise ArkError(
+            f"--reader {reader} and --writer {writer} disagree; --reader is the old name "
+            "of --writer: give --writer only"
+        )
+    return reader
+
+
 TimeoutOpt = Annotated[
     float | None,
     typer.Option(
@@ -454,7 +475,8 @@ class RunOptions:
     as_json: bool = False
     why: bool = False
     answer: bool = False
-    reader: str = DEFAULT_READER
+    writer: str = DEFAULT_WRITER
+    reader: str | None = None  # --writer's old name (hidden)
     save_trajectories: Path | None = None
     llm_cache: Path | None = None
     seed: int = 0
@@ -466,6 +488,10 @@ class RunOptions:
     adapter: Path | None = None
     parallel: bool | None = None
     plan_threshold: float = DEFAULT_THRESHOLD
+
+    def writer_name(self) -> str:
+        """The answer writer (``--writer``, or its old name ``--reader``)."""
+        return writer_setting(self.writer, self.reader)
 
     def price_table(self) -> PriceTable | None:
         """The prices of --price-in/--price-out/--prices; a bad prices file ends the
@@ -484,7 +510,8 @@ _RUN_OPTION_TYPES: dict[str, Any] = {
     "as_json": JsonOpt,
     "why": WhyOpt,
     "answer": AnswerOpt,
-    "reader": ReaderOpt,
+    "writer": WriterOpt,
+    "reader": ReaderAliasOpt,
     "save_trajectories": SaveOpt,
     "llm_cache": LlmCacheOpt,
     "seed": SeedOpt,

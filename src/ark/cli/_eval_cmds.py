@@ -8,8 +8,14 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ark.answer import DEFAULT_READER
-from ark.cli._agent_cmds import JsonOpt, RetriesOpt, TimeoutOpt
+from ark.answer import DEFAULT_WRITER
+from ark.cli._agent_cmds import (
+    JsonOpt,
+    ReaderAliasOpt,
+    RetriesOpt,
+    TimeoutOpt,
+    writer_setting,
+)
 from ark.cli._llm_opts import (
     LlmCacheOpt,
     ParallelOpt,
@@ -133,14 +139,15 @@ def eval_cmd(
             "(a baseline answers from its top 5 passages: bm25 --answer is naive RAG).",
         ),
     ] = False,
-    reader: Annotated[
+    writer: Annotated[
         str,
         typer.Option(
-            "--reader",
-            help="How --answer reads: in lookups of one fact each (steps, the "
-            "default), or one call (one), as `ark ask --reader`.",
+            "--writer",
+            help="How --answer writes: in lookups of one fact each (steps, the "
+            "default), or one call (one), as `ark ask --writer`.",
         ),
-    ] = DEFAULT_READER,
+    ] = DEFAULT_WRITER,
+    reader: ReaderAliasOpt = None,
     linked_passages: Annotated[
         int | None,
         typer.Option(
@@ -196,7 +203,7 @@ def eval_cmd(
             prices=prices(price_in, price_out, prices_file),
             ray=RaySettings(ray_address, ray_workers) if ray else None,
             answer=answer,
-            answer_reader=reader,
+            answer_writer=writer_setting(writer, reader),
             linked_passages=linked_passages,
             plan_threshold=threshold_setting(plan_threshold),
         )

@@ -2,8 +2,9 @@
 writes a short answer from the retrieved nodes' text (:func:`ark.answer.write_answer`),
 scored by exact match and F1.
 
-An agent answers as :meth:`ark.retrieval.Retriever.aanswer` does for a user (its ranking
-and its evidence passages); a baseline answers from its first ``k`` passages, so that
+An agent answers as :func:`ark.answer.answer_question` does for a user (its ranking and
+its evidence passages, or its strategy's own answer basis); a baseline answers from its
+first ``k`` passages, so that
 BM25 with the answer step is "naive RAG" (the same model reading BM25's top 5). The
 score reads the answer's text only when the model answered: an answer saying the
 evidence does not answer, a reply that could not be read, or a failed model call is
@@ -12,7 +13,7 @@ scored as an empty answer (0), recorded with its status, and never stops the run
 
 from __future__ import annotations
 
-from ark.answer import DEFAULT_READER, reader_named
+from ark.answer import DEFAULT_WRITER, writer_named
 from ark.errors import ArkError
 from ark.eval._answer_record import answer_record, no_answer
 from ark.eval._methods import Method, MethodOutput
@@ -25,8 +26,8 @@ ANSWER_PASSAGES = 5
 
 class AnsweringMethod:
     """A baseline, then the answer step with ``model`` over its first ``k`` passages
-    (``reader``: the name of the answer step, ``ark.answer.READERS``; None: the
-    default, ``ark.answer.DEFAULT_READER``)."""
+    (``writer``: the name of the answer writer, ``ark.answer.WRITERS``; None: the
+    default, ``ark.answer.DEFAULT_WRITER``)."""
 
     def __init__(
         self,
@@ -34,9 +35,9 @@ class AnsweringMethod:
         model: ChatModel,
         index: Index,
         k: int = ANSWER_PASSAGES,
-        reader: str | None = None,
+        writer: str | None = None,
     ) -> None:
-        self.write = reader_named(reader or DEFAULT_READER)
+        self.write = writer_named(writer or DEFAULT_WRITER)
         self.method = method
         self.name = method.name
         self.model = model

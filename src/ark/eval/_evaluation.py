@@ -22,7 +22,7 @@ import numpy as np
 
 from ark import datasets
 from ark._safe import redact_url
-from ark.answer import DEFAULT_READER, reader_named
+from ark.answer import DEFAULT_WRITER, writer_named
 from ark.cost import PriceTable
 from ark.errors import ArkError
 from ark.eval._answering import ANSWER_PASSAGES, AnsweringMethod
@@ -104,11 +104,12 @@ class Evaluation:
     #: scored by EM and F1 on questions with gold answer strings (MuSiQue, HotpotQA).
     #: A baseline answers from its first 5 passages (BM25's: "naive RAG").
     answer: bool = False
-    #: How the answer is read (``ark.answer.READERS``): in ``steps`` (lookups of one
+    #: How the answer is written (``ark.answer.WRITERS``): in ``steps`` (lookups of one
     #: fact each; the default) or ``one`` call over what was retrieved. Recorded in the
-    #: config only when not ``one``, so a run made before the choice existed (read in
-    #: one call) resumes only with ``one``.
-    answer_reader: str = DEFAULT_READER
+    #: config only when not ``one``, so a run made before the choice existed (written
+    #: in one call) resumes only with ``one``; a run that recorded it as
+    #: ``answer_reader`` (its name before) resumes as if it said ``answer_writer``.
+    answer_writer: str = DEFAULT_WRITER
     #: Over documents, the passages linked to the lead passage that a result lists
     #: (:mod:`ark.retrieval._passages`); None: the method's default (ark: 3, a baseline:
     #: 0, its own list); 0: none.
@@ -132,7 +133,7 @@ class Evaluation:
             raise ArkError(
                 f"unknown --strategy {self.strategy!r}; use {' or '.join(strategy_names())}"
             )
-        reader_named(self.answer_reader)  # an unknown reader: Retriever.answer's own error
+        writer_named(self.answer_writer)  # an unknown writer: answer_question's own error
         if self.linked_passages is not None and self.linked_passages < 0:
             raise ArkError(f"--linked-passages must be 0 or more, not {self.linked_passages}")
         if self.linked_passages and self.method == "dense":
@@ -355,11 +356,11 @@ class Evaluation:
         An agent answers with its own model; a baseline with ``llm`` or the model
         :attr:`model` names (for ``dense``, whose ``--model`` is the encoder, the
         default chat model)."""
-        reader = {"answer_reader": self.answer_reader} if self.answer_reader != "one" else {}
+        writer = {"answer_writer": self.answer_writer} if self.answer_writer != "one" else {}
         if isinstance(method, RetrieverMethod):
-            method.answer = True  # Retriever.aanswer: its ranking and evidence passages
-            method.answer_reader = self.answer_reader
-            return method, {"answer": True, "answer_model": method.retriever.llm.name, **reader}
+            method.answer = True  # ark.answer.aanswer_question: the answer pipeline
+            method.answer_writer = self.answer_writer
+            return method, {"answer": True, "answer_model": method.retriever.llm.name, **writer}
         if llm is not None:
             chat = with_llm_cache(llm, model.llm_cache)
         else:
@@ -369,9 +370,9 @@ class Evaluation:
             "answer": True,
             "answer_model": chat.name,
             "answer_passages": ANSWER_PASSAGES,
-            **reader,
+            **writer,
         }
-        answering = AnsweringMethod(method, chat, index, ANSWER_PASSAGES, self.answer_reader)
+        answering = AnsweringMethod(method, chat, index, ANSWER_PASSAGES, self.answer_writer)
         return answering, config
 
 

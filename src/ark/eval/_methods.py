@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ark.answer import DEFAULT_READER
-from ark.eval._answer_record import answer_record, no_answer
+from ark.answer import DEFAULT_WRITER, AnsweredRetrieval, aanswer_question
+from ark.eval._answer_record import answer_record
 from ark.graph import PASSAGE_TYPE, passage_ids
 from ark.index import BM25Index, DenseEncoder, DenseIndex, Index, build_bm25
 from ark.retrieval import RetrievalResult, Retriever, linked_passages, question_relevance
@@ -146,14 +146,18 @@ class RetrieverMethod:
     def __init__(self, retriever: Retriever, *, answer: bool = False) -> None:
         self.retriever = retriever
         self.strategy = retriever.strategy_name
-        #: Retrieve and answer in words (``Retriever.aanswer``), as ``ark ask --answer``,
-        #: read by the answer step of this name (``ark.answer.READERS``).
+        #: Retrieve and answer in words (``ark.answer.aanswer_question``), as ``ark ask
+        #: --answer``, written by the writer of this name (``ark.answer.WRITERS``).
         self.answer = answer
-        self.answer_reader = DEFAULT_READER
+        self.answer_writer = DEFAULT_WRITER
 
     async def __call__(self, query_id: str, text: str) -> MethodOutput:
+        answered: AnsweredRetrieval | None = None
         if self.answer:
-            result = await self.retriever.aanswer(text, query_id, reader=self.answer_reader)
+            answered = await aanswer_question(
+                self.retriever, text, query_id, writer=self.answer_writer
+            )
+            result = answered.retrieval
         else:
             result = await self.retriever.aretrieve(text, query_id)
         trajectories = result.trajectories
@@ -165,11 +169,9 @@ class RetrieverMethod:
             error=result.errors[0] if result.failed else None,
             passages=evidence_passages(result, self.retriever.index),
         )
-        if self.answer:
-            if result.answer is None:
-                out.answer = no_answer(f"retrieval failed: {out.error}")
-            else:
-                out.answer = answer_record(result.answer)
-                out.prompt_tokens += result.answer.prompt_tokens
-                out.completion_tokens += result.answer.completion_tokens
+        if answered is not None:
+            out.answer = answer_record(answered.answer)
+            if not answered.recorded:  # else a trajectory's usage counts it already
+                out.prompt_tokens += answered.answer.prompt_tokens
+                out.completion_tokens += answered.answer.completion_tokens
         return out

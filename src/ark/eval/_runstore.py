@@ -244,12 +244,16 @@ _RESUME_MAY_CHANGE = {"concurrency", "resume", "out", "started", "llm_cache", "r
 _UNWRITTEN = {"adapter": None, "prompt": "full", "strategy": "ark"}
 #: Settings recorded only by newer runs: compared when both runs have them.
 _RECORDED_SINCE = {"linking_encoder"}
+#: Settings an older run recorded under another name: compared under the new one
+#: (the answer writer was called the reader).
+_RENAMED = {"answer_reader": "answer_writer"}
 
 
 def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Every setting, of either run, that differs (``name: before -> now``); a setting
     missing on one side differs from any value but its default."""
     new = json.loads(dumps(new))  # as it will read back: tuples are lists, and so on
+    old, new = ({_RENAMED.get(k, k): v for k, v in c.items()} for c in (old, new))
     out = []
     for key in sorted((set(old) | set(new)) - _RESUME_MAY_CHANGE):
         if key in _RECORDED_SINCE and (key not in old or key not in new):

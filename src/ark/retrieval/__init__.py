@@ -3,7 +3,8 @@
 :class:`Retriever` runs any strategy's agents concurrently and fuses their answer
 lists by vote (:mod:`ark.fusion`); the result carries each ranked node's evidence
 paths (:func:`explain`) and, on a graph built from documents, the evidence passages
-(:func:`evidence_passages`).
+(:func:`evidence_passages`). The retriever only retrieves: answering in words is the
+step above it (``ark.answer.answer_question``).
 """
 
 from ark.retrieval._evidence import (
@@ -28,7 +29,6 @@ from ark.retrieval._retriever import (
     RankedNode,
     RetrievalResult,
     Retriever,
-    answer_retrieval,
     fuse_trajectories,
 )
 
@@ -42,7 +42,6 @@ __all__ = [
     "RankedNode",
     "RetrievalResult",
     "Retriever",
-    "answer_retrieval",
     "evidence_names",
     "evidence_passages",
     "explain",

@@ -1,4 +1,7 @@
-"""Parallel agents and fusion: ARK's retriever (SPEC §5), over any strategy."""
+"""Parallel agents and fusion: ARK's retriever (SPEC §5), over any strategy.
+
+It only retrieves: the answer in words is a step above (``ark.answer``, the pipeline
+retrieve -> answer), reading the :class:`RetrievalResult` this returns."""
 
 from __future__ import annotations
 
@@ -8,14 +11,12 @@ import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from ark._coerce import as_int
-from ark.answer import DEFAULT_READER, Answer, Edge, reader_named
 from ark.cost import PriceTable, query_cost
 from ark.errors import ArkError
 from ark.fusion import FUSIONS, fuse_random, fuse_vote_late
-from ark.graph import MENTIONS, Graph
+from ark.graph import Graph
 from ark.index import Index, open_index
 from ark.llm import ChatModel
 from ark.profile import query_profile
@@ -36,11 +37,6 @@ from ark.strategies import (  # importing it registers the built-in strategies
 from ark.strategies.guided.plans import DEFAULT_THRESHOLD
 from ark.tools import GraphTools, ToolConfig
 from ark.trajectory import Trajectory
-
-#: Ranked nodes, evidence passages and path relations the answer step reads by default.
-ANSWER_NODES = 10
-ANSWER_PASSAGES = 10
-ANSWER_EDGES = 40
 
 
 @dataclass(frozen=True)
@@ -68,8 +64,6 @@ class RetrievalResult:
     #: The passages supporting the ranking, ranked by the answers they support (empty
     #: on a graph without passages; :mod:`ark.retrieval._passages`).
     passages: list[EvidencePassage] = field(default_factory=list)
-    #: The answer in words (:meth:`Retriever.answer`; ``None`` after ``retrieve``).
-    answer: Answer | None = None
 
     @property
     def failed(self) -> bool:
@@ -98,23 +92,6 @@ class RetrievalResult:
                     out.append(path)
         return out
 
-    def cited_paths(self) -> dict[int, list[EvidencePath]]:
-        """Per citation of :attr:`answer` (in its order): the paths behind it."""
-        if self.answer is None:
-            return {}
-        return {c: self.paths_of(c) for c in self.answer.citations}
-
-    def answer_dict(self) -> dict[str, object] | None:
-        """:attr:`answer` as JSON, with each cited node's evidence paths (``None``
-        when no answer was asked for)."""
-        if self.answer is None:
-            return None
-        paths = self.cited_paths()
-        return {
-            **self.answer.to_dict(),
-            "evidence": {str(c): [p.to_dict() for p in ps] for c, ps in paths.items()},
-        }
-
     def to_dict(
         self, graph: Graph | None = None, prices: PriceTable | None = None
     ) -> dict[str, object]:
@@ -133,8 +110,6 @@ class RetrievalResult:
         if graph is not None:
             out["evidence_nodes"] = evidence_names(self.evidence, graph)
         out["passages"] = [p.to_dict() for p in self.passages]
-        if self.answer is not None:
-            out["answer"] = self.answer_dict()
         out["trajectories"] = [t.to_dict() for t in self.trajectories]
         out["wall_s"] = self.wall_s
         out["cost"] = query_cost(self.trajectories, prices, annotate=False)
@@ -251,54 +226,6 @@ class Retriever:
         result.wall_s = round(time.perf_counter() - started, 4)
         return result
 
-    async def aanswer(
-        self,
-        query: str,
-        query_id: str | None = None,
-        *,
-        max_nodes: int = ANSWER_NODES,
-        max_passages: int = ANSWER_PASSAGES,
-        reader: str = DEFAULT_READER,
-        **options: Any,
-    ) -> RetrievalResult:
-        """Retrieve, then have the model answer in words from what was retrieved.
-
-        The model (this retriever's, at temperature 0 with the retriever's seed) sees
-        the text of the first ``max_nodes`` ranked nodes, then of the first
-        ``max_passages`` evidence passages not among them, and the relations of the
-        shown nodes' evidence paths (not ``mentions``: the passage itself is shown).
-        ``options`` go to :func:`ark.answer.write_answer` (``max_chars``,
-        ``max_node_chars``, ``max_tokens``). ``reader``: ``"steps"`` (the default,
-        :func:`ark.answer.write_answer_in_steps`: the question split into lookups of
-        one fact, each read from the nodes that fit it; a question of one fact falls
-        back to the one call) or ``"one"`` (one call over every node). The result is
-        the retrieval's, with :attr:`RetrievalResult.answer` set;
-        :meth:`RetrievalResult.cited_paths` gives each citation's evidence paths.
-        """
-        write = reader_named(reader)  # an unknown name fails before the retrieval
-        result = await self.aretrieve(query, query_id)
-        written = _strategy_answer(result)
-        if written is not None:
-            result.answer = written
-            return result
-        options.setdefault("seed", 0 if self.seed is None else self.seed)
-        started = time.perf_counter()
-        result.answer = await answer_retrieval(
-            self.llm,
-            self.index,
-            result,
-            reader=write,
-            max_nodes=max_nodes,
-            max_passages=max_passages,
-            **options,
-        )
-        result.wall_s = round(result.wall_s + time.perf_counter() - started, 4)
-        return result
-
-    def answer(self, query: str, query_id: str | None = None, **options: Any) -> RetrievalResult:
-        """Synchronous :meth:`aanswer` (runs its own event loop)."""
-        return asyncio.run(self.aanswer(query, query_id, **options))
-
     def _crashed(
         self, query: str, query_id: str | None, agent: int, exc: BaseException
     ) -> Trajectory:
@@ -334,18 +261,6 @@ def shown_nodes(trajectories: list[Trajectory]) -> list[int]:
             if i < len(nodes):
                 out.setdefault(nodes[i], None)
     return list(out)
-
-
-def _strategy_answer(result: RetrievalResult) -> Answer | None:
-    """The answer a single agent's strategy already wrote as its last step (GraphSearch
-    ends with one, from its own workflow's evidence): used as is rather than paying for
-    a second answer step. Several agents are fused, so their answers are not."""
-    if len(result.trajectories) != 1:
-        return None
-    for extra in result.trajectories[0].extra.values():
-        if isinstance(extra, dict) and isinstance(extra.get("answer"), dict):
-            return Answer.from_dict(extra["answer"])
-    return None
 
 
 def fuse_trajectories(
@@ -395,59 +310,6 @@ def fuse_trajectories(
             max_linked=linked_passages,
         ),
     )
-
-
-async def answer_retrieval(
-    llm: ChatModel,
-    index: Index,
-    result: RetrievalResult,
-    *,
-    reader: str | Any = DEFAULT_READER,
-    max_nodes: int = ANSWER_NODES,
-    max_passages: int = ANSWER_PASSAGES,
-    **options: Any,
-) -> Answer:
-    """``llm``'s answer in words to ``result``'s question from what it retrieved: the
-    text of the first ``max_nodes`` ranked nodes and ``max_passages`` evidence
-    passages, with their path relations (:meth:`Retriever.aanswer`'s answer step, on
-    its own). ``reader`` is a name of :data:`ark.answer.READERS` or the reader itself;
-    ``options`` go to it."""
-    write = reader_named(reader) if isinstance(reader, str) else reader
-    nodes = answer_nodes(result, max_nodes, max_passages)
-    return await write(llm, result.query, index, nodes, edges=path_edges(result, nodes), **options)
-
-
-def answer_nodes(result: RetrievalResult, max_nodes: int, max_passages: int) -> list[int]:
-    """The nodes the answer step reads: the first ``max_nodes`` of the ranking, then the
-    first ``max_passages`` evidence passages not among them."""
-    nodes = [r.index for r in result.ranking[:max_nodes]]
-    shown = set(nodes)
-    nodes += [p.node for p in result.passages if p.node not in shown][:max_passages]
-    return nodes
-
-
-def path_edges(result: RetrievalResult, nodes: list[int]) -> list[Edge]:
-    """``(head, relation, tail)`` of every recorded hop on the evidence paths of the
-    ranked nodes among ``nodes`` (at most :data:`ANSWER_EDGES`), as the answer step
-    shows them: a hop's direction decides which end is the head. ``mentions`` hops
-    are left out (the passage's own text is shown), as are hops whose relation or
-    center the record does not have."""
-    wanted = set(nodes)
-    edges: dict[Edge, None] = {}
-    for ev in result.evidence:
-        if ev.node not in wanted:
-            continue
-        for path in ev.paths:
-            for h in path.hops:
-                if h.center is None or h.relation is None or h.relation == MENTIONS:
-                    continue
-                edge = (
-                    (h.neighbor, h.relation, h.center)
-                    if h.direction == "in"
-                    else (h.center, h.relation, h.neighbor)
-                )
-                edges[edge] = None
-    return list(edges)[:ANSWER_EDGES]
 
 
 def add_batches(trajectory: Trajectory) -> list[list[int]]:

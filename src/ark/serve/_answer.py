@@ -2,9 +2,9 @@
 
 A client that ran its own agent over ARK's tools passes the question and the nodes it
 retrieved (best first): the server's model writes a short answer from their text
-(the default answer step, :data:`ark.answer.DEFAULT_READER`: in lookups of one fact
+(the default answer writer, :data:`ark.answer.DEFAULT_WRITER`: in lookups of one fact
 each), citing node indices, or says the evidence does not answer. A client that
-passes only the question gets ARK's own retrieval first (:meth:`ark.Retriever.answer`:
+passes only the question gets ARK's own retrieval first (:func:`ark.answer.answer_question`:
 the ranking, its evidence passages, and each citation's evidence paths) — slower,
 since the agent makes several model calls.
 
@@ -26,7 +26,7 @@ from typing import Any
 
 from ark._coerce import as_int
 from ark._safe import short_repr
-from ark.answer import DEFAULT_READER, Answer, reader_named
+from ark.answer import DEFAULT_WRITER, Answer, answer_question, writer_named
 from ark.index import Index
 from ark.llm import ChatModel, LLMError
 from ark.retrieval import Retriever
@@ -118,23 +118,24 @@ class AnswerService:
                     "answer": answer.to_dict(),
                 }
             if nodes is not None:
-                write = reader_named(DEFAULT_READER)
+                write = writer_named(DEFAULT_WRITER)
                 answer = asyncio.run(write(llm, question, index, nodes))
                 structured = {"question": question, "answer": answer.to_dict()}
                 return _render(index, answer, {}), structured
             s = self.settings
-            result = Retriever(
+            retriever = Retriever(
                 index, llm, strategy=s.strategy, n_agents=s.agents, max_steps=s.max_steps,
                 seed=s.seed,
-            ).answer(question)  # fmt: skip
-        assert result.answer is not None
+            )  # fmt: skip
+            answered = answer_question(retriever, question)
+        result = answered.retrieval
         structured = {
             "question": question,
-            "answer": result.answer_dict(),
+            "answer": answered.answer_dict(),
             "ranking": [r.to_dict() for r in result.ranking],
             "passages": [p.to_dict() for p in result.passages],
         }
-        return _render(index, result.answer, result.cited_paths()), structured
+        return _render(index, answered.answer, answered.cited_paths()), structured
 
 
 def _arguments(index: Index, args: Mapping[str, Any]) -> tuple[str, list[int] | None]:

@@ -21,7 +21,7 @@ from rich.markup import escape as _markup_escape
 from rich.table import Table
 
 from ark._safe import printable
-from ark.answer import recited_note
+from ark.answer import Answer, aanswer_question, recited_note
 from ark.index import Index
 from ark.llm import ChatModel
 from ark.retrieval import RetrievalResult, Retriever, paths_to
@@ -82,6 +82,8 @@ class ChatSession:
             on_event=self._show_event,
         )
         self.results: list[RetrievalResult] = []
+        #: The answer in words to the last question (``--answer``; else ``None``).
+        self.last_answer: Answer | None = None
 
     @property
     def last(self) -> RetrievalResult | None:
@@ -91,21 +93,22 @@ class ChatSession:
 
     async def ask(self, question: str) -> RetrievalResult:
         query_id = f"chat-{len(self.results) + 1}"
+        answer: Answer | None = None
         if self.answer:
-            result = await self.retriever.aanswer(question, query_id)
+            answered = await aanswer_question(self.retriever, question, query_id)
+            result, answer = answered.retrieval, answered.answer
         else:
             result = await self.retriever.aretrieve(question, query_id=query_id)
         self.results.append(result)
+        self.last_answer = answer
         self._show_ranking(result)
-        if result.answer is not None:
-            self._show_answer(result)
+        if answer is not None:
+            self._show_answer(answer)
         return result
 
-    def _show_answer(self, result: RetrievalResult) -> None:
+    def _show_answer(self, a: Answer) -> None:
         """The answer in words and each citation, checked against the text of the
         nodes shown (:func:`ark.answer.check_citations`)."""
-        a = result.answer
-        assert a is not None
         g = self.index.graph
         if a.answerable:
             self.console.print(f"[bold]Answer:[/] {escape(a.text)}", soft_wrap=True)

@@ -1,7 +1,8 @@
 """GraphSearch in its own setting, a graph built from documents, with a scripted model:
 the semantic channel reads passages, the relational one the extracted phrases,
 refinement records summaries and sub-answers, the verifier is parsed strictly and the
-answer in words comes from the final step."""
+answer in words is written by the answer pipeline (ark.answer) from the basis the
+workflow records."""
 
 import asyncio
 import re
@@ -10,9 +11,17 @@ import numpy as np
 import pytest
 
 from _doubles import ScriptedChatModel, json_reply, prose
+from ark.answer import answer_question, answer_retrieval, write_from_basis
 from ark.index import build_dense, build_index, open_dense
 from ark.llm import Message
-from ark.strategies import AgentConfig, GraphSearch, GraphSearchConfig
+from ark.retrieval import Retriever, fuse_trajectories
+from ark.strategies import (
+    AgentConfig,
+    AnswerBasis,
+    GraphSearch,
+    GraphSearchConfig,
+    recorded_basis,
+)
 from ark.strategies.graphsearch import modules as m
 from ark.strategies.graphsearch import prompts
 from ark.strategies.graphsearch.documents import PASSAGE_SEARCH, DenseSearch, DocumentGraph
@@ -95,6 +104,14 @@ def scripted(index, verdicts=("yes",), plan=PLAN):
 def run(index, model, **workflow):
     gs = GraphSearch(index, model, AgentConfig(), workflow=GraphSearchConfig(**workflow))
     return asyncio.run(gs.run(QUESTION))
+
+
+def run_and_answer(index, model, **workflow):
+    """The workflow, then the answer pipeline's step over its retrieval (the answer is
+    recorded in the trajectory, which is returned)."""
+    traj = run(index, model, **workflow)
+    asyncio.run(answer_retrieval(model, index, fuse_trajectories(index, QUESTION, [traj])))
+    return traj
 
 
 def retrieval(traj, label):
@@ -188,7 +205,7 @@ def test_the_answer_in_words_comes_from_the_final_step(docs_index):
     """The final step is ark.answer's write_answer over what the workflow found: the
     drafted node, the passages the sub-answers came from, the edges followed."""
     model = scripted(docs_index)
-    traj = run(docs_index, model)
+    traj = run_and_answer(docs_index, model)
     city, museum = entity(docs_index, "Valdor"), entity(docs_index, "Kestrel Museum")
     assert traj.steps[-1].module == "answer_generation" and traj.steps[-1].note is None
     answer = traj.extra["graphsearch"]["answer"]
@@ -210,6 +227,7 @@ def test_the_answer_in_words_comes_from_the_final_step(docs_index):
     off = run(docs_index, scripted(docs_index), answer=False)
     assert "answer_generation" not in [s.module for s in off.steps]
     assert off.extra["graphsearch"]["answer"] is None and off.answer == traj.answer
+    assert recorded_basis(off) is None  # the answer step reads the fused retrieval
 
 
 def test_an_unusable_final_reply_is_an_unanswered_answer_and_keeps_the_ranking(docs_index):
@@ -220,7 +238,7 @@ def test_an_unusable_final_reply_is_an_unanswered_answer_and_keeps_the_ranking(d
             return prose("Valdor, I believe")
         return inner._script(messages)
 
-    traj = run(docs_index, ScriptedChatModel(script))
+    traj = run_and_answer(docs_index, ScriptedChatModel(script))
     answer = traj.extra["graphsearch"]["answer"]
     assert (answer["status"], answer["text"], answer["answerable"]) == ("bad_reply", "", False)
     assert traj.steps[-1].note == "bad reply: not JSON" and traj.stop_reason == "finish"
@@ -348,14 +366,85 @@ def test_a_hub_is_read_along_the_phrases_that_match_the_step(docs_index, monkeyp
     assert "edge_type" not in whole[1] and year in whole[2].nodes and len(whole[2].nodes) == 3
 
 
-def test_the_retriever_answers_with_the_workflows_own_answer(docs_index):
-    """``Retriever.answer`` with one GraphSearch agent returns the answer the workflow
-    wrote as its last step; no second answer call over the fused ranking."""
-    from ark.retrieval import Retriever
-
+def test_the_pipeline_answers_graphsearch_from_the_workflows_basis(docs_index):
+    """``answer_question`` with one GraphSearch agent writes the workflow's own answer
+    from the basis it recorded (one call, whatever the writer); no answer call over the
+    fused ranking, and the call is the trajectory's last step."""
     model = scripted(docs_index)
     retriever = Retriever(docs_index, model, strategy="graphsearch", n_agents=1, max_steps=12)
-    result = retriever.answer(QUESTION)
-    assert result.answer is not None and result.answer.text == "Valdor"
-    assert result.answer.citations == [entity(docs_index, "Valdor")]
+    answered = answer_question(retriever, QUESTION)  # the default writer reads in steps
+    assert answered.answer.text == "Valdor" and answered.recorded
+    assert answered.answer.citations == [entity(docs_index, "Valdor")]
     assert [module_of(c) for c in model.calls].count("answer") == 1
+    traj = answered.retrieval.trajectories[0]
+    assert traj.steps[-1].module == "answer_generation"
+    assert traj.extra["graphsearch"]["answer"] == answered.answer.to_dict()
+    assert traj.usage["prompt_tokens"] == sum(s.prompt_tokens for s in traj.steps)
+
+
+class SeedRecorder(ScriptedChatModel):
+    """The scripted model, keeping the seed each call asked for."""
+
+    def __init__(self, script):
+        super().__init__(script)
+        self.seeds: list[int | None] = []
+
+    async def complete(self, messages, tools, *, seed=None, **kwargs):
+        self.seeds.append(seed)
+        return await super().complete(messages, tools, seed=seed, **kwargs)
+
+
+def test_graphsearchs_answer_through_the_pipeline_is_the_one_its_basis_gives(docs_index):
+    """The workflow writes no answer: it records its basis (answer nodes, followed
+    edges, the seed of the call after its last); the pipeline's answer is the one-call
+    writer's over that basis, greedy, with that seed, as the workflow wrote it before."""
+    retrieval = Retriever(
+        docs_index, scripted(docs_index), strategy="graphsearch", n_agents=1, seed=5
+    ).retrieve(QUESTION)
+    traj = retrieval.trajectories[0]
+    assert "answer_generation" not in [s.module for s in traj.steps]
+    assert traj.extra["graphsearch"]["answer"] is None
+    key, basis = recorded_basis(traj)
+    assert key == "graphsearch" and basis == AnswerBasis.from_dict(basis.to_dict())
+    model_calls = sum(s.module != "retrieval" for s in traj.steps)
+    assert basis.seed == 5 + model_calls  # agent 0's seed, then one per call made
+    city, museum = entity(docs_index, "Valdor"), entity(docs_index, "Kestrel Museum")
+    assert basis.nodes[0] == city and (museum, "located in", city) in basis.edges
+
+    direct = SeedRecorder(scripted(docs_index)._script)
+    expected = asyncio.run(write_from_basis(direct, QUESTION, docs_index, basis))
+
+    model = SeedRecorder(scripted(docs_index)._script)
+    retriever = Retriever(docs_index, model, strategy="graphsearch", n_agents=1, seed=5)
+    answered = answer_question(retriever, QUESTION, writer="steps")
+    assert answered.answer == expected and answered.answer.text == "Valdor"
+    assert model.calls[-1] == direct.calls[-1]  # the same prompt: nodes and edges
+    assert model.seeds[-1] == direct.seeds[-1] == basis.seed
+    assert model.temperatures[-1] == direct.temperatures[-1] == 0.0
+    assert recorded_basis(answered.retrieval.trajectories[0])[1] == basis
+
+
+def test_several_graphsearch_agents_are_answered_from_their_fused_retrieval(docs_index):
+    """No one agent's basis is the fused retrieval's: the writer reads the ranking."""
+    model = scripted(docs_index)
+    retriever = Retriever(docs_index, model, strategy="graphsearch", n_agents=2, seed=0)
+    answered = answer_question(retriever, QUESTION, writer="one")
+    assert not answered.recorded and answered.answer.text == "Valdor"
+    assert all(recorded_basis(t) is not None for t in answered.retrieval.trajectories)
+    assert all(t.extra["graphsearch"]["answer"] is None for t in answered.retrieval.trajectories)
+    ranked = [r.index for r in answered.retrieval.ranking]
+    assert answered.answer.nodes[: len(ranked)] == ranked[: len(answered.answer.nodes)]
+
+
+def test_an_evaluation_counts_graphsearchs_answer_tokens_once(docs_index):
+    """``ark eval --answer``: the answer's call is a step of GraphSearch's trajectory, so
+    the record's tokens are the trajectory's (not the answer's added a second time)."""
+    from ark.eval._methods import RetrieverMethod
+
+    retriever = Retriever(docs_index, scripted(docs_index), strategy="graphsearch", n_agents=1)
+    out = asyncio.run(RetrieverMethod(retriever, answer=True)("q1", QUESTION))
+    traj = out.trajectories[0]
+    assert out.answer is not None and out.answer["text"] == "Valdor"
+    assert out.answer["prompt_tokens"] > 0 and traj.steps[-1].module == "answer_generation"
+    assert out.prompt_tokens == traj.usage["prompt_tokens"]
+    assert out.completion_tokens == traj.usage["completion_tokens"]

@@ -13,6 +13,8 @@ import json
 
 import pytest
 
+from ark.answer import answer_retrieval
+from ark.retrieval import fuse_trajectories
 from ark.strategies import AgentConfig, GraphSearch, GraphSearchConfig
 from ark.trajectory import Trajectory
 
@@ -38,8 +40,13 @@ def test_real_local_model_runs_the_workflow_on_a_metaqa_question(metaqa_index):
         AgentConfig(temperature=0.0, seed=0),
         workflow=GraphSearchConfig(expansions=0, channels=("relational",)),
     )
-    traj = asyncio.run(gs.run("what movies did [Joel Zwick] direct"))
+    question = "what movies did [Joel Zwick] direct"
+    traj = asyncio.run(gs.run(question))
     assert traj.stop_reason in ("finish", "max_steps"), traj.error
+    # The answer pipeline's step writes the workflow's answer from its basis and
+    # records it as the trajectory's last step.
+    retrieval = fuse_trajectories(metaqa_index, question, [traj])
+    asyncio.run(answer_retrieval(llm, metaqa_index, retrieval))
 
     # A well-formed workflow: plan first, then draft, verify and the answer, each reply
     # the JSON its grammar allows (or noted as cut at max_tokens, never silently lost).

@@ -8,9 +8,16 @@ import pytest
 
 from _doubles import ScriptedChatModel, json_reply
 from _helpers import node
+from ark.answer import answer_question, answer_retrieval
 from ark.llm import LLMError, Message
-from ark.retrieval import Retriever
-from ark.strategies import AgentConfig, GraphSearch, GraphSearchConfig, strategy_names
+from ark.retrieval import Retriever, fuse_trajectories
+from ark.strategies import (
+    AgentConfig,
+    GraphSearch,
+    GraphSearchConfig,
+    recorded_basis,
+    strategy_names,
+)
 from ark.strategies.graphsearch import graphsearch_factory
 
 QUESTION = "which genres are the films directed by [Robert Zemeckis] in"
@@ -83,11 +90,8 @@ def test_graphsearch_is_registered_when_ark_agent_is_imported():
 
 def test_the_workflow_runs_its_modules_in_order_and_records_each(movie_index):
     model = scripted(movie_index)
-    traj = (
-        Retriever(movie_index, model, strategy="graphsearch", n_agents=1)
-        .retrieve(QUESTION, "q1")
-        .trajectories[0]
-    )
+    retriever = Retriever(movie_index, model, strategy="graphsearch", n_agents=1)
+    traj = answer_question(retriever, QUESTION, "q1").retrieval.trajectories[0]
     assert modules(traj) == [
         "query_decomposition",
         "retrieval", "context_refinement",  # S1
@@ -157,9 +161,13 @@ def test_the_step_budget_bounds_model_calls_and_still_ranks(movie_index):
     model = scripted(movie_index)
     gs = GraphSearch(movie_index, model, AgentConfig(max_steps=4))
     traj = asyncio.run(gs.run(QUESTION))
-    # The budget bounds the workflow; the final answer is one call past it.
-    assert len(model.calls) == 5 and traj.stop_reason == "max_steps"
-    assert modules(traj)[-1] == "answer_generation"
+    # The budget bounds the workflow, which writes no answer but records its basis ...
+    assert len(model.calls) == 4 and traj.stop_reason == "max_steps"
+    assert recorded_basis(traj) is not None and "answer_generation" not in modules(traj)
+    # ... and the answer step writes it: one call past the budget.
+    retrieval = fuse_trajectories(movie_index, QUESTION, [traj])
+    asyncio.run(answer_retrieval(model, movie_index, retrieval))
+    assert len(model.calls) == 5 and modules(traj)[-1] == "answer_generation"
     # Budget spent before drafting: the semantic chain's last kept nodes still rank.
     assert traj.answer and "logic_drafting" not in modules(traj)
 

@@ -1,7 +1,7 @@
 """GraphSearch's workflow as an ARK strategy: decompose, then per step ground,
 retrieve and refine in two channels, draft, verify, and expand while verification
-rejects (bounded), then write the answer in words, all through one tool session and
-the ChatModel protocol.
+rejects (bounded), then record what the answer in words is to be written from, all
+through one tool session and the ChatModel protocol.
 
 On a graph built from documents (passage nodes, ``ark.graph._documents``) the
 channels are the paper's: the semantic one reads passages, the relational one the
@@ -11,8 +11,12 @@ extracted triples, and refinement writes a summary and a sub-answer per sub-quer
 Each module's model call is a step of the trajectory (``StepRecord.module``); the
 tool calls of a sub-query's retrieval are a step of their own (module ``retrieval``,
 no model call). The ranking is the drafted chain's answer nodes, then the nodes the
-last step of each channel kept, fused across the two channels by vote; the answer in
-words is under the trajectory's ``graphsearch.answer``.
+last step of each channel kept, fused across the two channels by vote. The workflow's
+answer in words is written by the answer step above retrieval (``ark.answer``), from
+the basis recorded under the trajectory's ``graphsearch.answer_basis`` (the nodes the
+workflow found, the edges it followed, the seed); the answer step then records it as
+the trajectory's last step (module ``answer_generation``) and under
+``graphsearch.answer``.
 """
 
 from __future__ import annotations
@@ -22,13 +26,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ark.answer import Edge, write_answer
 from ark.errors import ArkError
 from ark.fusion import fuse_vote
 from ark.graph import ENTITY_TYPE, MENTIONS, entity_key
 from ark.index import Index
 from ark.llm import ChatModel, Message
 from ark.session import ToolSession
+from ark.strategies._basis import BASIS_KEY, AnswerBasis, Edge
 from ark.strategies._protocol import (
     AgentConfig,
     AgentEvent,
@@ -43,7 +47,7 @@ from ark.tools import GraphTools
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
 
 EVIDENCE_NODES = 12  # nodes listed per step in the evidence the drafter and judge read
-ANSWER_NODES = 12  # nodes whose text the final answer step reads
+ANSWER_NODES = 12  # nodes whose text the final answer step reads (the basis's nodes)
 ANSWER_EDGES = 40  # edges followed to them, shown as facts
 
 
@@ -51,7 +55,9 @@ ANSWER_EDGES = 40  # edges followed to them, shown as facts
 class GraphSearchConfig:
     """The workflow's own knobs. ``expansions``: verify-expand rounds after the first
     draft (the public code does one); ``channels``: which retrieval channels run;
-    ``answer``: end with the answer in words (one model call past ``max_steps``);
+    ``answer``: record the basis of the workflow's own answer in words, which the
+    answer step (``ark.answer``) writes from in one model call past ``max_steps``
+    (off: it reads the fused retrieval as for any strategy);
     on a graph built from documents, ``passages``: passages per semantic sub-query, and
     ``dense``: fuse dense retrieval in when the index has embeddings (``ark index
     embed``): a retrieval channel, not a switch of the sentence encoder that the tools
@@ -135,7 +141,7 @@ class GraphSearch:
         self._steps: dict[str, list[m.SubQuery]] = {m.SEMANTIC: [], m.RELATIONAL: []}
         self._draft: tuple[str, list[int]] = ("", [])
         self._verdicts: list[Any] = []
-        self._answer: dict[str, Any] | None = None
+        self._basis: AnswerBasis | None = None
         self._answer_error: str | None = None
         self._doc: DocumentGraph | None = None
         self._free = False
@@ -156,7 +162,7 @@ class GraphSearch:
             stop = "error"
         if self.workflow.answer and stop != "error":
             try:
-                await self._write_answer(query)
+                self._basis = self._answer_basis()
             except Exception as exc:  # the retrieval stands, with no answer in words
                 self._answer_error = f"{type(exc).__name__}: {exc}"
         traj = self._traj
@@ -172,8 +178,10 @@ class GraphSearch:
             "chain": self._draft[0],
             "drafted": self._draft[1],
             "verdicts": self._verdicts,
-            "answer": self._answer,
+            "answer": None,  # the answer step writes it (ark.answer), from the basis
         }
+        if self._basis is not None:
+            traj.extra["graphsearch"][BASIS_KEY] = self._basis.to_dict()
         if self._answer_error:
             traj.extra["graphsearch"]["answer_error"] = self._answer_error
         traj.wall_s = round(time.perf_counter() - started, 4)
@@ -430,50 +438,18 @@ class GraphSearch:
                         edges[edge] = None
         return list(edges)[:ANSWER_EDGES]
 
-    async def _write_answer(self, question: str) -> None:
-        """The final step: the answer in words by :func:`ark.answer.write_answer` (the
-        same step ``Retriever.answer`` takes) over what the workflow found, recorded as
-        a step (module ``answer_generation``) and under ``graphsearch.answer``. It is
-        one model call past ``max_steps``: the paper's workflow ends with an answer
-        however its rounds ended. Written greedily whatever the workflow's temperature,
-        as ``Retriever.answer`` and the naive-RAG baseline write theirs: rows of an
-        answer table then differ by what was retrieved, not by a sampled reader. A bad
-        reply or a failed model is an unanswered :class:`~ark.answer.Answer` saying
-        why, never an exception."""
+    def _answer_basis(self) -> AnswerBasis:
+        """What the workflow's answer in words is to be written from: its answer nodes,
+        the edges followed to them, and the seed of the call that writes it (the one
+        after the workflow's last). The answer step (``ark.answer``) writes it with
+        ``ark.answer.write_answer``, one model call past ``max_steps``: the paper's
+        workflow ends with an answer however its rounds ended. Written greedily
+        whatever the workflow's temperature, as every answer step writes: rows of an
+        answer table then differ by what was retrieved, not by a sampled writer."""
         nodes = self._answer_nodes()
         cfg = self.config
-        answer = await write_answer(
-            self.llm,
-            question,
-            self.index,
-            nodes,
-            edges=self._followed(nodes),
-            temperature=0.0,
-            seed=0 if cfg.seed is None else cfg.seed + self._calls,
-        )
-        self._answer = answer.to_dict()
-        if answer.status == "no_evidence":  # no model call was made
-            return
-        self._calls += 1
-        traj = self._traj
-        replied = answer.status in ("answered", "not_answerable")
-        # The reply as checked (citations not shown are dropped); the raw text stays
-        # inside write_answer, which reports a reply that did not fit by its reason.
-        checked = {"answerable": answer.answerable, "answer": answer.text}
-        traj.steps.append(
-            StepRecord(
-                index=len(traj.steps),
-                llm_latency_s=answer.latency_s,
-                prompt_tokens=answer.prompt_tokens,
-                completion_tokens=answer.completion_tokens,
-                content=json.dumps({**checked, "citations": answer.citations}) if replied else "",
-                module="answer_generation",
-                note=None if replied else answer.reason,
-            )
-        )
-        traj.usage["prompt_tokens"] += answer.prompt_tokens
-        traj.usage["completion_tokens"] += answer.completion_tokens
-        self._emit("answer_generation", {}, answer.answerable, answer.text)
+        seed = 0 if cfg.seed is None else cfg.seed + self._calls
+        return AnswerBasis(nodes, self._followed(nodes), seed)
 
     # -- recording -----------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""``Retriever.answer``: retrieval, then the answer step over the ranking and its
-evidence passages, with each citation's evidence paths."""
+"""``ark.answer.answer_question``: retrieval, then the answer step over the ranking and
+its evidence passages, with each citation's evidence paths; the retriever only
+retrieves."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from _doubles import ScriptedChatModel, json_reply, tool_call
 from _passages_fixture import build_document_index
 from ark import Retriever
-from ark.answer import ANSWER_SCHEMA
+from ark.answer import ANSWER_SCHEMA, answer_question
 from ark.index import Index
 
 P_LENA, P_PORT, P_TOMAS, P_HARBOUR, P_SEALS = range(5)
@@ -41,10 +42,11 @@ def chain(reply: dict[str, object], calls: int = 1) -> ScriptedChatModel:
 def test_answer_reads_the_ranking_and_the_evidence_passages(docs):
     model = chain({"answerable": True, "answer": "Tomas Reed", "citations": [P_TOMAS, TOMAS]})
     retriever = Retriever(docs, model, n_agents=1, seed=0)
-    result = retriever.answer("Who is the mayor?", reader="one")
+    answered = answer_question(retriever, "Who is the mayor?", writer="one")
+    result = answered.retrieval
     assert [r.index for r in result.ranking] == [TOMAS]
-    answer = result.answer
-    assert answer is not None and answer.answerable
+    answer = answered.answer
+    assert answer.answerable and not answered.recorded
     assert answer.text == "Tomas Reed"
     # The ranked node first, then its evidence passages: the one most relevant to the
     # question leads, the one sharing a bridge entity (Tomas Reed) with it follows, then
@@ -59,11 +61,13 @@ def test_answer_reads_the_ranking_and_the_evidence_passages(docs):
     assert f"[{TOMAS}] Tomas Reed -mayor of-> [{PORT}] Port Avel" in prompt
     assert f"[{LENA}] Lena Marsh -born in-> [{PORT}] Port Avel" in prompt
     # Each citation comes with its evidence paths.
-    paths = result.cited_paths()
+    paths = answered.cited_paths()
     assert list(paths) == [P_TOMAS, TOMAS]
     assert paths[TOMAS] == list(result.why(TOMAS).paths)
     assert paths[P_TOMAS] == list(result.passages[2].paths) and paths[P_TOMAS]
-    d = json.loads(json.dumps(result.to_dict()))
+    d = json.loads(json.dumps(answered.to_dict()))
+    assert list(d)[list(d).index("passages") + 1] == "answer"  # where `ark ask --json` had it
+    assert d["wall_s"] == answered.wall_s >= result.wall_s
     assert d["answer"]["text"] == "Tomas Reed"
     assert d["answer"]["citations"] == [P_TOMAS, TOMAS]
     assert d["answer"]["evidence"][str(TOMAS)][0]["hops"][-1]["neighbor"] == TOMAS
@@ -79,17 +83,23 @@ def test_a_bad_answer_reply_keeps_the_retrieval(docs):
         ],
         per_call=True,
     )
-    result = Retriever(docs, model, n_agents=1).answer("Who is the mayor?", reader="one")
-    assert [r.index for r in result.ranking] == [P_LENA]
-    assert result.answer is not None and result.answer.status == "bad_reply"
-    assert result.cited_paths() == {}
+    answered = answer_question(
+        Retriever(docs, model, n_agents=1), "Who is the mayor?", writer="one"
+    )
+    assert [r.index for r in answered.retrieval.ranking] == [P_LENA]
+    assert answered.answer.status == "bad_reply"
+    assert answered.cited_paths() == {}
 
 
 def test_retrieve_alone_has_no_answer(docs):
     model = chain({"answerable": True, "answer": "x", "citations": []})
-    result = Retriever(docs, model, n_agents=1).retrieve("Who is the mayor?")
-    assert result.answer is None and "answer" not in result.to_dict()
+    retriever = Retriever(docs, model, n_agents=1)
+    result = retriever.retrieve("Who is the mayor?")
+    assert "answer" not in result.to_dict()
     assert len(model.calls) == 5  # no answer call
+    # The retriever only retrieves: answering is the step above it (ark.answer).
+    assert not hasattr(retriever, "answer") and not hasattr(retriever, "aanswer")
+    assert not hasattr(result, "answer")
 
 
 def test_answer_reads_in_steps_by_default(docs):
@@ -108,19 +118,20 @@ def test_answer_reads_in_steps_by_default(docs):
         ],
         per_call=True,
     )
-    result = Retriever(docs, model, n_agents=1, seed=0).answer("Who is the mayor?")
-    assert result.answer is not None and result.answer.text == "Tomas Reed"
-    assert result.answer.citations == [P_LENA, P_TOMAS]
+    answered = answer_question(Retriever(docs, model, n_agents=1, seed=0), "Who is the mayor?")
+    assert answered.answer.text == "Tomas Reed"
+    assert answered.answer.citations == [P_LENA, P_TOMAS]
     assert model.schemas[-2:] == [LOOKUP_SCHEMA, LOOKUP_SCHEMA]
-    assert result.cited_paths()[P_TOMAS]  # the citations keep their evidence paths
+    assert answered.cited_paths()[P_TOMAS]  # the citations keep their evidence paths
 
 
-def test_an_unknown_reader_fails_before_the_retrieval(docs):
+def test_an_unknown_writer_fails_before_the_retrieval(docs):
     from ark.errors import ArkError
 
     model = ScriptedChatModel([])
-    with pytest.raises(ArkError, match="unknown answer reader"):
-        Retriever(docs, model, n_agents=1, seed=0).answer("Who is the mayor?", reader="twice")
+    retriever = Retriever(docs, model, n_agents=1, seed=0)
+    with pytest.raises(ArkError, match="unknown answer writer"):
+        answer_question(retriever, "Who is the mayor?", writer="twice")
     assert model.calls == []
 
 
@@ -137,9 +148,10 @@ def test_chat_answers_in_words_with_checked_citations(docs):
     model = chain({"answerable": True, "answer": "Tomas Reed", "citations": [P_HARBOUR]}, 2)
     console = Console(record=True, width=200)
     session = ChatSession(docs, model, agents=1, answer=True, console=console)
-    result = asyncio.run(session.ask("Who is the mayor?"))
-    assert result.answer is not None and result.answer.recited_from == [P_HARBOUR]
+    asyncio.run(session.ask("Who is the mayor?"))
+    answer = session.last_answer
+    assert answer is not None and answer.recited_from == [P_HARBOUR]
     shown = console.export_text()
     assert "Answer: Tomas Reed" in shown
-    assert f"cites [{result.answer.citations[0]}]" in shown
+    assert f"cites [{answer.citations[0]}]" in shown
     assert f"the model cited [{P_HARBOUR}], which do not hold what it says" in shown
