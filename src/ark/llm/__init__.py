@@ -10,12 +10,18 @@ is given (``--base-url``, ``ARK_BASE_URL`` or ``OPENAI_BASE_URL``) or an OpenAI 
 set with a model name; otherwise the local in-process model (no key, no network),
 with one KV cache per conversation when ``local_states=True`` (or ``ARK_LOCAL_STATES=1``),
 or decoding concurrent calls (parallel agents) in one batch when ``parallel=True`` (or
-``ARK_LOCAL_PARALLEL=1``).
+``ARK_LOCAL_PARALLEL=1``). ``ModelSettings`` holds its arguments and the response
+cache as data, the one place ``ark ask``, ``ark eval``, ``ark distill collect`` and the
+Ray workers build their model from; it sits here, beside ``make_chat_model``, because
+``ModelSettings.build`` calls it (in a module of its own it would import this one back).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ark.llm._cache import (
@@ -25,7 +31,6 @@ from ark.llm._cache import (
     LLMCache,
     with_llm_cache,
 )
-from ark.llm._settings import ModelSettings
 from ark.llm._types import (
     CallProfile,
     ChatModel,
@@ -144,3 +149,40 @@ def make_chat_model(
     if states:  # one KV cache per conversation (parallel agents on one local model)
         return LocalStatesChatModel(model_path=model, **kwargs)
     return LocalChatModel(model_path=model, **kwargs)
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The arguments of :func:`make_chat_model` plus the response cache.
+
+    Plain data (it travels to Ray workers by pickle). ``options`` are backend keyword
+    arguments such as ``lora_path`` (an adapter) or ``n_threads`` (llama.cpp).
+    """
+
+    model: str | None = None
+    base_url: str | None = None
+    request_timeout: float | None = None
+    max_retries: int | None = None
+    #: Local model: decode parallel agents' calls together (None: ``ARK_LOCAL_PARALLEL``).
+    parallel: bool | None = None
+    #: False ignores ``ARK_BASE_URL``/``OPENAI_BASE_URL`` and the key (``ark demo``).
+    use_env: bool = True
+    #: Directory of the on-disk response cache (None: no cache).
+    llm_cache: str | Path | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``make_chat_model`` (the cache is not one of them)."""
+        return {
+            "model": self.model,
+            "base_url": self.base_url,
+            "request_timeout": self.request_timeout,
+            "max_retries": self.max_retries,
+            **({"parallel": self.parallel} if self.parallel is not None else {}),
+            **({"use_env": False} if not self.use_env else {}),
+            **self.options,
+        }
+
+    def build(self) -> ChatModel:
+        """The model, behind the response cache when ``llm_cache`` is set."""
+        return with_llm_cache(make_chat_model(**self.kwargs()), self.llm_cache)
