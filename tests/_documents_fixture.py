@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from _helpers import index_of_graph
-from ark.graph import Graph
-from ark.graph._documents import ENTITY_TYPE, MENTIONS, PASSAGE_TYPE, passage_text
+from ark.graph import ENTITY_TYPE, MENTIONS, PASSAGE_TYPE, Graph, passage_text
 from ark.index import Index, open_index
 
 #: (title, text) of each passage node, in node order (0..7).

@@ -117,7 +117,7 @@ def install(monkeypatch: pytest.MonkeyPatch) -> None:
     decoder needs llama.cpp's decode and is tested on the real model
     (``tests/llm/test_lookup.py``)."""
     llama_cpp = pytest.importorskip("llama_cpp")
-    from ark.llm.local import _kv_state
+    from ark.probes import local_kv_state as _kv_state
 
     monkeypatch.setenv("ARK_LOOKUP", "off")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ark.graph import DescribedSchema, Graph
 from ark.index import BM25Params, Index, TokenizerConfig, build_index
-from ark.index._store import write_index
+from ark.probes import write_index
 from ark.session import ToolSession
 from ark.strategies import ChainHints
 from ark.tools import ToolConfig

@@ -10,9 +10,16 @@ from pathlib import Path
 import numpy as np
 
 from ark.graph import Graph
-from ark.index import BM25Params, Index, Removal, Tokenizer, build_bm25, update_index
-from ark.index._store import _descriptors, write_index
-from ark.index._tokenize import TokenizerConfig
+from ark.index import (
+    BM25Params,
+    Index,
+    Removal,
+    Tokenizer,
+    TokenizerConfig,
+    build_bm25,
+    update_index,
+)
+from ark.probes import index_descriptors, write_index
 from ark.tools import GraphTools, SearchResult
 
 WORDS = "alpha beta gamma delta river stone paper light tom hanks city north".split()  # noqa: SIM905
@@ -83,7 +90,7 @@ def scratch(m: Model) -> GraphTools:
     """The model's final graph indexed from scratch, in memory."""
     g = m.graph()
     tok = Tokenizer(TokenizerConfig())
-    bm25 = build_bm25(_descriptors(g), g.n_nodes, tok, BM25Params())
+    bm25 = build_bm25(index_descriptors(g), g.n_nodes, tok, BM25Params())
     return GraphTools(Index(Path("scratch"), g, bm25, {}))
 
 

@@ -127,8 +127,8 @@ def test_help_texts_keep_the_extras_names_rich_would_read_as_markup():
 
 def test_info_lists_the_most_used_relations_unless_all(tmp_path):
     """A graph from documents has thousands of relation phrases (issue 66)."""
-    from ark.cli._graph_cmds import INFO_RELATIONS
     from ark.index import build_index
+    from ark.probes import INFO_RELATIONS
 
     lines = [f"A{i}|rel_{i:03d}|B{i}" for i in range(INFO_RELATIONS + 10)]
     lines += ["A0|rel_000|C0"] * 1 + ["A1|rel_000|C1"]

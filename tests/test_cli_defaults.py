@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ark.cli._agent_cmds import LOCAL_DEFAULTS, fitting_defaults
-from ark.cli._ingest_cmds import default_extractor
 from ark.llm import uses_local_model
+from ark.probes import LOCAL_DEFAULTS, default_extractor, fitting_defaults
 
 
 @pytest.fixture(autouse=True)

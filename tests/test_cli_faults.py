@@ -170,10 +170,10 @@ def test_every_command_that_prints_a_result_takes_json():
 
 
 def test_live_steps_with_markup_in_a_tool_name_are_printed(capsys):
-    from ark.cli._agent_cmds import _live_printer
+    from ark.probes import live_printer
     from ark.strategies import AgentEvent
 
-    show = _live_printer(2)
+    show = live_printer(2)
     show(AgentEvent(0, 0, "[/]", {"query": "[/bold] \ud800"}, False, "Error in [/]: [red]x"))
     err = capsys.readouterr().err
     assert "[/]" in err and "[/bold]" in err

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from _strategy_plugin import first_hit
 from ark.cli import app
 from ark.errors import ArkError
-from ark.strategies import _protocol as _strategy
+from ark.probes import strategy_registry as _strategy
 from ark.strategies import register_strategy, strategy_info, strategy_names
 
 runner = CliRunner()

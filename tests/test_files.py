@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from ark._files import file_mode, open_append, write_atomic
 from ark.errors import ArkError
+from ark.probes import file_mode, open_append, write_atomic
 
 
 def test_a_write_replaces_a_link_and_leaves_its_target(tmp_path):
@@ -47,8 +47,8 @@ def test_an_append_refuses_a_link_or_a_fifo(tmp_path):
 
 
 def test_an_ingest_cache_linked_elsewhere_is_refused(tmp_path):
-    from ark.ingest._extraction import Extraction
-    from ark.ingest._work import WorkDir
+    from ark.ingest import Extraction
+    from ark.probes import WorkDir
 
     victim = tmp_path / "victim.jsonl"
     victim.write_text("")
@@ -61,7 +61,7 @@ def test_an_ingest_cache_linked_elsewhere_is_refused(tmp_path):
 
 
 def test_a_streamed_write_is_all_or_nothing_and_replaces_a_link(tmp_path):
-    from ark._files import atomic_writer
+    from ark.probes import atomic_writer
 
     target = tmp_path / "users.txt"
     target.write_text("mine")

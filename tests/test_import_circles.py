@@ -14,6 +14,18 @@ should not pay; it must not be what keeps two modules from importing each other 
 Imports under ``if TYPE_CHECKING:`` do not count: they never run, so they load nothing
 and close no circle at run time, and they are the one way to name a type of a module
 that imports yours (a type annotation is not a dependency of behaviour).
+
+A second test keeps ``tests/`` and ``benchmarks/`` on the public faces of ``ark``: they
+import no private module (``ark.x._y``, ``ark._y``), only the packages' ``__init__``
+names, public modules (``ark.graph.columns``), and the two named faces for internals,
+``ark.testing`` (chat models for tests) and ``ark.probes`` (what a benchmark or test
+measures below the API). It is a test rather than import-linter's ``private`` contract
+with ``tests`` as a root package: that would need ``tests/`` to be an importable package
+(``__init__.py`` files in every folder), which changes how pytest names and collects the
+test modules (``pythonpath = ["tests"]``, rootdir-relative module names). ``benchmarks/``
+is a root package of the contracts and so covered by ``private`` as well; the test reads
+it too, so that one rule for both folders is written in one place. (Code in a string that
+a test runs in a child process is read by neither: keep such scripts on ``ark.probes``.)
 """
 
 from __future__ import annotations
@@ -162,9 +174,7 @@ def _describe(component: list[str], graph: dict[str, dict[str, int]]) -> str:
 def test_no_import_circle() -> None:
     graph = import_graph()
     cycles = find_cycles(graph)
-    assert not cycles, "import circles inside packages:\n" + "\n".join(
-        _describe(c, graph) for c in cycles
-    )
+    assert not cycles, "import circles in ark:\n" + "\n".join(_describe(c, graph) for c in cycles)
 
 
 def test_the_check_sees_deferred_imports() -> None:
@@ -186,3 +196,32 @@ def test_the_check_sees_deferred_imports() -> None:
     graph = {"ark.p._a": {"ark.p._b": 1}, "ark.p._b": {"ark.p._a": 2}, "ark.p": {}}
     assert find_cycles(graph) == [["ark.p._a", "ark.p._b"]]
     assert find_cycles({"ark.p._a": {"ark.p._b": 1}, "ark.p._b": {}}) == []
+
+
+def _private_imports(folder: Path) -> Iterator[str]:
+    modules = _modules()
+    for path in sorted(folder.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module] + [
+                    f"{node.module}.{alias.name}"
+                    for alias in node.names
+                    if f"{node.module}.{alias.name}" in modules
+                ]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "ark" and any(part.startswith("_") for part in parts[1:]):
+                    yield f"{path.relative_to(ROOT)}:{node.lineno}: {name}"
+
+
+def test_tests_and_benchmarks_import_only_public_faces() -> None:
+    found = [*_private_imports(ROOT / "tests"), *_private_imports(ROOT / "benchmarks")]
+    assert not found, (
+        "private ark modules imported from tests/ or benchmarks/ (use the package's "
+        "exported name, ark.testing or ark.probes):\n" + "\n".join(found)
+    )

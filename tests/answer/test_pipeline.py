@@ -103,7 +103,7 @@ def test_retrieve_alone_has_no_answer(docs):
 
 
 def test_answer_reads_in_steps_by_default(docs):
-    from ark.answer._steps import LOOKUP_SCHEMA
+    from ark.probes import LOOKUP_SCHEMA
 
     model = ScriptedChatModel(
         [

@@ -19,8 +19,8 @@ from _passages_fixture import (
     build_document_index,
 )
 from ark.answer import ANSWER_SCHEMA, Answer, write_answer_in_steps
-from ark.answer._steps import LOOKUP_SCHEMA, chained, fill, plan_schema, rank_for
 from ark.errors import ArkError
+from ark.probes import LOOKUP_SCHEMA, chained, fill, plan_schema, rank_for
 
 POOL = [P_SEALS, P_HARBOUR, P_TOMAS, P_PORT, P_LENA]  # the answer passages last
 
@@ -131,7 +131,7 @@ def test_the_plan_schema_is_a_grammar_the_local_model_can_follow():
     pytest.importorskip("llama_cpp")
     from llama_cpp import LlamaGrammar
 
-    from ark.llm.local._model import json_grammar
+    from ark.llm.local import json_grammar
 
     grammar = json_grammar(plan_schema())
     assert '"#" [1-3]' in grammar  # the fourth lookup names #1, #2 or #3
@@ -176,7 +176,7 @@ def test_a_hostile_model_s_plan_and_answers_are_bounded(index):
     """A server that ignores the schemas: a plan of 100 lookups each naming #1 forty
     times, 5 MB answers. The prompts stay small and the answers are cut, counted (issue 67)."""
     from ark.answer import MAX_ANSWER_CHARS
-    from ark.answer._steps import MAX_LOOKUP_ANSWER, MAX_LOOKUPS
+    from ark.probes import MAX_LOOKUP_ANSWER, MAX_LOOKUPS
 
     huge = "x" * 5_000_000
     plan = json_reply({"lookups": ["Where was Lena Marsh born?"] + ["#1 " * 40] * 99})

@@ -150,8 +150,8 @@ def test_the_student_runs_with_its_prompt_variant(movie_index):
 
 def test_collect_resume_redoes_failed_queries_and_a_locked_out_is_refused(movie_index, tmp_path):
     from ark.eval import RunLockedError
-    from ark.eval._lock import RunLock
     from ark.llm import LLMError
+    from ark.probes import RunLock
 
     qs = [Question("a", "films by Zemeckis"), Question("b", "films with Hanks")]
     good = teacher()

@@ -190,8 +190,8 @@ def test_adapter_records_the_tools_the_student_was_trained_to_call(adapter_dir, 
 
 
 def test_an_adapter_trained_on_hints_runs_ark_guided_by_default(adapter_dir, tmp_path):
-    from ark.cli._agent_cmds import adapter_strategy
     from ark.distill.export import adapter_settings
+    from ark.probes import adapter_strategy
 
     hinted, plain, old = (tmp_path / f"{n}.gguf" for n in ("hinted", "plain", "old"))
     export_gguf(adapter_dir, hinted, metadata={"prompt": "short", "hints": "true"})

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ark.distill._paths import PathSampler
 from ark.graph import Graph
 from ark.index import Index
+from ark.probes import PathSampler
 
 
 def test_steps_read_types_past_4096_exactly():

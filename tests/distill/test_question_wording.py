@@ -9,16 +9,10 @@ import re
 
 import pytest
 
-from ark.distill._paths import PathSampler
-from ark.distill._questions import (
-    RelationStep,
-    chain_question,
-    intersection_question,
-)
-from ark.distill._wordclass import read_label
-from ark.distill.synthesize import SynthConfig, synthesize
+from ark.distill.synthesize import RelationStep, SynthConfig, synthesize
 from ark.graph import DescribedSchema, RelationDoc, TypeDoc
 from ark.index import build_index
+from ark.probes import PathSampler, chain_question, intersection_question, read_label
 
 
 @pytest.mark.parametrize(

@@ -140,8 +140,8 @@ def test_phrasing_follows_the_labels_word_class():
     as "the ... of"; no question strings relation names together."""
     import random
 
-    from ark.distill._questions import RelationStep, chain_question
-    from ark.distill._wordclass import read_label
+    from ark.distill.synthesize import RelationStep
+    from ark.probes import chain_question, read_label
 
     assert read_label("directed by").kind == "agent"
     assert read_label("has genre").kind == read_label("in language").kind == "noun"

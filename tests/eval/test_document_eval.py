@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 
 from _documents_fixture import MUSIQUE, PASSAGES, build_document_index, write_json
 from ark.cli import app
-from ark.eval import evaluate, read_records
-from ark.eval._methods import evidence_passages
+from ark.eval import evaluate, evidence_passages, read_records
 from ark.llm import Message
 from ark.testing import ScriptedChatModel, json_reply, tool_call
 
@@ -264,7 +263,7 @@ def test_hit_at_1_over_documents_reads_the_evidence_passages(doc_index, tmp_path
 
 
 def test_the_answer_is_read_in_steps_by_default_and_the_config_says_so(doc_index, tmp_path):
-    from ark.answer._steps import LOOKUP_SYSTEM, PLAN_SYSTEM
+    from ark.probes import LOOKUP_SYSTEM, PLAN_SYSTEM
 
     def model(messages: list[Message]) -> Message:
         if messages[0].content == PLAN_SYSTEM:
@@ -339,7 +338,7 @@ def test_questions_with_answers_alone_are_scored_by_their_answers(doc_index, tmp
     assert report.exit_code == 0, report.output
     row = (tmp_path / "rep" / "comparison.csv").read_text().splitlines()[1]
     assert ",2,–,–,–,–,50.0,50.0," in row  # n, no rank measure (not 0.0), EM, F1
-    from ark.serve.viewer._data import load_source
+    from ark.serve.viewer import load_source
 
     _, rows, _ = load_source(out, doc_index.path)
     assert [r["m"] for r in rows] == [{"em": 1.0, "f1": 1.0}, {"em": 0.0, "f1": 0.0}]
@@ -348,7 +347,7 @@ def test_questions_with_answers_alone_are_scored_by_their_answers(doc_index, tmp
 def test_a_run_records_how_the_citations_were_checked():
     """The viewer shows a replaced citation from the run's record: it must keep it."""
     from ark.answer import Answer
-    from ark.eval._answer_record import answer_record
+    from ark.eval import answer_record
 
     recited = Answer(
         "Tomas Reed", [2], True, "answered", citation_check="recited", recited_from=[0]

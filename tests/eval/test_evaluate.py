@@ -11,7 +11,7 @@ from _helpers import metaqa_dir
 from ark.errors import ArkError
 from ark.eval import Evaluation, evaluate, read_records
 from ark.llm import Message
-from ark.strategies import _protocol as _strategy
+from ark.probes import strategy_registry as _strategy
 from ark.strategies import register_strategy
 from ark.testing import ScriptedChatModel, tool_call
 

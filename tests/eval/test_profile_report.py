@@ -9,8 +9,7 @@ import pytest
 
 from _doubles import ScriptedChatModel, tool_call
 from ark.datasets import Query
-from ark.eval import BM25Method, RetrieverMethod, RunStore, run_queries
-from ark.eval._runstore import read_records
+from ark.eval import BM25Method, RetrieverMethod, RunStore, read_records, run_queries
 from ark.eval.report import write_report
 from ark.index import build_index
 from ark.llm import CallProfile

@@ -16,8 +16,8 @@ import ark
 from _doubles import ScriptedChatModel, tool_call
 from ark.datasets import Query
 from ark.eval import RetrieverMethod, RunLockedError, RunStore, read_records, run_queries
-from ark.eval._lock import LOCK_FILE, RunLock
 from ark.index import build_index
+from ark.probes import LOCK_FILE, RunLock
 from ark.retrieval import Retriever
 
 HERE = Path(__file__).parent

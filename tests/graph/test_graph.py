@@ -158,7 +158,7 @@ def test_codes_past_int16_are_widened_not_wrapped(n_types, n_relations, type_dty
 
 def test_limits_past_int32_are_refused_at_build():
     from ark.errors import ArkError
-    from ark.graph._graph import MAX_NODES, MAX_RELATIONS, check_limits
+    from ark.probes import MAX_NODES, MAX_RELATIONS, check_limits
 
     check_limits(MAX_NODES, 10, MAX_RELATIONS)
     with pytest.raises(ArkError, match="2,147,483,648 nodes; ARK indexes at most"):

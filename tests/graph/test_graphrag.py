@@ -11,8 +11,8 @@ import pytest
 
 from ark.errors import GraphFormatError
 from ark.graph import MENTIONS, load_graph, passage_ids
-from ark.graph._graphrag import MAX_RELATION_CHARS, relation_phrase
 from ark.index import build_index
+from ark.probes import MAX_RELATION_CHARS, relation_phrase
 
 
 def write(folder: Path, name: str, rows: list[dict]) -> None:

@@ -10,7 +10,7 @@ import pytest
 from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer  # noqa: TID251
 
 from ark.index import BM25Params, Tokenizer, build_bm25
-from ark.index._scoring import METHODS, idf, tfc, weights
+from ark.probes import METHODS, idf, tfc, weights
 
 
 def _bm25s_idf(df: np.ndarray, n_docs: int, method: str) -> np.ndarray:
@@ -101,7 +101,7 @@ def test_a_method_postings_cannot_score_is_refused_by_name(method):
 def test_one_frequencys_idf_is_the_arrays_bits(method):
     """An updated index resolves a query's terms one at a time (``idf_one``): the same
     float32 value as the build's array computation, or the weights would drift."""
-    from ark.index._scoring import idf_one
+    from ark.probes import idf_one
 
     rng = np.random.default_rng(3)
     for n_docs in (1, 7, 95_000, int(rng.integers(1, 10**7))):

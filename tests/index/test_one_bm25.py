@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from ark.index import BM25Params, Tokenizer, build_bm25
-from ark.index._seg_bm25 import SegmentedBM25
-from ark.index._seg_stats import Stats, delta_index
+from ark.probes import SegmentedBM25, Stats, delta_index
 
 
 def _texts(rng: np.random.Generator, n: int, words: int, long: bool = False) -> list[str]:
@@ -102,7 +101,7 @@ def test_an_update_with_nothing_added_is_the_index_as_built():
 def test_both_answer_through_the_one_kernel(monkeypatch):
     """An index as built and an updated one call the same compiled ``search``: replacing
     it changes what both answer."""
-    from ark.index import _bm25
+    from ark.probes import index_bm25 as _bm25
 
     rng = np.random.default_rng(9)
     texts = _texts(rng, 100, 60)
@@ -176,7 +175,7 @@ def test_the_added_documents_pass_answers_as_a_rebuild_with_long_lists_and_short
 def test_the_top_k_of_both_sides_is_a_sort_by_score_then_document(n):
     """The merge of the base's and the added documents' candidates (a selection loop
     for few, a sort for many) equals sorting by score descending, ties by document."""
-    from ark.index import _kernels
+    from ark.probes import index_kernels as _kernels
 
     rng = np.random.default_rng(n)
     for k in (1, 5, 13):

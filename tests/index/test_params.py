@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from ark.cli import app
 from ark.errors import ArkError, IndexFormatError
 from ark.index import BM25Params, TokenizerConfig, build_index, open_index
-from ark.index._params import bm25_problem, token_pattern_problem
+from ark.probes import bm25_problem, token_pattern_problem
 from ark.tools import GraphTools
 
 KB = "Alpha Film|directed_by|Gamma\nBeta Film|directed_by|Gamma\n"

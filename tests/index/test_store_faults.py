@@ -129,7 +129,7 @@ def test_an_array_rolled_by_one_is_refused_on_open(index_dir):
 @pytest.fixture()
 def sampled_index(tmp_path, monkeypatch):
     """An index whose large files are sampled (64-byte blocks, 4 per file), not whole."""
-    from ark.index import _verify
+    from ark.probes import index_verify as _verify
 
     monkeypatch.setattr(_verify, "SAMPLE_BLOCK", 64)
     monkeypatch.setattr(_verify, "SAMPLE_BLOCKS", 4)
@@ -178,7 +178,7 @@ def test_an_index_without_sampled_digests_still_opens(index_dir):
 
 
 def test_rewriting_the_described_schema_keeps_the_sampled_digests_true(index_dir):
-    from ark.index._store import save_described
+    from ark.index import save_described
 
     index = open_index(index_dir)
     data = index.described.to_dict()
@@ -318,7 +318,7 @@ def test_stale_build_cleanup_leaves_everything_else_alone(src, tmp_path):
 
 
 def test_a_parked_old_index_is_kept_while_no_index_is_in_place(src, tmp_path):
-    from ark.index._store import remove_stale_builds
+    from ark.probes import remove_stale_builds
 
     out = tmp_path / "idx"
     build_index(src, out)

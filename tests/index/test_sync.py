@@ -31,7 +31,7 @@ from ark.index import (
     update_index,
     verify_index,
 )
-from ark.index._sync import plan_difference
+from ark.probes import plan_difference
 from ark.tools import GraphTools
 
 
@@ -169,7 +169,7 @@ def test_sync_after_inserts_updates_and_deletes_equals_a_rebuild(pg, tmp_path):
 
 CHILD = """
 import os, sys
-import ark.index._update as upd
+from ark.probes import index_update as upd
 from ark.index import sync_index
 root, uri, at = sys.argv[1:4]
 upd.CHECKPOINT = lambda step: os._exit(9) if step == at else None

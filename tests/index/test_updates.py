@@ -21,8 +21,7 @@ from ark.index import (
     remove_from_index,
     verify_index,
 )
-from ark.index._seg_bm25 import SegmentedBM25
-from ark.index._seg_stats import Stats, delta_index, idf_of
+from ark.probes import SegmentedBM25, Stats, delta_index, idf_of
 from ark.tools import GraphTools, tool_specs
 
 
@@ -215,7 +214,7 @@ def test_an_index_without_term_counts_is_refused(small):
 def test_the_exact_kernel_gives_a_rebuilds_bits():
     """Scores computed from tf and lengths in the compiled kernel equal the stored
     weights of a build (same float32 steps as bm25s's numpy code)."""
-    from ark.index._bm25 import _kernels
+    from ark.probes import index_bm25
 
     rng = np.random.default_rng(3)
     texts = [" ".join(f"w{x}" for x in rng.zipf(1.3, rng.integers(1, 60))) for _ in range(500)]
@@ -228,7 +227,7 @@ def test_the_exact_kernel_gives_a_rebuilds_bits():
         weights = full.data[s:e]
         idf = idf_of(e - s, len(texts), "lucene")
         consts = np.array([avg, 1.5, np.float32(1 - 0.75), 0.75], np.float32)
-        got = _kernels().exact_scores(
+        got = index_bm25._kernels().exact_scores(
             full.indptr, full.indices, full.tf, full.doc_len, np.asarray([t], np.int64),
             np.array([[idf[0]], [1.0]], np.float32), docs, consts,
         )  # fmt: skip

@@ -35,7 +35,7 @@ ADD = "Movie 100|directed_by|Person 1\nMovie 100|starred_actors|Newcomer Star\n"
 CHILD = """
 import os, sys
 import numpy as np
-import ark.index._update as upd
+from ark.probes import index_update as upd
 from ark.index import add_to_index, compact_index, remove_from_index
 op, root, arg, kind, at = sys.argv[1:6]
 at_n = int(at) if kind == "save" else None

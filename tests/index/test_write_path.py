@@ -82,7 +82,7 @@ def test_describe_of_a_plain_index_leaves_its_meta_alone(idx):
 
 
 def test_describe_waits_for_the_update_lock(idx):
-    from ark.index._dirs import update_lock
+    from ark.probes import update_lock
 
     index = open_index(idx)
     new = _relabel(index, "directed_by", "was made by")
@@ -149,7 +149,7 @@ def test_a_deleted_manifest_is_refused_while_segments_remain(idx):
 
 
 def test_a_build_waits_for_an_update_in_progress(idx):
-    from ark.index._dirs import update_lock
+    from ark.probes import update_lock
 
     started = threading.Event()
     finished = threading.Event()
@@ -173,7 +173,7 @@ def test_an_update_holding_an_old_base_does_not_attach_to_a_new_one(idx):
     """Forced interleaving: an add plans against the base it opened; a build swaps
     a new base in before the add commits. The add must not commit its segment (planned
     against indices of the old base) to the new base."""
-    import ark.index._update as upd
+    from ark.probes import index_update as upd
 
     (idx.parent / "other.txt").write_text("Zeta|directed_by|Omega\n" * 1)
     swapped = []
@@ -185,10 +185,9 @@ def test_an_update_holding_an_old_base_does_not_attach_to_a_new_one(idx):
             # the rebuild is done as if the lock were not honoured, by a child)
             env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
             code = (
-                "import ark.index._dirs as d, contextlib\n"
-                "d.update_lock = lambda p: contextlib.nullcontext()\n"
-                "import ark.index._store as s\n"
-                "s.update_lock = d.update_lock\n"
+                "import contextlib\n"
+                "from ark.probes import index_store as s\n"
+                "s.update_lock = lambda p: contextlib.nullcontext()\n"
                 f"s.build_index({str(idx.parent / 'other.txt')!r}, {str(idx)!r})\n"
             )
             subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ark.errors import ArkError
 from ark.ingest import Document, chunk_document, chunk_documents, count_tokens
-from ark.ingest._chunks import MAX_WORD, token_spans
+from ark.probes import MAX_WORD, token_spans
 
 
 def words(n: int) -> str:

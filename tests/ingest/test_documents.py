@@ -224,7 +224,7 @@ def test_html_code_is_written_as_markdown_and_a_redirect_page_is_skipped(tmp_pat
     extractor's Markdown reader leaves them out of its entities; a page that sends its
     reader on at once is no document (issue 66's first hour: 379 code entities, and
     passages titled "Redirecting...")."""
-    from ark.ingest._markup import markdown_prose
+    from ark.probes import markdown_prose
 
     page = (
         "<html><head><title>Tests</title></head><body><p>Mark a test <code>no_run</code> "
@@ -401,7 +401,7 @@ def test_a_file_name_that_is_not_utf8_is_read_and_can_be_written(tmp_path):
 
 
 def test_an_input_over_the_size_bound_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    from ark.ingest import _documents
+    from ark.probes import ingest_documents as _documents
 
     monkeypatch.setattr(_documents, "MAX_FILE_BYTES", 100)
     path = write(tmp_path / "big.jsonl", '{"text": "' + "x" * 200 + '"}\n')

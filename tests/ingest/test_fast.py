@@ -8,7 +8,7 @@ import pytest
 
 from ark.errors import ArkError
 from ark.ingest import CO_OCCURS, Chunk, FastExtractor, ingest, load_pipeline
-from ark.ingest._fast import PAIR_SPAN
+from ark.probes import PAIR_SPAN
 
 
 def _pipeline_installed() -> bool:

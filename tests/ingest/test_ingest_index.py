@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from _doubles import ScriptedChatModel, json_reply
 from ark.cli import app
-from ark.graph._documents import ENTITY_TYPE, MENTIONS, PASSAGE_TYPE, passage_ids
+from ark.graph import ENTITY_TYPE, MENTIONS, PASSAGE_TYPE, passage_ids
 from ark.index import open_index
 from ark.ingest import ingest
 from ark.llm import Message

@@ -14,8 +14,8 @@ import pytest
 
 from _doubles import ScriptedChatModel, json_reply
 from ark.ingest import ingest
-from ark.ingest._work import EXTRACTIONS
 from ark.llm import Message
+from ark.probes import EXTRACTIONS
 
 N_DOCS = 6
 
@@ -156,7 +156,8 @@ def test_a_work_directory_an_ingest_made_is_taken_again(tmp_path):
 
 
 def test_a_second_ingest_into_a_held_work_directory_fails_at_once(tmp_path):
-    from ark._lock import RunLock, RunLockedError
+    from ark.eval import RunLockedError
+    from ark.probes import RunLock
 
     docs, work = write_docs(tmp_path), tmp_path / "work"
     work.mkdir()

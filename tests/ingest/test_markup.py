@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ark.ingest._markup import is_markdown, markdown_prose
+from ark.probes import is_markdown, markdown_prose
 
 
 def test_blocks_become_sentences_and_inline_markup_goes():

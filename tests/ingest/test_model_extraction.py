@@ -203,7 +203,7 @@ def test_the_grammar_of_a_bounded_schema_refuses_one_item_more():
     """The bound reaches the local model's decoder: the grammar made from the schema
     (llama.cpp's JSON-schema converter) has room for 8 triples and no ninth."""
     pytest.importorskip("llama_cpp.llama_grammar")
-    from ark.llm.local._model import json_grammar
+    from ark.llm.local import json_grammar
 
     rules = dict(
         line.split(" ::= ", 1)

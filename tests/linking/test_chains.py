@@ -11,10 +11,11 @@ from ark.linking import (
     linker_for,
     read_chain,
     read_chain_and_rival,
+    read_chains,
     read_question,
     tokens,
 )
-from ark.linking._chains import read_chains, runner_ups
+from ark.probes import runner_ups
 
 #: The readings these tests check link some words through the sentence encoder only
 #: (*where* to a country, *dad* to parents): without the [dense] extra they skip, saying

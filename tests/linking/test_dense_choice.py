@@ -43,7 +43,7 @@ def test_the_run_config_records_the_reading_s_encoder(
 
 
 def test_a_run_resumes_across_the_record_but_not_across_a_changed_choice():
-    from ark.eval._runstore import config_differences
+    from ark.probes import config_differences
 
     # A run from before the choice was recorded: unknown, not a change.
     assert config_differences({"method": "ark"}, {"method": "ark", "linking_encoder": "m"}) == []

@@ -97,7 +97,7 @@ def test_an_item_that_copies_the_prompts_example_is_rejected(index):
     # Out of its depth, a small model answers with the system prompt's worked example
     # (employed_by's description and aliases): its words are not taken, not even the
     # description, and the rejection is listed; the other item of the batch stays.
-    from ark.linking._describe import EXAMPLE_ALIASES
+    from ark.probes import EXAMPLE_ALIASES
 
     replies = [
         items(
@@ -118,7 +118,7 @@ def test_an_item_that_copies_the_prompts_example_is_rejected(index):
 def test_a_relation_named_as_the_example_may_say_its_words(tmp_path):
     (tmp_path / "kb.txt").write_text("Ann|employed_by|Acme\n", encoding="utf-8")
     index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
-    from ark.linking._describe import EXAMPLE_ALIASES, EXAMPLE_DESCRIPTION
+    from ark.probes import EXAMPLE_ALIASES, EXAMPLE_DESCRIPTION
 
     replies = [
         items(employed_by=(EXAMPLE_DESCRIPTION, list(EXAMPLE_ALIASES))),

@@ -7,7 +7,7 @@ import pytest
 from _doubles import ScriptedChatModel, json_reply
 from ark.index import build_index
 from ark.linking import dense_available, describe_index
-from ark.linking._describe import rival_relations, rival_words
+from ark.probes import rival_relations, rival_words
 
 needs_encoder = pytest.mark.skipif(
     not dense_available(),

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from _doubles import ScriptedChatModel, json_reply
 from ark.cli import app
 from ark.index import build_index, open_index
-from ark.linking import describe_index
-from ark.linking._describe import WORK_FILE, plan_describe, words_of_phrase
+from ark.linking import describe_index, plan_describe
+from ark.probes import WORK_FILE, words_of_phrase
 
 #: 20 identifier-named relations, relation ``rel_i`` with ``20 - i`` edges (so the most
 #: frequent first is rel_00, rel_01, ...), plus two written as phrases.
@@ -279,7 +279,7 @@ def _words_answer(names, extra=0):
 
 
 def test_words_only_asks_for_no_description_and_stores_the_words(index):
-    from ark.linking._describe import SYSTEM, WORDS_SYSTEM
+    from ark.probes import DESCRIBE_SYSTEM, WORDS_SYSTEM
 
     model = ScriptedChatModel(lambda messages: _words_answer(_asked(messages)))
     described = describe_index(
@@ -288,7 +288,7 @@ def test_words_only_asks_for_no_description_and_stores_the_words(index):
     item = model.schemas[0]["properties"]["items"]["items"]
     assert set(item["properties"]) == {"name", "aliases"} and "description" not in item["required"]
     assert item["properties"]["aliases"]["maxItems"] == 4
-    assert model.calls[0][0].content == WORDS_SYSTEM != SYSTEM
+    assert model.calls[0][0].content == WORDS_SYSTEM != DESCRIBE_SYSTEM
     assert "description" not in model.calls[0][-1].content and "up to 4 aliases" in (
         model.calls[0][-1].content
     )

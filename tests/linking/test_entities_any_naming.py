@@ -7,7 +7,7 @@ import pytest
 
 from _helpers import tsv_index
 from ark.linking import spot_entities
-from ark.linking._entities import FUZZY
+from ark.probes import FUZZY
 
 # Every name in lower case, as FreebaseQA's graph writes them; "film" stands in many
 # names, "valet" and "album" in one each.

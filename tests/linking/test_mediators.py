@@ -3,9 +3,8 @@
 import pytest
 
 from _helpers import tsv_index
-from ark.linking import read_chain, read_question
-from ark.linking._chains import step_table
-from ark.linking._mediators import identifier_name, mediator_steps, mediators
+from ark.linking import identifier_name, mediators, read_chain, read_question
+from ark.probes import mediator_steps, step_table
 
 UUID = "3f2a9c1e-77b4-4d2e-9a1c-0b8e5d6f7a21"
 

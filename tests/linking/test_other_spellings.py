@@ -6,7 +6,7 @@ import pytest
 
 from _helpers import tsv_index
 from ark.linking import read_chain, read_question, tokens, word_match
-from ark.linking._words import SPELLED
+from ark.probes import SPELLED
 
 # Elections lead to French-named people, whose successor and predecessor are French
 # relations; English-named people elsewhere have the English ones. No node types.

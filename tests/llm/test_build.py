@@ -7,8 +7,8 @@ import warnings
 import pytest
 
 from ark.llm import SlowBuildWarning
-from ark.llm.local import _build
-from ark.llm.local._build import build_features, cpu_flags, missing_instructions
+from ark.probes import build_features, cpu_flags, missing_instructions
+from ark.probes import local_build as _build
 
 PORTABLE = (
     "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "

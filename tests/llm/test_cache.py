@@ -14,8 +14,8 @@ import pytest
 from _doubles import ScriptedChatModel, tool_call
 from ark.errors import ArkError
 from ark.llm import CachedChatModel, CacheWarning, LLMCache, Message, with_llm_cache
-from ark.llm._cache import request_key
 from ark.llm.local import MODEL_FILE, file_sha256
+from ark.probes import request_key
 
 MESSAGES = [Message(role="system", content="be brief"), Message(role="user", content="who?")]
 TOOLS = [{"type": "function", "function": {"name": "finish", "parameters": {"type": "object"}}}]

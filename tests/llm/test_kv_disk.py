@@ -12,7 +12,8 @@ import pytest
 import _fake_llama
 from _llm_fixture import SEARCH_TOOL
 from ark.llm import Message
-from ark.llm.local._kv_disk import MAGIC, KVCacheWarning, PromptStateStore, kv_cache_dir
+from ark.llm.local import KVCacheWarning, kv_cache_dir
+from ark.probes import MAGIC, PromptStateStore
 
 SYSTEM = Message(role="system", content="You find entities in a movie graph with tools. " * 6)
 QUESTION = Message(role="user", content="Who directed Big?")
@@ -260,7 +261,7 @@ def test_llm_cache_stats_says_where_the_kv_cache_is(monkeypatch, tmp_path):
     from typer.testing import CliRunner
 
     from ark.cli import app
-    from ark.llm._cache import LLMCache
+    from ark.llm import LLMCache
 
     LLMCache(tmp_path / "responses").close()
     monkeypatch.delenv("ARK_KV_CACHE", raising=False)

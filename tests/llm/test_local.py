@@ -9,8 +9,7 @@ import pytest
 
 from ark.llm import LLMError, Message
 from ark.llm.local import ensure_model_file
-from ark.llm.local._chat_format import parse_tool_calls
-from ark.llm.local._model import call_schema
+from ark.probes import call_schema, parse_tool_calls
 
 
 def test_parts_are_joined_in_order_and_verified(tmp_path):
@@ -191,7 +190,7 @@ QWEN_LIKE = (
 
 def test_prompt_segments_keep_graph_text_out_of_the_template_text():
     from ark.llm.local import ChatTemplate
-    from ark.llm.local._model import prompt_segments
+    from ark.probes import prompt_segments
 
     template = ChatTemplate(QWEN_LIKE)
     messages = injection_conversation()
@@ -206,8 +205,8 @@ def test_prompt_segments_keep_graph_text_out_of_the_template_text():
 @needs_local
 def test_graph_text_cannot_forge_a_turn_in_the_local_model(local_model):
     pytest.importorskip("gguf")
-    from ark.llm.local import ChatTemplate
-    from ark.llm.local._model import ensure_model_file, prompt_segments
+    from ark.llm.local import ChatTemplate, ensure_model_file
+    from ark.probes import prompt_segments
 
     messages = injection_conversation()
     gguf_template = ChatTemplate.from_gguf(ensure_model_file())

@@ -13,7 +13,8 @@ from ark.llm import Message
 
 def _local(monkeypatch, tmp_path, n_ctx):
     _fake_llama.install(monkeypatch)
-    from ark.llm.local import LocalChatModel, _model
+    from ark.llm.local import LocalChatModel
+    from ark.probes import local_model as _model
 
     # The build check tries the model file in llama.cpp; the fake file is no model.
     monkeypatch.setattr(_model, "warn_if_slow_build", lambda path=None: None)

@@ -8,7 +8,7 @@ import pytest
 
 from _llm_fixture import SEARCH_TOOL, needs_small, small_model_file
 from ark.llm import LLMError, Message, ToolCall
-from ark.llm.local._replies import ReplyTokens, reply_tokens, splice
+from ark.probes import ReplyTokens, reply_tokens, splice
 
 OPEN, CLOSE = "<a>\n", "<end>"
 

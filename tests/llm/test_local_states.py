@@ -7,7 +7,7 @@ import pytest
 
 from _llm_fixture import SEARCH_TOOL
 from ark.llm import Message, make_chat_model
-from ark.llm.local._states import StateCache, common_prefix
+from ark.probes import StateCache, common_prefix
 
 
 def test_common_prefix():

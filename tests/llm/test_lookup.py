@@ -13,8 +13,7 @@ import pytest
 
 from _llm_fixture import SEARCH_TOOL, needs_small, small_model_file
 from ark.llm import LLMError, Message, ToolCall
-from ark.llm.local._lookup import lookup_draft
-from ark.llm.local._skeleton import ToolCallSkeleton
+from ark.probes import ToolCallSkeleton, lookup_draft
 from ark.tools import ToolConfig, tool_specs
 
 # --- the draft itself: pure --------------------------------------------------------
@@ -39,7 +38,7 @@ def test_the_draft_stops_at_the_end_of_the_history():
 
 
 def test_the_draft_length_comes_from_the_setting(monkeypatch):
-    from ark.llm.local._model import MAX_DRAFT, lookup_setting
+    from ark.probes import MAX_DRAFT, lookup_setting
 
     monkeypatch.delenv("ARK_LOOKUP", raising=False)
     assert lookup_setting(None) == MAX_DRAFT  # on unless turned off
@@ -205,8 +204,8 @@ def test_the_decoder_constrains_the_whole_vocabulary_only_when_the_grammar_refus
     """The grammar checks the sampled token first (``LazyGrammarSampler``): most tokens
     of a tool call are ones it allows, so the 151k-candidate pass runs on few of them,
     and the greedy call is the one ``create_completion`` writes (test above)."""
-    from ark.llm.local import _model
-    from ark.llm.local._lazy_grammar import LazyGrammarSampler
+    from ark.probes import LazyGrammarSampler
+    from ark.probes import local_model as _model
 
     made: list[LazyGrammarSampler] = []
 

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("openai", reason="the [openai] extra is not installed")
 
 from ark.llm import LLMError, Message, ToolCall, make_chat_model
-from ark.llm._openai import OpenAIChatModel
+from ark.probes import OpenAIChatModel
 from fake_openai import FakeOpenAIServer, chat_reply, function_call
 
 TOOLS = [

@@ -10,7 +10,7 @@ import pytest
 from ark.llm import CachedChatModel, Message
 
 pytest.importorskip("openai", reason="the [openai] extra is not installed")
-from ark.llm._openai import OpenAIChatModel
+from ark.probes import OpenAIChatModel
 from fake_openai import FakeOpenAIServer, chat_reply
 
 MESSAGES = [Message(role="user", content="who directed Forrest Gump?")]

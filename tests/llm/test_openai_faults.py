@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("openai", reason="the [openai] extra is not installed")
 
 from ark.llm import LLMError, Message
-from ark.llm._openai import OpenAIChatModel
+from ark.probes import OpenAIChatModel
 from fake_openai import DROP, FakeOpenAIServer, chat_reply, function_call, raw_reply
 
 TOOLS = [
@@ -135,7 +135,7 @@ def test_the_server_s_retry_after_is_honoured(headers, at_least):
 
 
 def test_a_huge_retry_after_is_capped(monkeypatch):
-    import ark.llm._openai as backend
+    from ark.probes import llm_openai as backend
 
     monkeypatch.setattr(backend, "MAX_RETRY_AFTER_S", 0.2)
     limited = (503, {"error": {"message": "busy"}}, "application/json", {"Retry-After": "86400"})

@@ -8,7 +8,7 @@ import pytest
 
 from _llm_fixture import SEARCH_TOOL, needs_small, small_model_file
 from ark.llm import Message, ToolCall
-from ark.llm.local._skeleton import predicted_text
+from ark.probes import predicted_text
 
 HISTORY = [
     Message(role="system", content="You find entities in a movie graph with tools."),

@@ -79,12 +79,12 @@ def test_states_backend_counts_a_restored_snapshot_as_reused(monkeypatch, tmp_pa
 
 def test_batched_profile_is_the_requests_share():
     pytest.importorskip("llama_cpp")
-    from ark.llm.local._batched import _profile, _Request
+    from ark.probes import BatchRequest, batch_profile
 
-    req = _Request([1] * 100, None, 0.0, 10, None, None)
+    req = BatchRequest([1] * 100, None, 0.0, 10, None, None)
     req.reused, req.started, req.first_at, req.sample_s = 60, 10.0, 11.5, 0.25
     req.generated = [5, 6, 7]
-    p = _profile(req, 12.0)
+    p = batch_profile(req, 12.0)
     assert (p.prompt_tokens, p.evaluated_tokens, p.reused_tokens, p.generated_tokens) == (
         100,
         40,
@@ -96,7 +96,7 @@ def test_batched_profile_is_the_requests_share():
 
 def test_openai_profile_is_what_the_server_returns():
     pytest.importorskip("openai")
-    from ark.llm._openai import _completion
+    from ark.probes import openai_completion
 
     message = SimpleNamespace(content="hi", tool_calls=None)
     usage = SimpleNamespace(
@@ -107,7 +107,7 @@ def test_openai_profile_is_what_the_server_returns():
     response = SimpleNamespace(
         choices=[SimpleNamespace(message=message, finish_reason="stop")], usage=usage, model="m"
     )
-    p = _completion(response, "m", 1.25).profile
+    p = openai_completion(response, "m", 1.25).profile
     assert (p.prompt_tokens, p.evaluated_tokens, p.reused_tokens, p.generated_tokens) == (
         100,
         36,
@@ -116,7 +116,7 @@ def test_openai_profile_is_what_the_server_returns():
     )
     assert p.wall_s == 1.25 and p.prompt_s == p.decode_s == 0.0  # a server does not say
     response.usage = SimpleNamespace(prompt_tokens=10, completion_tokens=2)  # no details
-    assert _completion(response, "m", 0.5).profile.reused_tokens == 0
+    assert openai_completion(response, "m", 0.5).profile.reused_tokens == 0
 
 
 def test_profile_round_trips_as_a_dict():

@@ -27,7 +27,7 @@ def test_parse_json_reply_finds_the_value_inside_prose_or_a_fence():
 
 def test_openai_sends_a_json_schema_without_tools_and_parses_the_reply(monkeypatch):
     pytest.importorskip("openai")
-    from ark.llm._openai import OpenAIChatModel
+    from ark.probes import OpenAIChatModel
     from fake_openai import FakeOpenAIServer, chat_reply
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -43,7 +43,7 @@ def test_openai_sends_a_json_schema_without_tools_and_parses_the_reply(monkeypat
 
 def test_openai_falls_back_to_json_mode_when_the_schema_is_refused(monkeypatch):
     pytest.importorskip("openai")
-    from ark.llm._openai import OpenAIChatModel
+    from ark.probes import OpenAIChatModel
     from fake_openai import FakeOpenAIServer, chat_reply
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -60,7 +60,7 @@ def test_openai_falls_back_to_json_mode_when_the_schema_is_refused(monkeypatch):
 
 def test_openai_without_a_schema_sends_no_response_format(monkeypatch):
     pytest.importorskip("openai")
-    from ark.llm._openai import OpenAIChatModel
+    from ark.probes import OpenAIChatModel
     from fake_openai import FakeOpenAIServer, chat_reply
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

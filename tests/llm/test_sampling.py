@@ -225,7 +225,7 @@ class _Decoder:
     """ARK's default decoder's sampler, advanced past a prefix like the reference."""
 
     def __init__(self, llm, grammar) -> None:
-        from ark.llm.local._lazy_grammar import LazyGrammarSampler
+        from ark.probes import LazyGrammarSampler
 
         self.inner = LazyGrammarSampler(llm, TEMPERATURE, grammar)
 
@@ -245,7 +245,7 @@ class _Hotter(_Decoder):
     of shift the comparison must catch."""
 
     def __init__(self, llm, grammar) -> None:
-        from ark.llm.local._lazy_grammar import LazyGrammarSampler
+        from ark.probes import LazyGrammarSampler
 
         self.inner = LazyGrammarSampler(llm, 1.5, grammar)
 

@@ -16,8 +16,8 @@ import pytest
 from _doubles import ScriptedChatModel, tool_call
 from _helpers import node
 from ark import EvidencePath, NodeEvidence, Retriever, explain
-from ark.cli._agent_cmds import DEMO_QUESTION
 from ark.index import Index, build_index
+from ark.probes import DEMO_QUESTION
 from ark.retrieval import paths_to, render_evidence
 from ark.tools import GraphTools
 from ark.trajectory import StepRecord, ToolCallRecord, Trajectory

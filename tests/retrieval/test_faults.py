@@ -5,7 +5,7 @@ import pytest
 
 from _doubles import ScriptedChatModel, tool_call
 from _helpers import node
-from ark._coerce import as_int
+from ark.probes import as_int
 from ark.retrieval import Retriever
 from ark.session import ToolSession
 from ark.trajectory import Trajectory
@@ -61,7 +61,7 @@ def test_one_crashing_agent_does_not_lose_the_others(movie_index):
         async def run(self, query, query_id=None) -> Trajectory:
             raise RuntimeError("strategy bug")
 
-    from ark.strategies.ark._agent import Agent
+    from ark.strategies import Agent
 
     def factory(ctx):
         return Crashes() if ctx.agent_number == 1 else Agent.from_context(ctx)

@@ -21,8 +21,15 @@ from _passages_fixture import (
 )
 from ark import Retriever
 from ark.index import Index
-from ark.retrieval import EvidencePassage, EvidencePath, Hop, NodeEvidence, evidence_passages
-from ark.retrieval._passages import linked_passages, question_relevance
+from ark.retrieval import (
+    EvidencePassage,
+    EvidencePath,
+    Hop,
+    NodeEvidence,
+    evidence_passages,
+    linked_passages,
+    question_relevance,
+)
 
 
 @pytest.fixture(scope="module")

@@ -99,7 +99,7 @@ def test_trajectories_of_a_backend_holding_a_key_do_not_contain_it(movie_index, 
     import pytest
 
     pytest.importorskip("openai", reason="the [openai] extra is not installed")
-    from ark.llm._openai import OpenAIChatModel
+    from ark.probes import OpenAIChatModel
     from fake_openai import FakeOpenAIServer, chat_reply, function_call
 
     key = "sk-live-key-that-must-not-leak-0001"
@@ -126,7 +126,7 @@ def test_sync_retrieve_twice_with_a_keep_alive_server(movie_index):
     import pytest
 
     pytest.importorskip("openai", reason="the [openai] extra is not installed")
-    from ark.llm._openai import OpenAIChatModel
+    from ark.probes import OpenAIChatModel
     from fake_openai import FakeOpenAIServer, chat_reply, function_call
 
     reply = (200, chat_reply(tool_calls=[function_call("search_in_graph", '{"query": "Drama"}')]))

@@ -15,8 +15,8 @@ from mcp import Client
 from _doubles import LLMError, ScriptedChatModel, json_reply, tool_call
 from _passages_fixture import build_document_index
 from ark.index import Index
-from ark.serve._answer import AnswerService, AnswerSettings
-from ark.serve.mcp_server import make_server
+from ark.probes import AnswerService
+from ark.serve.mcp_server import AnswerSettings, make_server
 
 P_LENA, P_PORT, P_TOMAS, P_HARBOUR, P_SEALS = range(5)
 LENA, PORT, TOMAS = 5, 6, 9

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ark.index import Index, build_index
-from ark.strategies.ark._prompt import short_system_prompt, system_prompt, worked_example
+from ark.probes import short_system_prompt, worked_example
+from ark.strategies import system_prompt
 from ark.tools import ToolConfig, tool_specs
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "small_schema_prompts.json"

@@ -6,7 +6,7 @@ call, ready to copy, from the nodes just added (as a hint after a neighborhood d
 """
 
 from _helpers import hinted_session, node
-from ark.strategies.guided.hints._lines import after_add
+from ark.probes import after_add
 
 QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
 FILMS = ("Forrest Gump", "Cast Away", "Back to the Future")

@@ -162,7 +162,7 @@ def test_a_curated_graph_keeps_its_chain_hints(movie_index):
 
 
 def test_a_passage_title_is_the_question_s_name_once_told_from_its_namesakes():
-    from ark.strategies.guided.hints._documents import named_in, titled_in
+    from ark.probes import named_in, titled_in
 
     q = "What county shares a border with the county where Black Hawk Township is located?"
     assert titled_in(q, "Black Hawk Township, Jefferson County, Iowa")
@@ -270,7 +270,7 @@ def test_a_call_already_made_is_never_offered_again(docs):
 @pytest.mark.parametrize("multi", [True, False])
 @pytest.mark.parametrize("query", ["", "mayor town"])
 def test_the_passages_call_written_is_the_one_checked_for_a_repeat(ids, multi, query):
-    from ark.strategies.guided.hints import _documents
+    from ark.probes import hints_documents as _documents
     from ark.strategies.guided.plans import calls_in
 
     text = _documents.passages_call(ids, query, multi)
@@ -304,8 +304,7 @@ def test_a_passage_s_text_is_printed_once_in_a_conversation(docs, once):
 
 
 def test_the_guided_agent_shows_each_text_once_and_the_paper_loop_as_the_paper(docs):
-    from ark.strategies import Agent, AgentConfig
-    from ark.strategies._protocol import StrategyContext
+    from ark.strategies import Agent, AgentConfig, StrategyContext
     from ark.strategies.guided import guided_agent
     from ark.testing import ScriptedChatModel
     from ark.tools import GraphTools

@@ -10,10 +10,9 @@ from hypothesis import strategies as st
 
 from _doubles import ScriptedChatModel
 from _fuzz import model_calls, odd_text
-from ark._safe import dumps
 from ark.llm import Message, ToolCall
+from ark.probes import MAX_OBSERVATION_CHARS, safe_dumps
 from ark.session import ToolSession
-from ark.session._session import MAX_OBSERVATION_CHARS
 from ark.strategies import Agent, AgentConfig
 from ark.tools import ERROR_CODES, GraphTools, SearchResult, ToolError
 
@@ -26,7 +25,7 @@ FUZZ = settings(
 
 
 def writable(text: str) -> bool:
-    dumps(text).encode("utf-8")  # raises if it cannot be written
+    safe_dumps(text).encode("utf-8")  # raises if it cannot be written
     return True
 
 
@@ -88,4 +87,4 @@ def test_the_agent_never_loses_a_trajectory(movie_index, data, agents):
     for t in asyncio.run(run_all()):
         assert t.stop_reason in ("finish", "max_steps")
         assert set(t.answer) <= set(range(movie_index.graph.n_nodes))
-        dumps(t.to_dict()).encode("utf-8")
+        safe_dumps(t.to_dict()).encode("utf-8")

@@ -13,7 +13,7 @@ from _helpers import hinted_session, tsv_index
 from ark.graph import load_graph
 from ark.index import build_index
 from ark.linking import dense_available, read_chain, read_question
-from ark.strategies.guided.hints._lines import chain_hint
+from ark.probes import chain_hint
 
 FAMILY = "\n".join(
     [

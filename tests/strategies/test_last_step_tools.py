@@ -11,8 +11,8 @@ from typing import Any
 from _doubles import ScriptedChatModel, tool_call
 from _helpers import node
 from ark.llm import Completion, Message
+from ark.probes import LAST_STEP_NOTE
 from ark.strategies import Agent, AgentConfig, GuidedAgent
-from ark.strategies.ark._agent import LAST_STEP_NOTE
 
 
 class ToolAware(ScriptedChatModel):
@@ -126,7 +126,7 @@ def test_the_hinted_call_is_passed_as_the_prediction(movie_index):
 def test_a_prediction_that_cannot_be_written_never_ends_the_run(movie_index, monkeypatch):
     """A hint line whose call held a Python value JSON cannot write (Ellipsis) ended the
     whole agent with a TypeError (caught in a benchmark, issue 63): now no prediction."""
-    import ark.strategies.guided._agent as agent_module
+    from ark.probes import guided_agent_module as agent_module
 
     monkeypatch.setattr(agent_module, "ready_call", lambda line: ("search_in_graph", {"q": ...}))
     model = Predicting(node(movie_index, "Forrest Gump"))

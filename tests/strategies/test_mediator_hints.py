@@ -3,7 +3,7 @@
 import pytest
 
 from _helpers import hinted_session, tsv_index
-from ark.strategies.guided.hints._lines import after_intersection, after_neighborhood, chain_hint
+from ark.probes import after_intersection, after_neighborhood, chain_hint
 
 # A fact of several parts through a node with no name (a Freebase mid), and one
 # through an RDF blank node.

@@ -8,10 +8,11 @@ import pytest
 
 from _doubles import ScriptedChatModel, calls, tool_call
 from _helpers import node
+from ark.probes import hints_chain as _chain
 from ark.retrieval import Retriever
 from ark.session import SessionObserver, ToolSession
 from ark.strategies import Agent, ChainHints, GuidedAgent
-from ark.strategies.guided.hints import _chain, question_reading
+from ark.strategies.guided.hints import question_reading
 
 
 class Recorder(SessionObserver):

@@ -16,11 +16,10 @@ from _passages_fixture import LENA, P_HARBOUR, P_LENA, build_document_index
 from _passages_fixture import QUESTION as DOC_QUESTION
 from ark.distill import fit_plans
 from ark.index import Index, build_index, open_index, save_described
+from ark.probes import FINISH_READ_NOTE
 from ark.retrieval import Retriever
-from ark.strategies import Agent, AgentConfig, AgentOptions
-from ark.strategies._protocol import StrategyContext
+from ark.strategies import Agent, AgentConfig, AgentOptions, StrategyContext
 from ark.strategies.guided import GuidedOptions, guided_agent
-from ark.strategies.guided._agent import FINISH_READ_NOTE
 from ark.strategies.guided.plans import (
     FEATURES,
     FIT_KEY,
@@ -321,8 +320,8 @@ def test_a_step_record_without_by_reads_as_the_models():
 
 
 def test_why_and_the_viewer_say_which_steps_the_plan_ran(sure_index):
+    from ark.probes import viewer_trajectory
     from ark.retrieval import render_evidence
-    from ark.serve.viewer._data import _trajectory
 
     result = Retriever(
         sure_index, ScriptedChatModel([]), strategy="ark-guided", n_agents=1, max_steps=8
@@ -330,7 +329,7 @@ def test_why_and_the_viewer_say_which_steps_the_plan_ran(sure_index):
     lines = render_evidence(result.evidence[0], sure_index.graph)
     assert "added by agent 1 at step 4 (run by the plan)" in lines[0]
     assert result.evidence[0].added_by[0].to_dict()["by"] == "plan"
-    data = _trajectory(result.trajectories[0])
+    data = viewer_trajectory(result.trajectories[0])
     assert [s["by"] for s in data["steps"]] == ["plan"] * 5
 
 
@@ -358,12 +357,12 @@ def test_an_add_that_adds_nothing_new_ends_the_plan(movie_index):
 
 @pytest.mark.slow
 def test_the_demo_fits_the_plans_of_the_index_it_builds(tmp_path):
-    from ark.cli._agent_cmds import _fit_demo_plans
+    from ark.probes import fit_demo_plans
 
     (tmp_path / "kb.txt").write_text(_movie_triples(1), encoding="utf-8")
     index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
     assert plan_model(index)[0] is None
-    _fit_demo_plans(index, as_json=True)
+    fit_demo_plans(index, as_json=True)
     assert plan_model(open_index(tmp_path / "idx"))[0] is not None
 
 
@@ -521,7 +520,7 @@ def test_a_plan_stopping_part_way_hands_its_steps_to_the_model(sure_index, monke
     """Where the plan stops before its finish (here: no call after the search), its
     steps are the run's first and the model goes on from there, reading them as its
     own, instead of searching again; switched off, the model starts afresh."""
-    from ark.strategies.guided.plans import _run
+    from ark.probes import plans_run as _run
 
     real = _run.next_call
     monkeypatch.setattr(

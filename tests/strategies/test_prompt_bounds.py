@@ -10,11 +10,10 @@ import pytest
 from _prompt_golden import GOLDEN, prompts, wc_index
 
 from _doubles import ScriptedChatModel, tool_call
-from ark.graph import NodeTypeSummary, RelationSummary, Schema
-from ark.graph._schema import LISTED_NODE_TYPES, LISTED_RELATIONS, LISTING_LIMIT
+from ark.graph import LISTED_RELATIONS, LISTING_LIMIT, NodeTypeSummary, RelationSummary, Schema
 from ark.index import Index
-from ark.strategies import Agent
-from ark.strategies.ark._prompt import short_system_prompt, system_prompt, worked_example
+from ark.probes import LISTED_NODE_TYPES, short_system_prompt, worked_example
+from ark.strategies import Agent, system_prompt
 from ark.tools import ToolConfig, tool_specs
 
 

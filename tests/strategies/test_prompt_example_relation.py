@@ -9,7 +9,8 @@ would name the book as what is wanted and start from a person.
 from __future__ import annotations
 
 from ark.graph import NodeTypeSummary, RelationSummary, Schema
-from ark.strategies.ark._prompt import _example_relation, system_prompt
+from ark.probes import example_relation
+from ark.strategies import system_prompt
 from ark.tools import ToolConfig
 
 #: One relation between two different types (the example's), one within one type.
@@ -23,7 +24,7 @@ SCHEMA = Schema(
 
 
 def test_the_example_relation_is_name_source_target():
-    assert _example_relation(SCHEMA) == ("wrote", "person", "book")
+    assert example_relation(SCHEMA) == ("wrote", "person", "book")
 
 
 def test_the_prompt_example_starts_from_the_target_and_asks_for_the_sources():
@@ -40,5 +41,5 @@ def test_no_example_without_a_relation_between_two_types():
         node_types=(NodeTypeSummary("person", 3),),
         relations=(RelationSummary("knows", "person", "person", 9),),
     )
-    assert _example_relation(only_within) is None
+    assert example_relation(only_within) is None
     assert "Example: to get" not in system_prompt(only_within, ToolConfig(), 10)

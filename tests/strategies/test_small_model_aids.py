@@ -7,19 +7,19 @@ from _doubles import ScriptedChatModel, tool_call
 from _helpers import hinted_session, node
 from ark.graph import DescribedSchema
 from ark.linking import RelationLinker
-from ark.retrieval import Retriever
-from ark.session import ToolSession
-from ark.strategies import Agent, AgentConfig, AgentOptions, GuidedAgent
-from ark.strategies.ark._prompt import system_prompt, worked_example
-from ark.strategies.guided.hints import ChainHints
-from ark.strategies.guided.hints._lines import (
+from ark.probes import (
     after_add,
     after_neighborhood,
     chain_hint,
     mentioned_relations,
     named_relations,
     onward_relations,
+    worked_example,
 )
+from ark.retrieval import Retriever
+from ark.session import ToolSession
+from ark.strategies import Agent, AgentConfig, AgentOptions, GuidedAgent, system_prompt
+from ark.strategies.guided.hints import ChainHints
 from ark.tools import ToolConfig
 
 

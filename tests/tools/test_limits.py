@@ -6,8 +6,8 @@ import time
 import pytest
 
 from ark.index import build_index
+from ark.probes import MAX_OBSERVATION_CHARS
 from ark.session import ToolSession
-from ark.session._session import MAX_OBSERVATION_CHARS
 from ark.tools import MAX_QUERY_CHARS, NAME_CHARS, GraphTools
 
 HUGE = 20_000_000
@@ -69,7 +69,7 @@ def test_model_input_is_not_echoed_unbounded(huge_index, name, args):
 
 
 def test_every_observation_is_capped(huge_index, monkeypatch):
-    from ark.session import _session
+    from ark.probes import session_module as _session
 
     assert MAX_OBSERVATION_CHARS == 20_000
     monkeypatch.setattr(_session, "MAX_OBSERVATION_CHARS", 60)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 
 from _phrase_graph import phrase_index
-from ark.eval._evaluation import _phrase_encoder_record
 from ark.graph import LISTING_LIMIT
-from ark.tools import GraphTools, ToolConfig, _phrases
+from ark.probes import phrase_encoder_record
+from ark.probes import tools_phrases as _phrases
+from ark.tools import GraphTools, ToolConfig
 
 
 @pytest.mark.parametrize(("fillers", "open_"), [(LISTING_LIMIT - 1, False), (LISTING_LIMIT, True)])
@@ -26,4 +27,4 @@ def test_the_tools_and_ark_eval_read_one_open_schema_test(tmp_path, monkeypatch,
     monkeypatch.setattr(_phrases, "dense_available", lambda: True)
     resolved = GraphTools(index, phrase_encoder="auto").phrase_encoder
     assert (resolved is not None) is open_
-    assert _phrase_encoder_record(ToolConfig(), index).get("phrase_encoder") == resolved
+    assert phrase_encoder_record(ToolConfig(), index).get("phrase_encoder") == resolved

@@ -13,15 +13,17 @@ import pytest
 
 from _phrase_graph import STORY, phrase_index
 from ark.errors import ArkError
+from ark.linking import dense_available
+from ark.probes import EMBEDDING_THRESHOLD, EMBEDDINGS_DIR, PACKAGED_ENCODER
+from ark.probes import tools_phrases as _phrases
 from ark.session import ToolSession
 from ark.strategies import AgentConfig
-from ark.tools import GraphTools, SearchResult, ToolConfig, ToolError, _phrases
-from ark.tools._phrases import (
-    EMBEDDING_THRESHOLD,
-    EMBEDDINGS_DIR,
-    PACKAGED_ENCODER,
+from ark.tools import (
+    GraphTools,
     RelationPhrases,
-    dense_available,
+    SearchResult,
+    ToolConfig,
+    ToolError,
     recorded_phrase_encoder,
 )
 
@@ -151,10 +153,10 @@ def test_the_tools_configuration_records_the_choice(index, tmp_path):
         small = phrase_index(tmp_path / "small", 3, [*STORY, *SYNONYMS])
         assert GraphTools(small, phrase_encoder="auto").phrase_encoder is None
         assert GraphTools(small, phrase_encoder=PACKAGED_ENCODER).phrase_encoder
-        from ark.eval._evaluation import _phrase_encoder_record  # what ark eval records
+        from ark.probes import phrase_encoder_record
 
-        assert _phrase_encoder_record(ToolConfig(), index) == {"phrase_encoder": PACKAGED_ENCODER}
-        assert _phrase_encoder_record(ToolConfig(), small) == {}
+        assert phrase_encoder_record(ToolConfig(), index) == {"phrase_encoder": PACKAGED_ENCODER}
+        assert phrase_encoder_record(ToolConfig(), small) == {}
     else:
         assert recorded_phrase_encoder("auto", listed=False) is None
     # A local model directory is recorded by its path; anything else is an error.

@@ -6,9 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ark.graph import Graph
-from ark.index import BM25Params, Tokenizer
-from ark.index._bm25 import build_bm25
-from ark.index._store import Index
+from ark.index import BM25Params, Index, Tokenizer, build_bm25
 from ark.tools import GraphTools, SearchResult, ToolError
 
 

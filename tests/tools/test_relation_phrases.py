@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from _phrase_graph import phrase_index
-from ark.tools import GraphTools, SearchResult, ToolError, tool_specs
-from ark.tools._phrases import MAX_MATCHED, RelationPhrases
+from ark.probes import MAX_MATCHED
+from ark.tools import GraphTools, RelationPhrases, SearchResult, ToolError, tool_specs
 
 N_RELATIONS = 3000
 
