@@ -439,7 +439,7 @@ def test_several_graphsearch_agents_are_answered_from_their_fused_retrieval(docs
 def test_an_evaluation_counts_graphsearchs_answer_tokens_once(docs_index):
     """``ark eval --answer``: the answer's call is a step of GraphSearch's trajectory, so
     the record's tokens are the trajectory's (not the answer's added a second time)."""
-    from ark.eval._methods import RetrieverMethod
+    from ark.eval import RetrieverMethod
 
     retriever = Retriever(docs_index, scripted(docs_index), strategy="graphsearch", n_agents=1)
     out = asyncio.run(RetrieverMethod(retriever, answer=True)("q1", QUESTION))
