@@ -7,9 +7,17 @@ call, ready to copy, from the nodes just added (as a hint after a neighborhood d
 
 from _helpers import hinted_session, node
 from ark.probes import after_add
+from ark.session import NextCall, Note
 
 QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
 FILMS = ("Forrest Gump", "Cast Away", "Back to the Future")
+
+
+def _genres_of(target):
+    return NextCall(
+        "search_in_neighborhood",
+        {"node_index": target, "edge_type": "has_genre", "node_type": "genre"},
+    )
 
 
 def _session(index, *, multi):
@@ -22,15 +30,14 @@ def test_adding_the_bridge_gives_the_hop_to_what_is_asked(movie_index):
     session = _session(movie_index, multi=True)
     session.call("search_in_neighborhood", {"node_index": zemeckis, "edge_type": "directed_by"})
     added = session.call("add_to_answer", {"node_indices": films})
-    assert (
-        f'go on from them: search_in_neighborhood(node_index={films}, edge_type="has_genre", '
-        'node_type="genre")' in added.observation
-    )
+    (note,) = added.parts
+    assert isinstance(note, Note) and note.kind == "remaining"
+    assert note.call == _genres_of(films)
     # The hop taken, nothing is left: adding the genres gets no note.
     session.call("search_in_neighborhood", {"node_index": films, "edge_type": "has_genre"})
     genres = [node(movie_index, n) for n in ("Drama", "Adventure", "Comedy")]
     done = session.call("add_to_answer", {"node_indices": genres})
-    assert "Note" not in done.observation and "search_in_neighborhood" not in done.observation
+    assert done.added == genres and done.parts == []
 
 
 def test_one_node_at_a_time_without_the_hop_over_a_set(movie_index):
@@ -39,10 +46,8 @@ def test_one_node_at_a_time_without_the_hop_over_a_set(movie_index):
     zemeckis = node(movie_index, "Robert Zemeckis")
     session.call("search_in_neighborhood", {"node_index": zemeckis, "edge_type": "directed_by"})
     added = session.call("add_to_answer", {"node_indices": films[:2]})
-    assert (
-        f'search_in_neighborhood(node_index={films[0]}, edge_type="has_genre", '
-        'node_type="genre")' in added.observation
-    )
+    (note,) = added.parts
+    assert note.call == _genres_of(films[0])
 
 
 def test_adding_the_start_node_unexplored_gives_the_first_hop(movie_index):
@@ -50,9 +55,11 @@ def test_adding_the_start_node_unexplored_gives_the_first_hop(movie_index):
     session = _session(movie_index, multi=True)
     session.call("search_in_graph", {"query": "Robert Zemeckis"})
     added = session.call("add_to_answer", {"node_indices": [zemeckis]})
-    assert (
-        f'search_in_neighborhood(node_index={zemeckis}, edge_type="directed_by", '
-        'node_type="movie")' in added.observation
+    (note,) = added.parts
+    assert note.kind == "remaining"
+    assert note.call == NextCall(
+        "search_in_neighborhood",
+        {"node_index": zemeckis, "edge_type": "directed_by", "node_type": "movie"},
     )
 
 
@@ -66,4 +73,4 @@ def test_no_call_when_the_added_nodes_do_not_have_the_relation(movie_index):
         schema=movie_index.schema,
         multi=True,
     )
-    assert "has_genre, not followed yet" in note and "search_in_neighborhood" not in note
+    assert note is not None and note.kind == "remaining" and note.calls == ()

@@ -5,11 +5,10 @@ tools and the question's real reading on a small hand-made document graph."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from _helpers import hinted_session, index_of_graph
+from _hint_calls import writes_its_calls
 from _passages_fixture import (
     HARBOUR,
     LENA,
@@ -22,7 +21,7 @@ from _passages_fixture import (
     build_document_index,
 )
 from ark.index import Index
-from ark.session import ToolSession
+from ark.session import CallOutcome, NextCall, Part, ToolSession
 from ark.strategies.guided.hints import ChainHints
 from ark.tools import ToolConfig
 
@@ -37,24 +36,36 @@ def session(index: Index, question: str = QUESTION, multi: bool = True) -> ToolS
     return hinted_session(index, question, multi=multi, refuse_unseen=True)
 
 
-def hint(observation: str) -> str:
-    return observation[observation.index("Hint:") :]
+def hint(outcome: CallOutcome) -> Part:
+    """The one part a call's observation got."""
+    (part,) = outcome.parts
+    return part
+
+
+def passages_of(target: object, query: str | None = None) -> NextCall:
+    """The hop to the passages that mention ``target``, as a hint offers it."""
+    arguments = {"node_index": target, "edge_type": "mentions", "node_type": "passage"}
+    return NextCall("search_in_neighborhood", {**arguments, **({"query": query} if query else {})})
+
+
+def adds(part: Part) -> list[int]:
+    """The nodes the add a part offers would add."""
+    (add,) = [c for c in part.calls if c.tool == "add_to_answer"]
+    return add.arguments["node_indices"]
 
 
 def test_after_a_global_search_the_hint_sends_to_the_named_nodes_passages(docs):
     s = session(docs)
-    text = s.call("search_in_graph", {"query": "Lena Marsh"}).observation
-    h = hint(text)
-    # The passage titled with the question's name, to add if its text says so ...
-    assert f"[{P_LENA}] Lena Marsh (passage) is titled with a name the question uses" in h
-    assert f"add_to_answer(node_indices=[{P_LENA}])" in h
-    # ... and the passages mentioning the entity, ranked by the question's other words.
-    assert (
-        f'search_in_neighborhood(node_index={LENA}, edge_type="mentions", '
-        'node_type="passage", query="mayor town born")'
-    ) in h
-    # Not the chain along a relation phrase, and never "answers the question".
-    assert 'edge_type="born in"' not in h and "answer" not in h.replace("add_to_answer", "")
+    h = hint(s.call("search_in_graph", {"query": "Lena Marsh"}))
+    # The passage titled with the question's name, to add if its text says so, and the
+    # passages mentioning the entity, ranked by the question's other words; not the
+    # chain along a relation phrase (that a hint never says a passage answers the
+    # question: the golden set).
+    assert h.kind == "read_passages" and h.nodes == (P_LENA, LENA)
+    assert h.calls == (
+        NextCall("add_to_answer", {"node_indices": [P_LENA]}),
+        passages_of(LENA, "mayor town born"),
+    )
 
 
 def test_passages_reached_by_a_hop_are_offered_to_add_first_ranked_first(docs):
@@ -63,11 +74,10 @@ def test_passages_reached_by_a_hop_are_offered_to_add_first_ranked_first(docs):
     out = s.call(
         "search_in_neighborhood",
         {"node_index": LENA, "edge_type": "mentions", "node_type": "passage", "query": "born"},
-    ).observation
+    )
     h = hint(out)
-    assert "2 passage nodes; their text is above" in h
-    assert f"(the listed first: add_to_answer(node_indices=[{P_LENA}, {P_HARBOUR}]), if" in h
-    assert "search_in_graph" in h  # how to reach the next fact
+    assert out.nodes == [P_LENA, P_HARBOUR]
+    assert h.kind == "add_passages" and adds(h) == [P_LENA, P_HARBOUR]
 
 
 def test_a_hop_along_a_relation_phrase_is_answered_with_the_passages_of_both_ends(docs):
@@ -76,20 +86,15 @@ def test_a_hop_along_a_relation_phrase_is_answered_with_the_passages_of_both_end
     out = s.call(
         "search_in_neighborhood",
         {"node_index": LENA, "edge_type": "born in", "node_type": "entity"},
-    ).observation
-    h = hint(out)
+    )
     # The passage that states "born in" mentions both ends: the hop over both finds it.
-    assert (
-        f'search_in_neighborhood(node_index=[{LENA}, {PORT}], edge_type="mentions", '
-        'node_type="passage"'
-    ) in h
+    h = hint(out)
+    assert h.kind == "to_passages" and h.call == passages_of([LENA, PORT], "mayor town born")
     # With the single-node tool, one node at a time.
     s1 = session(docs, multi=False)
     s1.call("search_in_graph", {"query": "Lena Marsh"})
     out1 = s1.call("search_in_neighborhood", {"node_index": LENA, "edge_type": "born in"})
-    assert f'search_in_neighborhood(node_index={LENA}, edge_type="mentions"' in hint(
-        out1.observation
-    )
+    assert hint(out1).call == passages_of(LENA, "mayor town born")
 
 
 def test_an_empty_hop_along_a_phrase_also_points_to_the_passages(docs):
@@ -98,9 +103,9 @@ def test_an_empty_hop_along_a_phrase_also_points_to_the_passages(docs):
     out = s.call(
         "search_in_neighborhood",
         {"node_index": LENA, "edge_type": "hangs in", "node_type": "entity"},
-    ).observation
-    assert "no neighbors found" in out
-    assert f'search_in_neighborhood(node_index={LENA}, edge_type="mentions"' in hint(out)
+    )
+    assert out.ok and out.nodes == []
+    assert hint(out).call == passages_of(LENA, "mayor town born")
 
 
 def test_the_hop_over_a_set_shows_the_passages_text(docs):
@@ -109,28 +114,25 @@ def test_the_hop_over_a_set_shows_the_passages_text(docs):
     out = s.call(
         "search_in_neighborhood",
         {"node_index": [LENA, PORT], "edge_type": "mentions", "node_type": "passage"},
-    ).observation
+    )
     # Before, a passage reached by the hop over a set showed its title only.
-    line = next(x for x in out.splitlines() if x.startswith(f"[{P_LENA}] "))
+    line = next(x for x in out.observation.splitlines() if x.startswith(f"[{P_LENA}] "))
     assert "| Lena Marsh Lena Marsh is a painter born in Port Avel" in line
     # Mentioned by both centers: ranked first, so the hint offers it first.
-    assert f"add_to_answer(node_indices=[{P_LENA}," in hint(out)
+    assert adds(hint(out))[0] == P_LENA
 
 
 def test_adding_an_entity_points_to_the_passages_shown_that_mention_it(docs):
     s = session(docs)
     s.call("search_in_graph", {"query": "Lena Marsh"})
-    out = s.call("add_to_answer", {"node_indices": [LENA]}).observation
-    assert f"[{P_LENA}] Lena Marsh (passage) mentions [{LENA}]" in out
-    assert f"add_to_answer(node_indices=[{P_LENA}, {P_HARBOUR}]), if they do" in out
-    after = s.call("add_to_answer", {"node_indices": [P_LENA]}).observation
+    out = hint(s.call("add_to_answer", {"node_indices": [LENA]}))
+    assert out.kind == "mentioning" and out.nodes == (P_LENA, P_HARBOUR)
+    assert adds(out) == [P_LENA, P_HARBOUR]
+    after = hint(s.call("add_to_answer", {"node_indices": [P_LENA]}))
     # The passage added names Port Avel and The Harbour at Dawn, which other passages
     # mention too (bridges); the question names neither: their passages, ready to copy.
-    call = (
-        f'search_in_neighborhood(node_index=[{HARBOUR}, {PORT}], edge_type="mentions", '
-        'node_type="passage", query="mayor town born")'
-    )
-    assert f"[{PORT}] Port Avel (entity)" in after and call in after
+    assert after.kind == "bridges" and after.nodes == (HARBOUR, PORT)
+    assert after.call == passages_of([HARBOUR, PORT], "mayor town born")
     hop = s.call(
         "search_in_neighborhood",
         {
@@ -139,11 +141,9 @@ def test_adding_an_entity_points_to_the_passages_shown_that_mention_it(docs):
             "node_type": "passage",
             "query": "mayor town born",
         },
-    ).observation
+    )
     # The next fact's passages, ranked by the query; the one already added not offered.
-    offered = re.search(r"add_to_answer\(node_indices=\[([\d, ]+)\]\)", hint(hop))
-    assert offered is not None
-    ids = [int(x) for x in offered.group(1).split(",")]
+    ids = adds(hint(hop))
     assert P_LENA not in ids and ids[0] in (P_PORT, P_TOMAS)
 
 
@@ -157,8 +157,9 @@ def test_a_curated_graph_keeps_its_chain_hints(movie_index):
         question=question,
         observers=[hints],
     )
-    out = s.call("search_in_graph", {"query": "Robert Zemeckis"}).observation
-    assert "passage" not in out and 'edge_type="directed_by"' in out
+    first = hint(s.call("search_in_graph", {"query": "Robert Zemeckis"}))
+    assert first.kind == "first_hop" and first.call is not None
+    assert first.call.arguments["edge_type"] == "directed_by"
 
 
 def test_a_passage_title_is_the_question_s_name_once_told_from_its_namesakes():
@@ -210,12 +211,12 @@ def test_the_next_fact_is_read_first_from_a_named_node_with_a_passage_of_its_own
     question = "Where did the band form that made the live album Maiden Ray?"
     s = session(index, question)
     s.call("search_in_graph", {"query": "Maiden Ray"})
-    after = s.call("add_to_answer", {"node_indices": [0]}).observation
+    after = hint(s.call("add_to_answer", {"node_indices": [0]}))
     iron, british = 9, 10
     # Iron Band has its own passage (7 passages name it, past the 2-5 of a plain
     # bridge); British band only 2, none about it: Iron Band first.
-    assert f"[{iron}] Iron Band (entity), [{british}] British band (entity)" in after
-    assert f"node_index=[{iron}, {british}]" in after
+    assert after.kind == "bridges" and after.nodes == (iron, british)
+    assert after.call is not None and after.call.arguments["node_index"] == [iron, british]
 
 
 @pytest.mark.parametrize("multi", [True, False])
@@ -224,7 +225,7 @@ def test_the_bridges_declared_seen_are_the_ones_the_call_writes(tmp_path, multi)
     question = "Where did the band form that made the live album Maiden Ray?"
     s = session(index, question, multi=multi)
     s.call("search_in_graph", {"query": "Maiden Ray"})
-    after = s.call("add_to_answer", {"node_indices": [0]}).observation
+    after = hint(s.call("add_to_answer", {"node_indices": [0]}))
     iron, british = 9, 10
     explore = {"edge_type": "mentions", "node_type": "passage"}
     # The call as written runs under the session that refuses unseen nodes ...
@@ -232,7 +233,7 @@ def test_the_bridges_declared_seen_are_the_ones_the_call_writes(tmp_path, multi)
     # ... and a bridge the one-node call did not write stays unseen.
     other = s.call("search_in_neighborhood", {"node_index": british, **explore})
     assert other.ok is multi
-    assert (f"[{british}] British band" in after) is multi
+    assert (british in after.nodes) is multi
 
 
 def test_a_call_already_made_is_never_offered_again(docs):
@@ -240,8 +241,8 @@ def test_a_call_already_made_is_never_offered_again(docs):
     no more (the session would refuse the call as a repeat): the titled passage's add
     is what is left."""
     s = session(docs)
-    first = hint(s.call("search_in_graph", {"query": "Lena Marsh"}).observation)
-    assert "search_in_neighborhood(" in first
+    first = hint(s.call("search_in_graph", {"query": "Lena Marsh"}))
+    assert "search_in_neighborhood" in [c.tool for c in first.calls]
     s.call(
         "search_in_neighborhood",
         {
@@ -251,9 +252,8 @@ def test_a_call_already_made_is_never_offered_again(docs):
             "query": "mayor town born",
         },
     )
-    again = hint(s.call("search_in_graph", {"query": "Lena Marsh painter"}).observation)
-    assert "search_in_neighborhood(" not in again
-    assert f"add_to_answer(node_indices=[{P_LENA}])" in again
+    again = hint(s.call("search_in_graph", {"query": "Lena Marsh painter"}))
+    assert again.calls == (NextCall("add_to_answer", {"node_indices": [P_LENA]}),)
     assert s.made(
         "search_in_neighborhood",
         {
@@ -271,12 +271,12 @@ def test_a_call_already_made_is_never_offered_again(docs):
 @pytest.mark.parametrize("query", ["", "mayor town"])
 def test_the_passages_call_written_is_the_one_checked_for_a_repeat(ids, multi, query):
     from ark.probes import hints_documents as _documents
-    from ark.strategies.guided.plans import calls_in
 
-    text = _documents.passages_call(ids, query, multi)
-    assert calls_in(text) == [
-        ("search_in_neighborhood", _documents.passages_arguments(ids, query, multi))
-    ]
+    call = _documents.passages_call(ids, query, multi)
+    assert call.arguments == _documents.passages_arguments(ids, query, multi)
+    nodes = [(i, f"Node {i}", "entity") for i in ids]
+    part = _documents.to_passages(nodes, query, multi=multi, named_by_passages=False)
+    assert part is not None and part.call == call and writes_its_calls(part)
 
 
 @pytest.mark.parametrize("once", [True, False])

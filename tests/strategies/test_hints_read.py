@@ -14,6 +14,8 @@ from ark.graph import load_graph
 from ark.index import build_index
 from ark.linking import dense_available, read_chain, read_question
 from ark.probes import chain_hint
+from ark.session import NextCall, ToolSession
+from ark.strategies import ChainHints
 
 FAMILY = "\n".join(
     [
@@ -67,21 +69,19 @@ def test_the_husband_is_not_the_answer_when_the_question_asks_his_place_of_death
     ids = _ids(family)
     question = "what is the kalama 's husband 's place of death ?"
     session = hinted_session(family, question)
-    hop = session.call(
+    (hop,) = session.call(
         "search_in_neighborhood", {"node_index": ids["kalama"], "edge_type": "spouse"}
-    ).observation
+    ).parts
     # "place of death" is the literal label of place_of_death: the next hop, not the add.
-    assert "Add them now" not in hop
-    assert "answer it" not in hop and "likely the answer" not in hop
-    assert (
-        f'search_in_neighborhood(node_index={ids["kamehameha_iii"]}, edge_type="place_of_death"'
-        in hop
-    )
-    end = session.call(
+    assert hop.kind == "next_relation" and hop.call is not None
+    assert hop.call.arguments["node_index"] == ids["kamehameha_iii"]
+    assert hop.call.arguments["edge_type"] == "place_of_death"
+    (end,) = session.call(
         "search_in_neighborhood",
         {"node_index": ids["kamehameha_iii"], "edge_type": "place_of_death"},
-    ).observation
-    assert f"Add them now: add_to_answer(node_indices=[{ids['honolulu']}])" in end
+    ).parts
+    assert end.kind == "answer"
+    assert end.call == NextCall("add_to_answer", {"node_indices": [ids["honolulu"]]})
 
 
 @pytest.mark.slow
@@ -96,7 +96,7 @@ def test_an_unexplained_word_names_the_relations_matching_it_not_the_most_common
     # The reading followed spouse and could not explain "place", "death": the hint says
     # so and gives the hop along the relation that matches them.
     schema = _family_schema()
-    text = chain_hint(
+    hint = chain_hint(
         schema,
         ["spouse"],
         [(7, "entity")],
@@ -106,10 +106,12 @@ def test_an_unexplained_word_names_the_relations_matching_it_not_the_most_common
         unaccounted=("place", "death"),
         matching=("place_of_death", "cause_of_death"),
     )
-    assert "Add them now" not in text and "answer it" not in text
-    assert "'place', 'death'" in text
-    assert 'search_in_neighborhood(node_index=7, edge_type="place_of_death"' in text
-    assert "occupation" not in text  # the most common relation here, unrelated
+    # The hop along the matching relation, then the add, not asserted (a choice).
+    assert hint is not None and hint.kind == "unexplained" and hint.call is None
+    hop, add = hint.calls
+    assert (hop.tool, hop.arguments["node_index"]) == ("search_in_neighborhood", 7)
+    assert hop.arguments["edge_type"] == "place_of_death"  # not occupation, the most common
+    assert add == NextCall("add_to_answer", {"node_indices": [7]})
 
 
 def _family_schema():
@@ -137,11 +139,11 @@ def test_the_daughter_of_a_parent_is_two_hops_not_the_parent(family):
     assert chain is not None
     assert chain.steps == (("parents", "out"), ("children", "out"))
     session = hinted_session(family, question)
-    hop = session.call(
+    (hop,) = session.call(
         "search_in_neighborhood", {"node_index": ids["takelot_iii"], "edge_type": "parents"}
-    ).observation
-    assert "Add them now" not in hop
-    assert 'edge_type="children"' in hop
+    ).parts
+    assert hop.kind == "next_relation" and hop.call is not None
+    assert hop.call.arguments["edge_type"] == "children"
 
 
 PLAYERS = "\n".join(
@@ -161,29 +163,35 @@ PLAYERS = "\n".join(
 def test_a_relation_no_word_names_is_the_paths_not_the_questions(tmp_path):
     # "a player from spain": the chain goes from spain along plays_for_country, which
     # no word of the question names ("from" is a function word); the hint gives the
-    # same call without saying the question names it. "club" does name plays_in_club.
+    # same call without saying the question names it (the wording: the golden set).
+    # "club" does name plays_in_club.
     index = tsv_index(tmp_path, PLAYERS)
     ids = _ids(index)
-    session = hinted_session(index, "name a club that has a player from spain ?")
-    first = session.call("search_in_graph", {"query": "spain"}).observation
-    assert "names plays_for_country" not in first
-    assert "starts along plays_for_country" in first
-    assert (
-        f'search_in_neighborhood(node_index={ids["spain"]}, edge_type="plays_for_country"' in first
-    )
-    hop = session.call(
+    hints = ChainHints(index, "name a club that has a player from spain ?")
+    assert hints.unnamed == {"plays_for_country"}
+    session = ToolSession(index, observers=[hints])
+    (first,) = session.call("search_in_graph", {"query": "spain"}).parts
+    assert first.kind == "first_hop" and first.call is not None
+    assert first.call.arguments["node_index"] == ids["spain"]
+    assert first.call.arguments["edge_type"] == "plays_for_country"
+    (hop,) = session.call(
         "search_in_neighborhood", {"node_index": ids["spain"], "edge_type": "plays_for_country"}
-    ).observation
-    assert "The question also names plays_in_club, not followed yet" in hop
+    ).parts
+    assert hop.kind == "next_relation" and hop.call is not None
+    assert hop.call.arguments["edge_type"] == "plays_in_club"
 
 
 def test_chain_hints_say_which_relations_only_the_path_takes():
+    # The parts; the words ("the path read for the question takes children", not
+    # "the question names") are in the golden set.
     schema = _family_schema()
     args = (schema, ["parents", "children"], [(7, "entity")], [1])
     nxt = chain_hint(*args, ["parents"], multi=False, unnamed={"children"})
-    assert "The path read for the question takes children too, not followed yet" in nxt
-    assert "names children" not in nxt
+    assert nxt is not None and nxt.kind == "next_relation" and nxt.call is not None
+    assert nxt.call.arguments["edge_type"] == "children"
     done = chain_hint(*args, ["parents", "children"], multi=False, unnamed={"children"})
-    assert "Every relation of the path read for the question (parents, children)" in done
     named = chain_hint(*args, ["parents", "children"], multi=False)
-    assert "Every relation the question names (parents, children)" in named
+    add = NextCall("add_to_answer", {"node_indices": [7]})
+    assert done is not None and named is not None
+    assert (done.kind, done.call) == (named.kind, named.call) == ("answer", add)
+    assert done.text != named.text

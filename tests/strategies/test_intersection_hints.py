@@ -6,6 +6,8 @@ import pytest
 
 from _helpers import hinted_session
 from ark.index import build_index
+from ark.session import NextCall
+from ark.strategies import ChainHints
 
 # Players, clubs, countries and positions: one node type, relations with reverse copies.
 PLAYERS = {
@@ -43,22 +45,24 @@ def test_two_named_nodes_get_the_hop_over_both_then_the_common_nodes(football):
     forward, rovers = _node(football, "Forward"), _node(football, "Rovers_FC")
     found = session.call("search_in_graph", {"query": "Forward Rovers_FC"})
     ids = sorted([forward, rovers], key=lambda i: question.index(football.graph.name(i)))
-    assert (
-        f"search_in_neighborhood(node_index={ids}, edge_type=['plays_position', "
-        "'plays_in_club']) lists first the nodes linked to all of them"
-    ) in found.observation
+    (meet,) = found.parts
+    assert meet.kind == "intersection" and meet.nodes == tuple(ids)
+    assert meet.call == NextCall(
+        "search_in_neighborhood",
+        {"node_index": ids, "edge_type": ["plays_position", "plays_in_club"]},
+    )
     hop = session.call(
         "search_in_neighborhood",
         {"node_index": ids, "edge_type": ["plays_position", "plays_in_club"]},
     )
     both = sorted(_node(football, n) for n in ("Ann_A", "Cy_C"))
-    assert f"add_to_answer(node_indices={both})" in hop.observation.replace(
-        str([both[1], both[0]]), str(both)
-    )
-    assert "2 nodes are linked to all 2" in hop.observation
+    (common,) = hop.parts  # the 2 nodes linked to both, to add
+    assert common.kind == "unexplained" and common.call is not None  # "name": not read
+    assert common.call.tool == "add_to_answer"
+    assert sorted(common.call.arguments["node_indices"]) == both
     # The intersection used each named relation: adding its nodes is not nagged.
     added = session.call("add_to_answer", {"node_indices": both})
-    assert "not followed yet" not in added.observation
+    assert added.added == both and added.parts == []
 
 
 def test_a_filter_that_cuts_every_common_node_is_given_back(football):
@@ -66,15 +70,21 @@ def test_a_filter_that_cuts_every_common_node_is_given_back(football):
     session = hinted_session(football, question, multi=True)
     ids = [_node(football, "Rovers_FC"), _node(football, "Mexico")]
     hop = session.call("search_in_neighborhood", {"node_index": ids, "edge_type": "plays_in_club"})
-    assert "no node is linked to all 2 of them with these filters" in hop.observation
-    assert "edge_type=['plays_in_club', 'plays_for_country']" in hop.observation
+    # No node linked to both with this filter: the hop again with each one's relation.
+    (again,) = hop.parts
+    assert again.kind == "refilter"
+    assert again.call == NextCall(
+        "search_in_neighborhood",
+        {"node_index": ids, "edge_type": ["plays_in_club", "plays_for_country"]},
+    )
 
 
 def test_one_named_node_is_a_chain_not_an_intersection(football):
     session = hinted_session(football, "which club does Ann_A play for ?", multi=True)
     found = session.call("search_in_graph", {"query": "Ann_A"})
-    assert "linked to all of them" not in found.observation
-    assert 'edge_type="plays_in_club"' in found.observation
+    (first,) = found.parts
+    assert first.kind == "first_hop" and first.call is not None
+    assert first.call.arguments["edge_type"] == "plays_in_club"
 
 
 def test_an_unaccounted_word_turns_the_add_into_likely(football):
@@ -83,14 +93,13 @@ def test_an_unaccounted_word_turns_the_add_into_likely(football):
     session = hinted_session(football, question)
     ann = _node(football, "Ann_A")
     hop = session.call("search_in_neighborhood", {"node_index": ann, "edge_type": "plays_in_club"})
-    assert "Add them now" not in hop.observation
-    assert "These may answer it: add_to_answer(" in hop.observation
-    assert "'professional'" in hop.observation
+    (likely,) = hop.parts  # the add, not asserted; 'professional' unexplained
+    assert likely.kind == "unexplained"
+    assert likely.calls == (NextCall("add_to_answer", {"node_indices": hop.nodes}),)
+    assert "professional" in ChainHints(football, question).unaccounted
     simple = "which club does Ann_A play for ?"
     plain = hinted_session(football, simple)
-    assert (
-        "Add them now"
-        in plain.call(
-            "search_in_neighborhood", {"node_index": ann, "edge_type": "plays_in_club"}
-        ).observation
-    )
+    (sure,) = plain.call(
+        "search_in_neighborhood", {"node_index": ann, "edge_type": "plays_in_club"}
+    ).parts
+    assert sure.kind == "answer"

@@ -107,19 +107,22 @@ class Predicting(ToolAware):
 def test_the_hinted_call_is_passed_as_the_prediction(movie_index):
     """After each observation whose hint offers one call, that call is the prediction;
     the first step (no observation yet) predicts nothing."""
-    from ark.strategies.guided.plans import ready_call
-
+    question = "Which films did Tom Hanks star in?"
     model = Predicting(node(movie_index, "Forrest Gump"))
     agent = GuidedAgent(movie_index, model, AgentConfig(max_steps=3))
-    traj = asyncio.run(agent.run("Which films did Tom Hanks star in?"))
+    traj = asyncio.run(agent.run(question))
     assert model.predictions[0] is None
+    # The run's calls again, in the session the agent gives them: what each hint offered.
+    replay = agent.new_session(question)
     for step, predicted in zip(traj.steps, model.predictions[1:], strict=False):
-        offered = [ready_call(line) for line in step.tool_calls[0].observation.splitlines()]
-        offered = [c for c in offered if c is not None]
+        call = step.tool_calls[0]
+        parts = replay.call(call.name, call.arguments).parts
+        offered = parts[-1].call if parts else None
         if predicted is None:
-            assert not offered
+            assert offered is None
         else:
-            assert offered[-1] == (predicted.name, predicted.arguments)
+            assert offered is not None
+            assert (offered.tool, offered.arguments) == (predicted.name, predicted.arguments)
     assert model.predictions[1] is not None
 
 
@@ -128,7 +131,7 @@ def test_a_prediction_that_cannot_be_written_never_ends_the_run(movie_index, mon
     whole agent with a TypeError (caught in a benchmark, issue 63): now no prediction."""
     from ark.probes import guided_agent_module as agent_module
 
-    monkeypatch.setattr(agent_module, "ready_call", lambda line: ("search_in_graph", {"q": ...}))
+    monkeypatch.setattr(agent_module, "ready_call", lambda part: ("search_in_graph", {"q": ...}))
     model = Predicting(node(movie_index, "Forrest Gump"))
     agent = GuidedAgent(movie_index, model, AgentConfig(max_steps=3))
     traj = asyncio.run(agent.run("Which films did Tom Hanks star in?"))

@@ -4,6 +4,7 @@ import pytest
 
 from _helpers import hinted_session, tsv_index
 from ark.probes import after_intersection, after_neighborhood, chain_hint
+from ark.session import NextCall
 
 # A fact of several parts through a node with no name (a Freebase mid), and one
 # through an RDF blank node.
@@ -35,26 +36,27 @@ def test_the_hop_to_a_mediator_is_followed_by_the_hop_out(offices):
     ids = _ids(offices)
     question = "Which position was held by Grace Hopper?"
     session = hinted_session(offices, question)
-    hop = session.call(
+    (hop,) = session.call(
         "search_in_neighborhood",
         {"node_index": ids["Grace_Hopper"], "edge_type": "position_held"},
-    ).observation
-    assert "add_to_answer" not in hop
-    assert f"search_in_neighborhood(node_index={ids['m.0abc12']}" in hop
+    ).parts
+    assert [c.tool for c in hop.calls] == ["search_in_neighborhood"]
+    assert hop.call is not None and hop.call.arguments["node_index"] == ids["m.0abc12"]
 
 
 def test_a_hint_about_nameless_nodes_never_adds_them():
     hits = [(7, "entity"), (8, "entity")]
-    text = chain_hint(
+    hint = chain_hint(
         None, ["position_held"], hits, [1], ["position_held"], multi=True, nameless=[7, 8]
     )
-    assert "add_to_answer" not in text
-    assert "search_in_neighborhood(node_index=[7, 8])" in text
+    through = (NextCall("search_in_neighborhood", {"node_index": [7, 8]}),)
+    assert hint is not None and hint.kind == "through" and hint.calls == through
     plain = after_neighborhood(None, hits, [1], multi=True, nameless=[7, 8])
-    assert "add" not in plain.replace("search_in", "")
+    assert plain is not None and plain.kind == "through" and plain.calls == through
     # Named nodes are still offered as the answer.
     named = chain_hint(None, ["position_held"], hits, [1], ["position_held"], multi=True)
-    assert "add_to_answer(node_indices=[7, 8])" in named
+    assert named is not None and named.kind == "answer"
+    assert named.call == NextCall("add_to_answer", {"node_indices": [7, 8]})
 
 
 # Two named nodes that meet only at the record of a part (a blank node and a UUID).
@@ -77,21 +79,24 @@ def test_named_nodes_meeting_at_a_mediator_are_sent_one_hop_on(tmp_path):
     ids = _ids(index)
     question = "Which actor played Odysseus in Troy?"
     session = hinted_session(index, question, multi=True)
-    hop = session.call(
+    (hop,) = session.call(
         "search_in_neighborhood", {"node_index": [ids["Odysseus"], ids["Troy"]]}
-    ).observation
-    assert "linked to all 2" in hop
-    assert "add_to_answer" not in hop
-    # The question names the relation out of the record ("actor"): the hop on takes it.
-    assert f'search_in_neighborhood(node_index={ids["_:b3"]}, edge_type="actor")' in hop
+    ).parts
+    # Linked to both, and no answer: the question names the relation out of the record
+    # ("actor"), and the hop on takes it.
+    assert hop.kind == "through"
+    assert hop.calls == (
+        NextCall("search_in_neighborhood", {"node_index": ids["_:b3"], "edge_type": "actor"}),
+    )
     # Named by none of the question's words, the hop on is left unfiltered.
     vague = hinted_session(index, "Who was Odysseus in Troy?", multi=True)
-    hop = vague.call(
+    (hop,) = vague.call(
         "search_in_neighborhood", {"node_index": [ids["Odysseus"], ids["Troy"]]}
-    ).observation
-    assert f"search_in_neighborhood(node_index={ids['_:b3']})." in hop
+    ).parts
+    assert hop.calls == (NextCall("search_in_neighborhood", {"node_index": ids["_:b3"]}),)
 
 
 def test_an_intersection_of_named_nodes_is_still_added():
-    text = after_intersection([7], 2, (), [1, 2], False, nameless=[9])
-    assert "add_to_answer(node_indices=[7])" in text
+    hint = after_intersection([7], 2, (), [1, 2], False, nameless=[9])
+    assert hint.kind == "common"
+    assert hint.call == NextCall("add_to_answer", {"node_indices": [7]})

@@ -1,6 +1,7 @@
 """The observations a model reads, byte for byte: the hints of ``ark-guided`` (the next
-call, the add, the notes after an add, the passages on a graph built from documents)
-and the session's refusals, as the code wrote them before the hints became typed parts
+call, the add, the notes after an add, the passages on a graph built from documents,
+whom a hint says wants a relation), the tools' fix of an empty hop, and the session's
+refusals, as the code wrote them before the hints became typed parts
 (:class:`ark.session.Hint`, :class:`ark.session.Note`).
 
 The one place tests pin observation prose: every other test asserts on the parts
@@ -15,11 +16,19 @@ from pathlib import Path
 import pytest
 
 from _helpers import hinted_session, node, tsv_index
+from _hint_calls import writes_its_calls
 from _passages_fixture import LENA, NORLAND, P_LENA, TOMAS, build_document_index
 from _passages_fixture import QUESTION as DOC_QUESTION
+from ark.graph import NodeTypeSummary, RelationSummary, Schema
 from ark.index import Index
-from ark.session import ToolSession
-from ark.strategies import steps_left_note
+from ark.session import CallOutcome, Hint, Note, ToolSession
+from ark.strategies import ChainHints, steps_left_note
+from ark.strategies.guided.hints._documents import KINDS as DOCUMENT_KINDS
+from ark.strategies.guided.hints._lines import KINDS as LINE_KINDS
+from ark.strategies.guided.hints._lines import chain_hint
+from ark.tools import ToolConfig
+
+KINDS = (*LINE_KINDS, *DOCUMENT_KINDS)
 
 QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
 FILMS = ("Forrest Gump", "Cast Away", "Back to the Future")
@@ -38,7 +47,7 @@ def chain(movie_index):
     out.append(s.call("add_to_answer", {"node_indices": [z]}))
     out.append(s.call("search_in_neighborhood", {"node_index": films, "edge_type": "has_genre"}))
     out.append(s.call("add_to_answer", {"node_indices": genres}))
-    return [o.observation for o in out]
+    return out
 
 
 def unread(movie_index):
@@ -46,7 +55,7 @@ def unread(movie_index):
     big = node(movie_index, "Big")
     a = s.call("search_in_graph", {"query": "Big"})
     b = s.call("search_in_neighborhood", {"node_index": big, "edge_type": "starred_actors"})
-    return [a.observation, b.observation]
+    return [a, b]
 
 
 FOOTBALL = "\n".join(
@@ -68,7 +77,7 @@ def intersection(root):
     forward, rovers = node(index, "Forward"), node(index, "Rovers_FC")
     a = s.call("search_in_graph", {"query": "Rovers_FC", "k": 1})
     b = s.call("search_in_neighborhood", {"node_index": [forward, rovers]})
-    return [a.observation, b.observation]
+    return [a, b]
 
 
 OFFICES = "\n".join(
@@ -88,7 +97,7 @@ def mediator(root):
         "search_in_neighborhood",
         {"node_index": node(index, "Grace_Hopper"), "edge_type": "position_held"},
     )
-    return [hop.observation]
+    return [hop]
 
 
 def documents(root):
@@ -109,7 +118,7 @@ def documents(root):
     )
     out.append(s.call("add_to_answer", {"node_indices": [LENA]}))
     out.append(s.call("add_to_answer", {"node_indices": [P_LENA]}))
-    return [o.observation for o in out]
+    return out
 
 
 def session_refusals(movie_index):
@@ -120,7 +129,8 @@ def session_refusals(movie_index):
     out.append(s.call("search_in_graph", {"query": "Tom Hanks"}))
     out.append(s.call("add_to_answer", {"node_indices": [999, "x"]}))
     out.append(s.call("nope", {}))
-    return [o.observation for o in out] + [
+    return [
+        *out,
         steps_left_note(1, answer_empty=True),
         steps_left_note(2),
     ]
@@ -134,17 +144,165 @@ def shared(movie_index):
     big = node(movie_index, "Big")
     off = hinted_session(movie_index, "What genre is Big?")
     c = off.call("search_in_neighborhood", {"node_index": big, "edge_type": "starred_actors"})
-    return [a.observation, b.observation, c.observation]
+    return [a, b, c]
 
 
 def documents_hop(root):
     index = build_document_index(root / "idx")
     s = hinted_session(index, DOC_QUESTION, multi=True)
     hop = s.call("search_in_neighborhood", {"node_index": LENA, "edge_type": "born in"})
-    return [hop.observation]
+    return [hop]
+
+
+def onward(movie_index):
+    z = node(movie_index, "Robert Zemeckis")
+    out = []
+    for multi in (True, False):
+        s = ToolSession(
+            movie_index,
+            config=ToolConfig(multi_neighborhood=multi),
+            observers=[ChainHints(movie_index)],
+        )
+        out.append(s.call("search_in_neighborhood", {"node_index": z, "edge_type": "directed_by"}))
+    return out
+
+
+def empty_hop(movie_index):
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away")]
+    s = ToolSession(movie_index, config=ToolConfig(multi_neighborhood=True))
+    filters = [("directed_by", "genre"), ("starred_actors", "genre"), ("directed_by", "year")]
+    return [
+        s.call("search_in_neighborhood", {"node_index": films, "edge_type": e, "node_type": t})
+        for e, t in filters
+    ]
+
+
+PLAYERS = "\n".join(
+    [
+        "ann\tplays_for_country\tspain",
+        "bob\tplays_for_country\tspain",
+        "cid\tplays_for_country\tfrance",
+        "ann\tplays_in_club\trovers",
+        "bob\tplays_in_club\tunited",
+        "cid\tplays_in_club\tcity_fc",
+    ]
+)
+
+
+def wording(root):
+    """Whom a hint says wants a relation: the question, or the path read for it."""
+    index = tsv_index(root, PLAYERS)
+    s = hinted_session(index, "name a club that has a player from spain ?")
+    spain = node(index, "spain")
+    out = [s.call("search_in_graph", {"query": "spain"})]
+    out.append(
+        s.call("search_in_neighborhood", {"node_index": spain, "edge_type": "plays_for_country"})
+    )
+    schema = Schema(
+        (NodeTypeSummary("entity", 10),),
+        (
+            RelationSummary("parents", "entity", "entity", 5),
+            RelationSummary("children", "entity", "entity", 5),
+        ),
+    )
+    args = (schema, ["parents", "children"], [(7, "entity")], [1])
+    for followed, unnamed in (
+        (["parents"], {"children"}),
+        (["parents", "children"], {"children"}),
+        (["parents", "children"], set()),
+    ):
+        hint = chain_hint(*args, followed, multi=False, unnamed=unnamed)
+        out.append(hint.render())
+    return out
 
 
 EXPECTED = {
+    "onward": [
+        (
+            "Neighbors of [4] Robert Zemeckis (person) [edge_type=directed_by]: 3 "
+            "neighbors.\n"
+            "[0] Forrest Gump (movie) via directed_by(in)\n"
+            "[1] Cast Away (movie) via directed_by(in)\n"
+            "[2] Back to the Future (movie) via directed_by(in)\n"
+            "Hint: 3 movie nodes. If the question asks for what these movie nodes link to, "
+            "go one more hop: search_in_neighborhood(node_index=[0, 1, 2], edge_type=R) "
+            "with R one of directed_by (to person), has_genre (to genre), starred_actors "
+            "(to person). If these movie nodes are what the question asks for, add them."
+        ),
+        (
+            "Neighbors of [4] Robert Zemeckis (person) [edge_type=directed_by]: 3 "
+            "neighbors.\n"
+            "[0] Forrest Gump (movie) via directed_by(in)\n"
+            "[1] Cast Away (movie) via directed_by(in)\n"
+            "[2] Back to the Future (movie) via directed_by(in)\n"
+            "Hint: 3 movie nodes. If the question asks for what these movie nodes link to, "
+            "go one more hop: search_in_neighborhood(node_index=<one of them>, edge_type=R) "
+            "with R one of directed_by (to person), has_genre (to genre), starred_actors "
+            "(to person). If these movie nodes are what the question asks for, add them."
+        ),
+    ],
+    "empty_hop": [
+        (
+            "Neighbors of 2 nodes ([0], [1]) [node_type=genre; edge_type=directed_by]: no "
+            "distinct neighbors found.\n"
+            "No neighbor matches these filters. These nodes' neighbors are: 2 person via "
+            "directed_by(out); 2 person via starred_actors(out); 2 genre via "
+            "has_genre(out).\n"
+            'Try search_in_neighborhood(node_index=[0, 1], edge_type="has_genre", '
+            'node_type="genre").'
+        ),
+        (
+            "Neighbors of 2 nodes ([0], [1]) [node_type=genre; edge_type=starred_actors]: "
+            "no distinct neighbors found.\n"
+            "No neighbor matches these filters. These nodes' neighbors are: 2 person via "
+            "directed_by(out); 2 person via starred_actors(out); 2 genre via "
+            "has_genre(out).\n"
+            'Try search_in_neighborhood(node_index=[0, 1], edge_type="has_genre", '
+            'node_type="genre").'
+        ),
+        (
+            "Neighbors of 2 nodes ([0], [1]) [node_type=year; edge_type=directed_by]: no "
+            "distinct neighbors found.\n"
+            "No neighbor matches these filters. These nodes' neighbors are: 2 person via "
+            "directed_by(out); 2 person via starred_actors(out); 2 genre via "
+            "has_genre(out).\n"
+            'Try search_in_neighborhood(node_index=[0, 1], edge_type="directed_by", '
+            'node_type="person").'
+        ),
+    ],
+    "wording": [
+        (
+            "Global search for 'spain': 1 node.\n"
+            "[3] spain (entity) score=0.75\n"
+            "Hint: [3] spain (entity) matches the question best; the path read from it to "
+            "what the question asks for starts along plays_for_country: "
+            'search_in_neighborhood(node_index=3, edge_type="plays_for_country", '
+            'node_type="entity").'
+        ),
+        (
+            "Neighbors of [3] spain (entity) [edge_type=plays_for_country]: 2 neighbors.\n"
+            "[0] ann (entity) via plays_for_country(in)\n"
+            "[1] bob (entity) via plays_for_country(in)\n"
+            "Hint: 2 entity nodes. The question also names plays_in_club, not followed yet: "
+            'search_in_neighborhood(node_index=0, edge_type="plays_in_club", '
+            'node_type="entity").'
+        ),
+        (
+            "Hint: 1 entity node. The path read for the question takes children too, not "
+            'followed yet: search_in_neighborhood(node_index=7, edge_type="children", '
+            'node_type="entity").'
+        ),
+        (
+            "Hint: 1 entity node. Every relation of the path read for the question "
+            "(parents, children) is followed, so these answer it. Add them now: "
+            "add_to_answer(node_indices=[7]), then finish."
+        ),
+        (
+            "Hint: 1 entity node. Every relation the question names (parents, children) is "
+            "followed, so these answer it. Add them now: add_to_answer(node_indices=[7]), "
+            "then finish."
+        ),
+    ],
     "chain": [
         (
             "Global search for 'Robert Zemeckis': 1 node.\n"
@@ -359,11 +517,46 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("case", ["chain", "unread", "shared", "session_refusals"])
+MOVIE_CASES = ["chain", "unread", "shared", "session_refusals", "onward", "empty_hop"]
+SMALL_CASES = ["intersection", "mediator", "documents", "documents_hop", "wording"]
+
+
+def _text(made: CallOutcome | str) -> str:
+    return made.observation if isinstance(made, CallOutcome) else made
+
+
+@pytest.mark.parametrize("case", MOVIE_CASES)
 def test_observations_on_the_movie_graph_are_unchanged(movie_index: Index, case: str) -> None:
-    assert globals()[case](movie_index) == EXPECTED[case]
+    assert [_text(o) for o in globals()[case](movie_index)] == EXPECTED[case]
 
 
-@pytest.mark.parametrize("case", ["intersection", "mediator", "documents", "documents_hop"])
+@pytest.mark.parametrize("case", SMALL_CASES)
 def test_observations_on_small_graphs_are_unchanged(tmp_path: Path, case: str) -> None:
-    assert globals()[case](tmp_path) == EXPECTED[case]
+    assert [_text(o) for o in globals()[case](tmp_path)] == EXPECTED[case]
+
+
+def _check_parts(outcomes: list[CallOutcome | str]) -> list[str]:
+    """The kinds of the parts of ``outcomes``, once each part is checked: it ends its
+    observation as rendered, its kind is a hint's, and its text writes exactly the
+    calls it carries (the call the model copies is the call the plans run)."""
+    kinds = []
+    for o in outcomes:
+        if not isinstance(o, CallOutcome) or not o.parts:
+            continue
+        glue = "\n" if o.result is not None and o.ok else " "
+        assert o.observation.endswith(glue + glue.join(p.render() for p in o.parts))
+        for part in o.parts:
+            assert isinstance(part, Hint | Note) and part.kind in KINDS
+            assert writes_its_calls(part), part
+            kinds.append(part.kind)
+    return kinds
+
+
+def test_the_parts_render_to_the_observations_and_write_their_calls(
+    movie_index: Index, tmp_path: Path
+) -> None:
+    kinds = [k for case in MOVIE_CASES for k in _check_parts(globals()[case](movie_index))]
+    for case in SMALL_CASES:
+        (tmp_path / case).mkdir()
+        kinds += _check_parts(globals()[case](tmp_path / case))
+    assert set(kinds) >= {"first_hop", "next_relation", "answer", "passed", "read_passages"}

@@ -1,5 +1,5 @@
-"""The reading's plan run without the model (issue 62): calls read back from hint
-lines, the plan's run through the session, the fitted confidence, and the agent that
+"""The reading's plan run without the model (issue 62): the calls hints offer as
+parts, the plan's run through the session, the fitted confidence, and the agent that
 runs a sure plan with no model call and asks the model otherwise."""
 
 import asyncio
@@ -16,8 +16,9 @@ from _passages_fixture import LENA, P_HARBOUR, P_LENA, build_document_index
 from _passages_fixture import QUESTION as DOC_QUESTION
 from ark.distill import fit_plans
 from ark.index import Index, build_index, open_index, save_described
-from ark.probes import FINISH_READ_NOTE
+from ark.probes import FINISH_READ_NOTE, after_neighborhood
 from ark.retrieval import Retriever
+from ark.session import Hint, NextCall
 from ark.strategies import Agent, AgentConfig, AgentOptions, StrategyContext
 from ark.strategies.guided import GuidedOptions, guided_agent
 from ark.strategies.guided.plans import (
@@ -40,40 +41,34 @@ from ark.trajectory import StepRecord, Trajectory
 
 QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
 
-# -- calls read back from a line --------------------------------------------------------
+# -- the calls a hint's part offers ------------------------------------------------------
 
 
-def test_the_one_call_a_line_writes_is_read_back_with_its_arguments():
-    line = (
-        "Hint: [3] X (person) matches; the question names directed_by: "
-        'search_in_neighborhood(node_index=[3, 7], edge_type="directed_by", node_type="movie").'
-    )
-    assert ready_call(line) == (
+def test_the_one_call_a_part_offers_is_the_plans_with_its_arguments():
+    hop = NextCall(
         "search_in_neighborhood",
         {"node_index": [3, 7], "edge_type": "directed_by", "node_type": "movie"},
     )
-    assert ready_call("Add them now: add_to_answer(node_indices=[4, 5]), then finish.") == (
-        "add_to_answer",
-        {"node_indices": [4, 5]},
-    )
+    part = Hint("[3] X (person) matches ...", "first_hop", (hop,), (3,))
+    assert ready_call(part) == ("search_in_neighborhood", hop.arguments)
+    # A copy: the plan's run never changes the part it came from.
+    ready_call(part)[1]["node_index"].append(9)  # type: ignore[index]
+    assert hop.arguments["node_index"] == [3, 7]
+    add = NextCall("add_to_answer", {"node_indices": [4, 5]})
+    assert ready_call(Hint("...", "answer", (add,))) == ("add_to_answer", {"node_indices": [4, 5]})
 
 
-def test_a_template_or_a_choice_is_no_ready_call():
-    template = "go one more hop: search_in_neighborhood(node_index=[1, 2], edge_type=R) with R"
-    assert ready_call(template) is None
-    # ``...`` is Python's Ellipsis to ast: a template too, never a call's argument.
-    assert ready_call("search_in_neighborhood(node_index=5, edge_type=...).") is None
-    assert ready_call("search_in_graph(query=(1, 2))") is None  # a tuple: no JSON value
-    assert ready_call("search_in_neighborhood(node_index=<one of them>, edge_type=...)") is None
-    choice = (
-        'go on: search_in_neighborhood(node_index=2, edge_type="has_genre"). If they answer '
-        "the question, add them: add_to_answer(node_indices=[2])."
-    )
-    assert len(calls_in(choice)) == 2 and ready_call(choice) is None
-    # The same call written twice is one call; a parenthesis inside a string is text.
-    twice = 'search_in_graph(query="a (b)") or search_in_graph(query="a (b)")'
-    assert ready_call(twice) == ("search_in_graph", {"query": "a (b)"})
-    assert ready_call("no call here (finish soon)") is None
+def test_a_template_or_a_choice_is_no_ready_call(movie_index):
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away")]
+    # A template (``edge_type=R``) is no call.
+    template = after_neighborhood(movie_index.schema, [(f, "movie") for f in films], [], multi=True)
+    assert template is not None and template.calls == () and ready_call(template) is None
+    # A hop and an add: a choice, the model's.
+    hop = NextCall("search_in_neighborhood", {"node_index": 2, "edge_type": "has_genre"})
+    add = NextCall("add_to_answer", {"node_indices": [2]})
+    choice = Hint("...", "unexplained", (hop, add))
+    assert calls_in(choice) == [(hop.tool, hop.arguments), (add.tool, add.arguments)]
+    assert ready_call(choice) is None and ready_call(None) is None and calls_in(None) == []
 
 
 # -- the plan's run ---------------------------------------------------------------------

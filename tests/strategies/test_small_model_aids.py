@@ -17,7 +17,7 @@ from ark.probes import (
     worked_example,
 )
 from ark.retrieval import Retriever
-from ark.session import ToolSession
+from ark.session import Hint, NextCall, Note, ToolSession
 from ark.strategies import Agent, AgentConfig, AgentOptions, GuidedAgent, system_prompt
 from ark.strategies.guided.hints import ChainHints
 from ark.tools import ToolConfig
@@ -37,6 +37,14 @@ def named(schema, question):
 
 
 QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
+
+
+def _hop(target, relation, node_type):
+    """The neighborhood call a hint offers, as its part carries it."""
+    return NextCall(
+        "search_in_neighborhood",
+        {"node_index": target, "edge_type": relation, "node_type": node_type},
+    )
 
 
 def test_worked_example_is_a_two_hop_chain_on_real_nodes(movie_index):
@@ -64,19 +72,19 @@ def test_neighborhood_hint_names_the_type_and_the_relations_onward(movie_index):
     films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away")]
     hits = [(f, "movie") for f in films]
     hint = after_neighborhood(movie_index.schema, hits, [99], multi=True)
-    assert hint.startswith("Hint: 2 movie nodes.")
-    assert f"search_in_neighborhood(node_index={films}, edge_type=R)" in hint
-    assert "has_genre (to genre)" in hint
+    # The hop onward is a template (``edge_type=R``, its text in the golden set): no call.
+    assert isinstance(hint, Hint) and hint.kind == "onward" and hint.calls == ()
     single = after_neighborhood(movie_index.schema, hits, [99], multi=False)
-    assert "node_index=<one of them>" in single
+    assert single is not None and single.kind == "onward" and single.calls == ()
     # Nothing new (only where it came from): no hint.
-    assert after_neighborhood(movie_index.schema, hits[:1], films[:1], multi=True) == ""
+    assert after_neighborhood(movie_index.schema, hits[:1], films[:1], multi=True) is None
 
 
 def test_reminder_when_adding_a_node_already_explored_past():
     note = after_add(QUESTION, [(5, "Cast Away", "movie")], explored=[5])
-    assert "[5] Cast Away (movie)" in note and QUESTION in note
-    assert after_add(QUESTION, [(7, "Drama", "genre")], explored=[5]) == ""
+    assert isinstance(note, Note) and note.kind == "passed" and note.nodes == (5,)
+    assert note.calls == ()  # the question restated (golden set), no call
+    assert after_add(QUESTION, [(7, "Drama", "genre")], explored=[5]) is None
 
 
 def test_session_appends_hints_only_when_asked(movie_index):
@@ -85,13 +93,18 @@ def test_session_appends_hints_only_when_asked(movie_index):
     plain = ToolSession(movie_index).call("search_in_neighborhood", args)
     with_hints = hinted_session(movie_index, QUESTION)
     hinted = with_hints.call("search_in_neighborhood", args)
-    assert hinted.observation.startswith(plain.observation)
-    assert "Hint: 3 movie nodes." in hinted.observation and "Hint" not in plain.observation
+    assert hinted.observation.startswith(plain.observation) and plain.parts == []
+    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away", "Back to the Future")]
     # The question names has_genre, not followed yet: the next call, ready to copy.
-    assert 'edge_type="has_genre", node_type="genre")' in hinted.observation
+    (hint,) = hinted.parts
+    assert hint.kind == "next_relation"
+    assert hint.call == NextCall(
+        "search_in_neighborhood",
+        {"node_index": films[0], "edge_type": "has_genre", "node_type": "genre"},
+    )
     added = with_hints.call("add_to_answer", {"node_indices": [zemeckis]})
-    assert "Note: you explored the neighbors of" in added.observation
-    assert QUESTION in added.observation
+    (note,) = added.parts
+    assert isinstance(note, Note) and note.kind == "passed" and note.nodes == (zemeckis,)
 
 
 def zemeckis_script(movie_index):
@@ -125,8 +138,8 @@ def test_agent_with_all_aids_hops_over_the_set(movie_index):
     traj = asyncio.run(agent.run(QUESTION))
     assert traj.stop_reason == "finish" and traj.answer == films + genres
     assert "## A worked example on this graph" in traj.messages[0]["content"]
-    observations = [m["content"] for m in traj.messages if m["role"] == "tool"]
-    assert "Neighbors of 3 nodes" in observations[3] and "Hint: 3 genre nodes." in observations[3]
+    hop = traj.steps[3].tool_calls[0]
+    assert hop.centers == films and hop.nodes == genres  # the hop over the set ran
     assert traj.config["options"] == {"example": True, "hints": True}
 
 
@@ -155,10 +168,11 @@ def test_a_repeated_call_with_hints_points_at_unexplored_nodes(movie_index):
     films = session.call("search_in_neighborhood", args).nodes
     again = session.call("search_in_neighborhood", args)
     assert again.code == "repeated_call"
-    assert f"Hint: not explored yet from your latest results: [{films[0]}]" in again.observation
+    (hint,) = again.parts
+    assert hint.kind == "unexplored" and hint.nodes == tuple(films) and hint.calls == ()
     plain = ToolSession(movie_index)
     plain.call("search_in_neighborhood", args)
-    assert "Hint" not in plain.call("search_in_neighborhood", args).observation
+    assert plain.call("search_in_neighborhood", args).parts == []
 
 
 def test_an_empty_hop_over_a_set_says_what_the_nodes_link_to(movie_index):
@@ -168,27 +182,11 @@ def test_an_empty_hop_over_a_set_says_what_the_nodes_link_to(movie_index):
         "search_in_neighborhood",
         {"node_index": films, "edge_type": "directed_by", "node_type": "genre"},
     )
-    assert "No neighbor matches these filters" in out.observation
-    assert (
-        f'Try search_in_neighborhood(node_index={films}, edge_type="has_genre", '
-        'node_type="genre")' in out.observation
-    )
-
-
-def test_an_empty_hop_over_a_set_keeps_the_asked_type_when_fixing_filters(movie_index):
-    films = [node(movie_index, n) for n in ("Forrest Gump", "Cast Away")]
-    session = ToolSession(movie_index, config=ToolConfig(multi_neighborhood=True))
-    out = session.call(
-        "search_in_neighborhood",
-        {"node_index": films, "edge_type": "starred_actors", "node_type": "genre"},
-    )
-    assert 'edge_type="has_genre", node_type="genre"' in out.observation
-    # Where no relation leads to the asked type, the edge is kept and the type fixed.
-    out = session.call(
-        "search_in_neighborhood",
-        {"node_index": films, "edge_type": "directed_by", "node_type": "year"},
-    )
-    assert 'edge_type="directed_by", node_type="person"' in out.observation
+    # Nothing matches; what the nodes link to is there to say so (the words, and the
+    # fixed call that keeps the asked type: the golden set's ``empty_hop``).
+    assert out.ok and out.nodes == []
+    links = {(t, r) for t, r, _, _ in out.result.available}
+    assert {("genre", "has_genre"), ("person", "directed_by")} <= links
 
 
 def test_with_hints_an_empty_answer_near_the_budget_is_pointed_out(movie_index):
@@ -227,13 +225,15 @@ def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):
     named = mentioned(schema, "Which genres are the films starred by Tom Hanks?")
     # After the first hop: has_genre is named and not followed.
     hint = chain_hint(schema, named, hits, [hanks], ["starred_actors"], multi=True)
-    assert f'search_in_neighborhood(node_index={films}, edge_type="has_genre", ' in hint
+    assert hint is not None and hint.kind == "next_relation"
+    assert hint.call == _hop(films, "has_genre", "genre")
     single = chain_hint(schema, named, hits, [hanks], ["starred_actors"], multi=False)
-    assert f"search_in_neighborhood(node_index={films[0]}, " in single
+    assert single is not None and single.call == _hop(films[0], "has_genre", "genre")
     # Every named relation followed: the ready-made add of the returned nodes.
     genres = [(node(movie_index, n), "genre") for n in ("Drama", "Adventure")]
     done = chain_hint(schema, named, genres, films, ["starred_actors", "has_genre"], multi=True)
-    assert f"Add them now: add_to_answer(node_indices={[g for g, _ in genres]})" in done
+    assert done is not None and done.kind == "answer"
+    assert done.call == NextCall("add_to_answer", {"node_indices": [g for g, _ in genres]})
     # A named relation the returned nodes do not touch: one hop first, to a type that does.
     people = [(hanks, "person")]
     far = chain_hint(
@@ -247,7 +247,8 @@ def test_chain_hint_gives_the_next_named_relation_then_the_add(movie_index):
         hop=["directed_by"],
     )
     # The hop followed a named relation, so the hint goes on, not back to Big.
-    assert 'edge_type="directed_by", node_type="movie")' in far and "Hop to them first" in far
+    assert far is not None and far.kind == "detour"
+    assert far.call == _hop(hanks, "directed_by", "movie")
 
 
 def test_session_tracks_followed_relations_for_the_chain(movie_index):
@@ -261,10 +262,12 @@ def test_session_tracks_followed_relations_for_the_chain(movie_index):
     ).nodes
     assert hints.followed == ["directed_by"]
     early = session.call("add_to_answer", {"node_indices": films[:1]})
-    assert "the question also names has_genre, not followed yet" in early.observation
+    (note,) = early.parts
+    assert note.kind == "remaining" and note.call == _hop(films[0], "has_genre", "genre")
     genres = session.call("search_in_neighborhood", {"node_index": films, "node_type": "genre"})
     assert hints.followed == ["directed_by", "has_genre"]  # read from the results
-    assert f"add_to_answer(node_indices={genres.nodes})" in genres.observation
+    (hint,) = genres.parts
+    assert hint.calls[-1] == NextCall("add_to_answer", {"node_indices": genres.nodes})
 
 
 def test_chain_hint_ignores_stray_typings_of_a_relation():
@@ -287,7 +290,7 @@ def test_chain_hint_ignores_stray_typings_of_a_relation():
         ["starred_actors"],
         multi=False,
     )
-    assert 'edge_type="directed_by", node_type="person")' in hint
+    assert hint is not None and hint.call == _hop(1, "directed_by", "person")
 
 
 def test_the_guided_strategy_is_ark_with_hints_and_the_hop_over_a_set(movie_index):
@@ -299,9 +302,15 @@ def test_the_guided_strategy_is_ark_with_hints_and_the_hop_over_a_set(movie_inde
     assert traj.config["strategy"] == "ark-guided"
     assert traj.config["options"] == {"hints": True, "texts_once": True}
     assert traj.config["tools"]["multi_neighborhood"] is True
-    observations = [m["content"] for m in traj.messages if m["role"] == "tool"]
-    assert 'edge_type="has_genre", node_type="genre")' in observations[1]  # the chain hint
-    assert "Neighbors of 3 nodes" in observations[3]  # the hop over the set ran
+    # The chain hint after the first hop, as the model read it: the hop to the genres.
+    hint = ChainHints(movie_index, QUESTION)
+    replay = ToolSession(movie_index, config=ToolConfig(multi_neighborhood=True), observers=[hint])
+    for call in [c for s in traj.steps for c in s.tool_calls][:2]:
+        replay.call(call.name, call.arguments)
+    assert hint.last_part is not None and hint.last_part.call == _hop(films, "has_genre", "genre")
+    assert traj.steps[1].tool_calls[0].observation.endswith(hint.last_part.render())
+    hop = traj.steps[3].tool_calls[0]
+    assert hop.centers == films and hop.nodes == genres  # the hop over the set ran
     assert [r.index for r in result.ranking] == films + genres
 
 
@@ -345,25 +354,23 @@ def test_the_first_hop_after_a_global_search_is_ready_made(movie_index):
     session = hinted_session(movie_index, QUESTION)
     found = session.call("search_in_graph", {"query": "Robert Zemeckis"})
     # The question names directed_by and has_genre; Zemeckis has only directed_by.
-    assert found.observation.endswith(
-        f"Hint: [{zemeckis}] Robert Zemeckis (person) matches the question best; the "
-        f"question names directed_by, which it has: search_in_neighborhood(node_index="
-        f'{zemeckis}, edge_type="directed_by", node_type="movie").'
-    )
+    (first,) = found.parts
+    assert first.kind == "first_hop" and first.nodes == (zemeckis,)
+    assert first.call == _hop(zemeckis, "directed_by", "movie")
     # The relation named nearest the node's name in the question comes first.
     hanks = node(movie_index, "Tom Hanks")
     starring = "who directed the films starring Tom Hanks"
     acted = hinted_session(movie_index, starring)
-    hint = acted.call("search_in_graph", {"query": "Tom Hanks"}).observation
-    assert f'(node_index={hanks}, edge_type="starred_actors", node_type="movie")' in hint
+    (hint,) = acted.call("search_in_graph", {"query": "Tom Hanks"}).parts
+    assert hint.call == _hop(hanks, "starred_actors", "movie")
     # Only before the first hop, and only with hints.
     session.call("search_in_neighborhood", {"node_index": zemeckis, "edge_type": "directed_by"})
     again = session.call("search_in_graph", {"query": "Zemeckis"})
-    assert "matches the question best" not in again.observation
+    assert [p.kind for p in again.parts] != ["first_hop"]
     plain = ToolSession(movie_index, question=QUESTION).call(
         "search_in_graph", {"query": "Robert Zemeckis"}
     )
-    assert "Hint" not in plain.observation
+    assert plain.parts == []
 
 
 def test_a_shared_relation_is_followed_twice_before_the_add(movie_index):
@@ -374,10 +381,9 @@ def test_a_shared_relation_is_followed_twice_before_the_add(movie_index):
         movie_index, config=ToolConfig(multi_neighborhood=True), observers=[hints]
     )
     first = session.call("search_in_neighborhood", {"node_index": gump, "edge_type": "directed_by"})
-    assert (
-        "The question uses directed_by twice, followed once so far: search_in_neighborhood("
-        f'node_index={zemeckis}, edge_type="directed_by", node_type="movie")'
-    ) in first.observation
+    # The question uses directed_by twice, followed once so far.
+    (hint,) = first.parts
+    assert hint.kind == "next_relation" and hint.call == _hop(zemeckis, "directed_by", "movie")
     # The same hop again from the same node is not a second use.
     session.call(
         "search_in_neighborhood",
@@ -389,9 +395,9 @@ def test_a_shared_relation_is_followed_twice_before_the_add(movie_index):
     )
     assert hints.followed == ["directed_by", "directed_by"]
     # The film the question starts from is not suggested.
-    assert films.observation.endswith(
-        f"Add them now: add_to_answer(node_indices={others}), then finish."
-    )
+    (done,) = films.parts
+    assert done.kind == "answer"
+    assert done.call == NextCall("add_to_answer", {"node_indices": others})
 
 
 def test_a_hop_off_the_chain_points_back_to_where_it_started(movie_index):
@@ -406,11 +412,9 @@ def test_a_hop_off_the_chain_points_back_to_where_it_started(movie_index):
     assert hints.followed == []
     off = session.call("search_in_neighborhood", {"node_index": big, "edge_type": "starred_actors"})
     assert off.nodes == [hanks]
-    assert off.observation.endswith(
-        "The question names has_genre, which person nodes do not have; the movie node you "
-        f'came from does: search_in_neighborhood(node_index={big}, edge_type="has_genre", '
-        'node_type="genre").'
-    )
+    # has_genre, which person nodes do not have: back to the movie node it came from.
+    (back,) = off.parts
+    assert back.kind == "back" and back.call == _hop(big, "has_genre", "genre")
 
 
 def test_the_first_hop_starts_at_the_node_the_question_names_not_the_top_hit(tmp_path):
@@ -437,22 +441,19 @@ def test_the_first_hop_starts_at_the_node_the_question_names_not_the_top_hit(tmp
     club, player = node(index, "Club_Nacional_de_Football"), node(index, "PAULINHO")
     hits = [h.index for h in found.result.hits]
     assert hits.index(club) < hits.index(player)  # the search ranks the club first
-    assert f"Hint: [{player}] PAULINHO" in found.observation
-    assert f"node_index={player}, " in found.observation
-    assert f"[{club}] Club_Nacional_de_Football (entity) matches" not in found.observation
+    (first,) = found.parts
+    assert first.kind == "first_hop" and first.nodes == (player,)
+    assert first.call is not None and first.call.arguments["node_index"] == player
     # A query of the other words alone does not return the player: the hint names him,
     # says the search did not return him, and the session lets the model explore him.
     other = hinted_session(index, question, refuse_unseen=True)
     clubs = other.call("search_in_graph", {"query": "football club"})
     assert player not in [h.index for h in clubs.result.hits]
-    assert clubs.observation.splitlines()[-1] == (
-        f"Hint: [{player}] PAULINHO (entity) is the node the question names, and this search "
-        "did not return it; the question names plays_in_club, which it has: "
-        f'search_in_neighborhood(node_index={player}, edge_type="plays_in_club", '
-        'node_type="entity").'
-    )
+    (named,) = clubs.parts
+    assert named.kind == "first_hop" and named.nodes == (player,)
+    assert named.call == _hop(player, "plays_in_club", "entity")
     hop = other.call("search_in_neighborhood", {"node_index": player, "edge_type": "plays_in_club"})
-    assert "Club_Santos" in hop.observation
+    assert hop.ok and node(index, "Club_Santos") in hop.nodes
 
 
 def test_a_chain_no_word_names_is_handed_to_the_model_not_stated(movie_index):
@@ -466,16 +467,13 @@ def test_a_chain_no_word_names_is_handed_to_the_model_not_stated(movie_index):
     assert hints.guess.unexplained == ("headed",)
     session = ToolSession(movie_index, observers=[hints])
     found = session.call("search_in_graph", {"query": "Big"})
-    assert found.observation.splitlines()[-1] == (
-        f"Hint: [{big}] Big (movie) matches the question best. No relation's name or words "
-        "match 'headed' in the question, so no path was read from it. Its relations: "
-        "directed_by (1 person); starred_actors (1 person); has_genre (1 genre). Explore it "
-        f"along the one that answers the question: search_in_neighborhood(node_index={big}, "
-        "edge_type=...)."
-    )
+    # The node and its relations, none claimed (the text: the golden set); no call.
+    (unread,) = found.parts
+    assert unread.kind == "unread_hop" and unread.nodes == (big,) and unread.calls == ()
     hop = session.call("search_in_neighborhood", {"node_index": big, "edge_type": "starred_actors"})
-    assert "path read" not in hop.observation and "names" not in hop.observation
-    assert "No relation followed so far explains 'headed'" in hop.observation
+    (hint,) = hop.parts  # 'headed' unexplained: the add, not asserted
+    assert hint.kind == "unexplained"
+    assert hint.calls == (NextCall("add_to_answer", {"node_indices": hop.nodes}),)
     # A relation the question's words name is still read and stated.
     named = ChainHints(movie_index, "which person directed Big")
     assert named.guess is None and named.chain is not None and not named.chain.guessed

@@ -5,9 +5,10 @@ policy of distillation go through a session, so the answer state, repeat detecti
 and error handling live here once. Aids that add lines to observations (the hints of
 ``ark-guided``) are observers a strategy composes (:class:`SessionObserver`,
 ``ToolSession(index, observers=[...])``): the session knows only that protocol, so a
-new aid needs no change to the session. A
-call is a name and JSON arguments; the result is a :class:`CallOutcome` — the
-observation a model reads plus a structured record. Nothing a caller sends makes it
+new aid needs no change to the session. Observers return typed parts
+(:mod:`ark.session._parts`), which the session renders into the observation and keeps
+beside it. A call is a name and JSON arguments; the result is a :class:`CallOutcome` —
+the observation a model reads plus a structured record. Nothing a caller sends makes it
 raise.
 """
 
@@ -23,6 +24,7 @@ from ark._coerce import as_int
 from ark._safe import MAX_NESTING, cut, short_repr, too_deep
 from ark.index import Index
 from ark.llm import ToolCall
+from ark.session._parts import Part
 from ark.tools import (
     MAX_ADD,
     NAME_CHARS,
@@ -58,6 +60,9 @@ class CallOutcome:
     #: The nodes an ``add_to_answer`` call appended (recorded: evidence says who added
     #: each answer node, and when).
     added: list[int] | None = None
+    #: What the observers added, as data (:class:`ark.session.Hint`, ``Note``), in the
+    #: order rendered into ``observation``: read the calls a hint offers here.
+    parts: list[Part] = field(default_factory=list)
 
     @property
     def center(self) -> int | None:
@@ -132,9 +137,19 @@ def normalise_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, An
     return {k: v for k, v in out.items() if v is not None}
 
 
+def _part(line: Part | str | None) -> Part | None:
+    """An observer's answer as a part: a bare string (an observer written before the
+    parts) is a plain part with that text; ``""`` is none."""
+    if isinstance(line, str):
+        return Part(line) if line else None
+    return line
+
+
 class SessionObserver:
-    """Subclass and override the hooks you need; each returns a line to append to the
-    call's observation, or ``None`` (or ``""``) for none.
+    """Subclass and override the hooks you need; each returns a part to append to the
+    call's observation (:class:`ark.session.Hint`, :class:`ark.session.Note`), or
+    ``None`` for none. The session renders the part into the observation
+    (:meth:`ark.session.Part.render`) and keeps it in :attr:`CallOutcome.parts`.
 
     Hooks run after the session has updated its own state (``seen``, ``explored``,
     ``answer``), in the order the observers were given; each sees the session.
@@ -152,21 +167,21 @@ class SessionObserver:
         arguments: Mapping[str, Any],
         result: SearchResult | MultiNeighborhoodResult,
         centers: list[int],
-    ) -> str | None:
+    ) -> Part | None:
         """After a retrieval call that ran (with or without hits; a tool error is not
         a search). ``centers``: the nodes a neighborhood call explored (empty after a
-        global search). The line goes on a line of its own after the results."""
+        global search). The part goes on a line of its own after the results."""
         return None
 
     def after_repeat(
         self, session: ToolSession, name: str, arguments: Mapping[str, Any]
-    ) -> str | None:
-        """After a call the session refused as a repeat of an earlier one; the line
+    ) -> Part | None:
+        """After a call the session refused as a repeat of an earlier one; the part
         continues the refusal's sentence."""
         return None
 
-    def after_add(self, session: ToolSession, added: list[int]) -> str | None:
-        """After an ``add_to_answer`` that appended ``added`` (never empty); the line
+    def after_add(self, session: ToolSession, added: list[int]) -> Part | None:
+        """After an ``add_to_answer`` that appended ``added`` (never empty); the part
         continues the call's report."""
         return None
 
@@ -354,10 +369,11 @@ class ToolSession:
                 "Use a different node, filter or query, add the nodes that answer the "
                 "question, or finish."
             )
-            for observer in self.observers:
-                line = observer.after_repeat(self, name, arguments)
-                text += " " + line if line else ""
-            return _error(text, ErrorCode.REPEATED_CALL)
+            parts = [_part(o.after_repeat(self, name, arguments)) for o in self.observers]
+            kept = [p for p in parts if p is not None]
+            repeat = _error(" ".join([text, *(p.render() for p in kept)]), ErrorCode.REPEATED_CALL)
+            repeat.parts = kept
+            return repeat
         self._searches[signature] = self.step
         multi = (
             name == "search_in_neighborhood"
@@ -386,10 +402,13 @@ class ToolSession:
             grouped=self.config.grouped_observations,
             shown=self.texts_shown if self.texts_once else frozenset(),
         )
-        for observer in self.observers:
-            line = observer.after_search(self, name, arguments, result, centers)  # type: ignore[arg-type]
-            observation += "\n" + line if line else ""
-        return CallOutcome(observation, nodes=nodes, result=result)  # type: ignore[arg-type]
+        parts = [
+            _part(o.after_search(self, name, arguments, result, centers))  # type: ignore[arg-type]
+            for o in self.observers
+        ]
+        kept = [p for p in parts if p is not None]
+        observation = "\n".join([observation, *(p.render() for p in kept)])
+        return CallOutcome(observation, nodes=nodes, result=result, parts=kept)  # type: ignore[arg-type]
 
     # -- the answer ----------------------------------------------------------------------
 
@@ -433,25 +452,24 @@ class ToolSession:
                 answer.append(node)
                 added.append(node)
         g = self.index.graph
-        parts = []
+        sentences = []
         if added:
-            parts.append(
+            sentences.append(
                 "Added " + ", ".join(f"[{n}] {cut(g.name(n), NAME_CHARS)}" for n in added) + "."
             )
         if already:
-            parts.append(f"Already in the answer: {already}.")
+            sentences.append(f"Already in the answer: {already}.")
         if unseen:
-            parts.append(
+            sentences.append(
                 f"Not added, never returned by a search: {unseen}. Only nodes shown in tool "
                 "results can be added."
             )
         if invalid:
-            parts.append(f"Not node indices: {short_repr(invalid)}.")
-        parts.append(f"The answer has {len(answer)} node(s).")
-        for observer in self.observers if added else ():
-            note = observer.after_add(self, added)
-            if note:
-                parts.append(note)
+            sentences.append(f"Not node indices: {short_repr(invalid)}.")
+        sentences.append(f"The answer has {len(answer)} node(s).")
+        notes = [_part(o.after_add(self, added)) for o in (self.observers if added else ())]
+        kept = [p for p in notes if p is not None]
         ok = not unseen and not invalid
         code = None if ok else str(ErrorCode.UNSEEN_NODE if unseen else ErrorCode.BAD_ARGUMENT)
-        return CallOutcome(" ".join(parts), ok=ok, code=code, added=added)
+        text = " ".join([*sentences, *(p.render() for p in kept)])
+        return CallOutcome(text, ok=ok, code=code, added=added, parts=kept)

@@ -364,7 +364,7 @@ class GuidedAgent(Agent):
         return self.specs, {}
 
     def _prediction(self, session: ToolSession, restrict: dict[str, object]) -> dict[str, ToolCall]:
-        """``{"prediction": call}``: the call the last hint line offers ready to copy
+        """``{"prediction": call}``: the call the last hint offers ready to copy
         (:func:`ark.strategies.guided.plans.ready_call`), for a backend that drafts it
         (``accepts_prediction``); else nothing. The model still chooses every token:
         the prediction only lets a reply that copies the hint be decoded in a few
@@ -372,9 +372,9 @@ class GuidedAgent(Agent):
         if not getattr(self.llm, "accepts_prediction", False):
             return {}
         hints = _hints(session)
-        if hints is None or not hints.last_line:
+        if hints is None:
             return {}
-        call = ready_call(hints.last_line)
+        call = ready_call(hints.last_part)
         allowed = restrict.get("allowed_tools")
         if call is None or (isinstance(allowed, list) and call[0] not in allowed):
             return {}

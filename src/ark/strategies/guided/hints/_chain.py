@@ -2,9 +2,10 @@
 
 :class:`ChainHints` reads the question once against the index (the relations it
 names, the nodes it names, the chain the graph has from them), keeps what the search
-has followed of that chain, and after each call appends the line of
-:mod:`ark.strategies.guided.hints._lines` that makes the next move obvious. The session never
-knows about any of it.
+has followed of that chain, and after each call returns the part (a typed line,
+:class:`ark.session.Hint` or :class:`ark.session.Note`) of
+:mod:`ark.strategies.guided.hints._lines` that makes the next move obvious. The session
+renders it and never knows about any of it.
 
 The reading costs a dense encoder pass and a path search, and every agent of a
 retriever asks the same question: :func:`question_reading` keeps the last readings
@@ -16,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from ark.linking import (
     read_chain_and_rival,
     read_question,
 )
-from ark.session import SessionObserver
+from ark.session import Hint, Note, Part, SessionObserver
 from ark.strategies.guided.hints import _documents, _lines
 
 if TYPE_CHECKING:
@@ -136,9 +137,14 @@ class ChainHints(SessionObserver):
         #: Nodes a hint wrote by index and name that no result has shown (the nodes the
         #: question names): the model has seen them, so it may explore from them.
         self.shown: set[int] = set()
-        #: The line the latest hook wrote ("" for none): the plan runner reads the call
-        #: it offers (:func:`ark.strategies.guided.plans.ready_call`).
-        self.last_line = ""
+        #: The part the latest hook returned (None for none): the plan runner runs the
+        #: call it offers (:func:`ark.strategies.guided.plans.ready_call`).
+        self.last_part: Part | None = None
+
+    @property
+    def last_line(self) -> str:
+        """The latest part as the model read it ("" for none)."""
+        return self.last_part.render() if self.last_part is not None else ""
 
     # -- what the reading holds, for the plan's confidence (:mod:`ark.strategies.guided.plans`)
 
@@ -188,38 +194,38 @@ class ChainHints(SessionObserver):
         arguments: Mapping[str, Any],
         result: Any,
         centers: list[int],
-    ) -> str | None:
+    ) -> Hint | None:
         """The first hop after a global search, the chain's next move after a
         neighborhood (nothing after a search without results); on a graph built from
         documents, the passages instead (:meth:`_document_hint`)."""
         if result.hits:
             self._last_hits = [(h.index, h.name, h.type) for h in result.hits]
         if self.documents:
-            line = self._document_hint(session, arguments, result, centers)
+            part = self._document_hint(session, arguments, result, centers)
         elif not result.hits:
-            line = None
+            part = None
         else:
-            line = self._hint(session, name, arguments, result, centers)
-        self.last_line = line or ""
-        return line
+            part = self._hint(session, name, arguments, result, centers)
+        self.last_part = part
+        return part
 
     def after_repeat(
         self, session: ToolSession, name: str, arguments: Mapping[str, Any]
-    ) -> str | None:
+    ) -> Hint | None:
         """The latest results' nodes not explored yet, as next moves."""
-        line = _lines.after_repeat([h for h in self._last_hits if h[0] not in session.explored])
-        self.last_line = line
-        return line
+        part = _lines.after_repeat([h for h in self._last_hits if h[0] not in session.explored])
+        self.last_part = part
+        return part
 
-    def after_add(self, session: ToolSession, added: list[int]) -> str | None:
+    def after_add(self, session: ToolSession, added: list[int]) -> Note | None:
         """A reminder when an added node was a step on the way, or, when the question
         names relations not followed yet, the next hop from the added nodes; on a
         graph built from documents, the passages to add or how to go on."""
         g = self.index.graph
         if self.documents:
-            self.last_line = self._document_add(session, added)
-            return self.last_line
-        self.last_line = _lines.after_add(
+            self.last_part = self._document_add(session, added)
+            return self.last_part
+        self.last_part = _lines.after_add(
             self.question,
             [(n, g.name(n), g.type_name(n)) for n in added],
             session.explored,
@@ -228,7 +234,7 @@ class ChainHints(SessionObserver):
             multi=session.config.multi_neighborhood,
             unnamed=self._unnamed,
         )
-        return self.last_line
+        return self.last_part
 
     # -- a graph built from documents ----------------------------------------------------
 
@@ -238,7 +244,7 @@ class ChainHints(SessionObserver):
         arguments: Mapping[str, Any],
         result: Any,
         centers: list[int],
-    ) -> str | None:
+    ) -> Hint | None:
         """The passages to read or add after a call on a graph built from documents."""
         g = self.index.graph
         question = self.question or ""
@@ -293,7 +299,7 @@ class ChainHints(SessionObserver):
             return []
         return [(e.index, g.name(e.index), g.type_name(e.index)) for e in self.reading.entities]
 
-    def _document_add(self, session: ToolSession, added: list[int]) -> str:
+    def _document_add(self, session: ToolSession, added: list[int]) -> Note:
         """After an add on a graph built from documents: with entities only, the
         passages already shown that mention them."""
         g = self.index.graph
@@ -365,7 +371,7 @@ class ChainHints(SessionObserver):
         arguments: Mapping[str, Any],
         result: Any,
         centers: list[int],
-    ) -> str:
+    ) -> Hint | None:
         schema = self.index.schema
         explored = session.explored
         multi = session.config.multi_neighborhood
@@ -379,7 +385,7 @@ class ChainHints(SessionObserver):
             if name == "search_in_graph" and self.guess is not None and not explored:
                 return self._unread_hop(session, result)
             if name != "search_in_graph" or not self._chain or explored:
-                return ""
+                return None
             top = result.hits[0].score
             # The node the reading found named in the question comes first wherever the
             # search ranked it: a query that repeats the question's other words ("the
@@ -394,12 +400,12 @@ class ChainHints(SessionObserver):
                 g, e = self.index.graph, self.reading.entities[0]  # type: ignore[union-attr]
                 links = session.tools.links(e.index)
                 own = [(e.index, g.name(e.index), g.type_name(e.index), links)]
-                line = _lines.first_hop(
+                part = _lines.first_hop(
                     self._chain, self.question or "", own, ordered=ordered, returned=False
                 )
-                if line:
+                if part is not None:
                     self.shown.add(e.index)
-                    return line
+                    return part
             hits += [h for h in result.hits[:3] if h.score >= 0.9 * top and h.index not in read]
             candidates = [(h.index, h.name, h.type, session.tools.links(h.index)) for h in hits]
             return _lines.first_hop(self._chain, self.question or "", candidates, ordered=ordered)
@@ -436,7 +442,7 @@ class ChainHints(SessionObserver):
         nameless = [i for i, _ in hits if i in found] if len(found) else []
         if not self.question:
             return _lines.after_neighborhood(schema, hits, explored, multi=multi, nameless=nameless)
-        text = _lines.chain_hint(
+        part = _lines.chain_hint(
             schema,
             self._named,
             hits,
@@ -456,13 +462,13 @@ class ChainHints(SessionObserver):
             nameless=nameless,
             unnamed=self._unnamed,
         )
-        if len(hits) < len(result.hits) and self.chain is not None and text.startswith("Hint: "):
+        if len(hits) < len(result.hits) and self.chain is not None and part is not None:
             relation, step = self.chain.steps[0]
             said = f"The question's wording reads {relation}({step}) from [{centers[0]}]. "
-            text = "Hint: " + said + text[len("Hint: ") :]
-        return text
+            part = replace(part, text=said + part.text, nodes=(centers[0], *part.nodes))
+        return part
 
-    def _unread_hop(self, session: ToolSession, result: Any) -> str:
+    def _unread_hop(self, session: ToolSession, result: Any) -> Hint | None:
         """The first hop when the reading is a guess (:attr:`guess`): from the node the
         question names (said so when the search did not return it), its relations
         listed, none claimed."""
@@ -470,10 +476,10 @@ class ChainHints(SessionObserver):
         g, anchor = self.index.graph, self.guess.anchor
         returned = any(h.index == anchor for h in result.hits)
         candidate = (anchor, g.name(anchor), g.type_name(anchor), session.tools.links(anchor))
-        line = _lines.unread_hop(candidate, self._unaccounted, returned=returned)
-        if line and not returned:
+        part = _lines.unread_hop(candidate, self._unaccounted, returned=returned)
+        if part is not None and not returned:
             self.shown.add(anchor)
-        return line
+        return part
 
     def _voiced_hits(
         self, hits: Sequence[Any], centers: list[int], hop: list[str]

@@ -19,9 +19,9 @@ it): it says what the passage is (titled with the question's name, ranked first 
 the query, mentioning a node) and asks the model to add it only if its text states
 a fact the question needs.
 
-Text only, like :mod:`ark.strategies.guided.hints._lines`:
-:class:`ark.strategies.guided.hints.ChainHints` decides when a graph has this layout
-(:func:`has_passages`) and calls these.
+No state, like :mod:`ark.strategies.guided.hints._lines`, and typed parts like its
+lines (kinds in :data:`KINDS`): :class:`ark.strategies.guided.hints.ChainHints` decides
+when a graph has this layout (:func:`has_passages`) and calls these.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ark.graph import MENTIONS, PASSAGE_TYPE, is_document_graph
 from ark.linking import STOPWORDS, tokens
+from ark.session import Hint, NextCall, Note
+from ark.strategies.guided.hints._lines import written as _written
 
 if TYPE_CHECKING:
     from ark.index import Index
@@ -46,6 +48,23 @@ PASSAGES_OFFERED = 3
 MAX_QUERY_WORDS = 8
 
 T = TypeVar("T")
+
+#: What a line of these hints does (its part's ``kind``): after a global search, where
+#: to ``read_passages``; after a hop that returned passages, ``add_passages``, or
+#: ``passages_in_answer`` when they all are; after a hop along a relation phrase,
+#: ``to_passages``; after an add of passages, the ``bridges`` to the next fact or the
+#: ``further_fact`` to search for; after an add of entities, the passages
+#: ``mentioning`` them, or how to ``find_passages``.
+KINDS = (
+    "read_passages",
+    "add_passages",
+    "passages_in_answer",
+    "to_passages",
+    "bridges",
+    "further_fact",
+    "mentioning",
+    "find_passages",
+)
 
 _PARENTHESIS = re.compile(r"\s*\([^)]*\)\s*$")
 
@@ -130,13 +149,23 @@ def passages_arguments(ids: Sequence[int], query: str, multi: bool) -> dict[str,
     return {**out, "query": query} if query else out
 
 
-def passages_call(ids: Sequence[int], query: str, multi: bool) -> str:
-    """The ready-made call for the passages that mention ``ids``, written from
-    :func:`passages_arguments`, so the call a hint writes is the one it checks for a
+def passages_call(ids: Sequence[int], query: str, multi: bool) -> NextCall:
+    """The ready-made call for the passages that mention ``ids``, made of
+    :func:`passages_arguments`, so the call a hint offers is the one it checks for a
     repeat."""
-    arguments = passages_arguments(ids, query, multi)
-    written = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
-    return f"search_in_neighborhood({written})"
+    return NextCall("search_in_neighborhood", passages_arguments(ids, query, multi))
+
+
+def _passages_written(call: NextCall) -> str:
+    """A passages call as these hints write it: each value in JSON."""
+    values = ", ".join(
+        f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items()
+    )
+    return f"{call.tool}({values})"
+
+
+def _add(ids: Sequence[int]) -> NextCall:
+    return NextCall("add_to_answer", {"node_indices": list(ids)})
 
 
 def after_global(
@@ -145,66 +174,73 @@ def after_global(
     query: str,
     *,
     multi: bool,
-) -> str:
+) -> Hint:
     """After a global search: the passages titled with a name the question uses
     (``titled``: (index, name)), to add if their text states a needed fact, and the
     passages that mention the question's named nodes (``anchors``: (index, name,
     type)), ready to copy."""
-    text = "Hint: on this graph the facts are stated in the text of passage nodes."
+    text = "on this graph the facts are stated in the text of passage nodes."
+    calls: list[NextCall] = []
+    nodes: list[int] = []
     if titled:
         ids = [i for i, _ in titled[:PASSAGES_OFFERED]]
         shown = ", ".join(_node(i, n, PASSAGE_TYPE) for i, n in titled[:PASSAGES_OFFERED])
         one = len(ids) == 1
+        calls.append(_add(ids))
+        nodes += ids
         text += (
             f" {shown} {'is' if one else 'are'} titled with a name the question uses: if "
             f"{'its' if one else 'their'} text states a fact the question needs, add "
-            f"{'it' if one else 'them'}: add_to_answer(node_indices={ids})."
+            f"{'it' if one else 'them'}: {_written(calls[-1])}."
         )
     if anchors:
         chosen = written(anchors, multi)
         ids = [i for i, _, _ in chosen]
         shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
         first = " (the passages that mention all of them come first)" if len(ids) > 1 else ""
-        text += f" The passages that mention {shown}{first}: {passages_call(ids, query, multi)}."
+        calls.append(passages_call(ids, query, multi))
+        nodes += ids
+        text += f" The passages that mention {shown}{first}: {_passages_written(calls[-1])}."
     elif not titled:
         text += " Add the passages above whose text states a fact the question needs."
-    return text
+    return Hint(text, "read_passages", tuple(calls), tuple(nodes))
 
 
-def after_passages(passages: Sequence[int], *, ranked: bool, n_shown: int) -> str:
+def after_passages(passages: Sequence[int], *, ranked: bool, n_shown: int) -> Hint:
     """After a neighborhood that returned ``passages`` not in the answer yet (their
     indices in the order shown; ``ranked``: by a query or by how many nodes mention
     them; ``n_shown``: how many it returned): add the ones whose text states a needed
     fact, the first ones ready to copy; and how to go on."""
     if not passages:
-        return (
-            "Hint: these passages are in your answer already. If the question needs a "
+        return Hint(
+            "these passages are in your answer already. If the question needs a "
             "further fact, search for the next thing they name with search_in_graph; "
-            "else finish."
+            "else finish.",
+            "passages_in_answer",
         )
     return _after_passages(passages, ranked=ranked, n_shown=n_shown)
 
 
-def _after_passages(passages: Sequence[int], *, ranked: bool, n_shown: int) -> str:
+def _after_passages(passages: Sequence[int], *, ranked: bool, n_shown: int) -> Hint:
     """After a neighborhood that returned ``passages`` (their indices in the order
     shown; ``ranked``: by a query or by how many nodes mention them): add the ones
     whose text states a needed fact, the first ones ready to copy; and how to go on."""
-    first = list(passages[:PASSAGES_OFFERED])
+    add = _add(passages[:PASSAGES_OFFERED])
     order = "listed first" if ranked else "listed"
     n = len(passages)
     text = (
-        f"Hint: {n_shown} {PASSAGE_TYPE} node{'s' if n_shown != 1 else ''}; their "
+        f"{n_shown} {PASSAGE_TYPE} node{'s' if n_shown != 1 else ''}; their "
         f"text is above. Add those that state a fact the question needs, best first (the "
-        f"{order}: add_to_answer(node_indices={first}), if they do)."
+        f"{order}: {_written(add)}, if they do)."
         if n > 1
-        else f"Hint: its text is above. If it states a fact the question needs, add it: "
-        f"add_to_answer(node_indices={first})."
+        else f"its text is above. If it states a fact the question needs, add it: {_written(add)}."
     )
-    return text + (
+    text += (
         " If the question needs a further fact about something a passage names (a "
         "person, place or work), search for that name with search_in_graph and read "
         "its passages the same way."
     )
+    return Hint(text, "add_passages", (add,))
 
 
 def to_passages(
@@ -213,23 +249,24 @@ def to_passages(
     *,
     multi: bool,
     named_by_passages: bool,
-) -> str:
+) -> Hint | None:
     """After a hop that returned no passage: the passages that mention ``nodes``
     ((index, name, type): this call's entity centers, or the entities the passages
     it explored name, when ``named_by_passages``), ready to copy."""
     if not nodes:
-        return ""
+        return None
     chosen = written(nodes, multi)
     ids = [i for i, _, _ in chosen]
     if named_by_passages:
-        lead = "Hint: these are the nodes the passages name. To read the passages about"
+        lead = "these are the nodes the passages name. To read the passages about"
     else:
         lead = (
-            "Hint: on this graph the relations between entities are few and the facts "
+            "on this graph the relations between entities are few and the facts "
             "are in the passages. To read the passages that mention"
         )
     shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
-    return f"{lead} {shown}: {passages_call(ids, query, multi)}."
+    call = passages_call(ids, query, multi)
+    return Hint(f"{lead} {shown}: {_passages_written(call)}.", "to_passages", (call,), tuple(ids))
 
 
 def after_add(
@@ -239,7 +276,7 @@ def after_add(
     query: str = "",
     *,
     multi: bool = True,
-) -> str:
+) -> Note:
     """After an add: with passages among ``added``, how to reach a further fact — the
     passages about ``bridges`` ((index, name, type): nodes the added passages name
     that a few other passages mention too, the question does not name), ready to copy;
@@ -249,28 +286,38 @@ def after_add(
         if bridges:
             chosen = written(bridges, multi)
             shown = ", ".join(_node(i, n, t) for i, n, t in chosen)
-            return (
-                "Note: a question that chains facts needs a passage for each of them. "
+            ids = [i for i, _, _ in chosen]
+            call = passages_call(ids, query, multi)
+            return Note(
+                "a question that chains facts needs a passage for each of them. "
                 f"These passages name {shown}, which other passages are about or mention "
-                "too; to read them for the next fact: "
-                f"{passages_call([i for i, _, _ in chosen], query, multi)}."
+                f"too; to read them for the next fact: {_passages_written(call)}.",
+                "bridges",
+                (call,),
+                tuple(ids),
             )
-        return (
-            "Note: if the question needs a further fact that these passages do not state "
+        return Note(
+            "if the question needs a further fact that these passages do not state "
             "(a question that chains facts does), search for the next thing they name with "
-            "search_in_graph and add its passage; else finish."
+            "search_in_graph and add its passage; else finish.",
+            "further_fact",
         )
     if not mentioning:
-        return (
-            "Note: on this graph the evidence for a node is the passages that mention it; "
+        return Note(
+            "on this graph the evidence for a node is the passages that mention it; "
             f'find them with edge_type="{MENTIONS}", '
-            f'node_type="{PASSAGE_TYPE}" and add those that state the facts.'
+            f'node_type="{PASSAGE_TYPE}" and add those that state the facts.',
+            "find_passages",
         )
     ids = list(dict.fromkeys(p for p, _, _ in mentioning))[:PASSAGES_OFFERED]
     shown = ", ".join(
         f"{_node(p, n, PASSAGE_TYPE)} mentions [{e}]" for p, n, e in mentioning[:PASSAGES_OFFERED]
     )
-    return (
-        f"Note: on this graph the evidence is in passages; shown above, {shown}. Add the "
-        f"passages whose text states the facts: add_to_answer(node_indices={ids}), if they do."
+    add = _add(ids)
+    return Note(
+        f"on this graph the evidence is in passages; shown above, {shown}. Add the "
+        f"passages whose text states the facts: {_written(add)}, if they do.",
+        "mentioning",
+        (add,),
+        tuple(dict.fromkeys(p for p, _, _ in mentioning[:PASSAGES_OFFERED])),
     )

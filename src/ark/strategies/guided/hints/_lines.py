@@ -1,7 +1,11 @@
 """The lines of the hints: observations that make a small model's next move obvious.
 
-Text only: :class:`ark.strategies.guided.hints.ChainHints` holds what the search has done and
-calls these to write its lines.
+No state: :class:`ark.strategies.guided.hints.ChainHints` holds what the search has done
+and calls these to write its lines. Each returns a typed part (:class:`ark.session.Hint`
+after a search or a repeat, :class:`ark.session.Note` after an add; None for no line):
+its ``kind`` (one of :data:`KINDS`), the calls it offers as data
+(:class:`ark.session.NextCall`), written into its text by :func:`written`, so the call
+the model reads is the call the plans run, and the nodes it names by index.
 
 A 1.5B model reaches the right intermediate nodes and then stops: it adds the entity
 the question names, or the bridge, as the answer. These lines are appended to the
@@ -26,9 +30,67 @@ from typing import NamedTuple
 
 from ark.graph import Schema
 from ark.linking import STOPWORDS, Chain, EntityMention, Linking, tokens
+from ark.session import Hint, NextCall, Note
 
 #: Most node indices written into a suggested call.
 MAX_SUGGESTED = 20
+
+#: What a line of these hints does (its part's ``kind``): after a neighborhood without
+#: the question, the type and the relations ``onward``; the ``next_relation`` of the
+#: chain, ``back`` from the centers when this call left it, a ``detour`` hop first to a
+#: type that has it; the ``answer`` (every relation followed: the add, asserted), an
+#: ``add`` not asserted (no relation named), ``unexplained`` words (the matching hop
+#: and the add, not asserted), only the ``count`` of the nodes; ``through`` nodes with
+#: no name; the ``first_hop`` after a global search, or the ``unread_hop`` when no path
+#: was read; the ``intersection`` of the nodes the question names, then the ``common``
+#: nodes, a ``refilter`` or ``no_common``; after a repeat, the ``unexplored`` nodes;
+#: after an add, the nodes ``passed`` (explored past) or the relations ``remaining``.
+KINDS = (
+    "onward",
+    "next_relation",
+    "back",
+    "detour",
+    "answer",
+    "add",
+    "unexplained",
+    "count",
+    "through",
+    "first_hop",
+    "unread_hop",
+    "intersection",
+    "common",
+    "refilter",
+    "no_common",
+    "unexplored",
+    "passed",
+    "remaining",
+)
+
+
+def written(call: NextCall) -> str:
+    """``call`` as the hints write it for the model to copy, in the tools' own syntax:
+    ``search_in_neighborhood(node_index=[3, 7], edge_type="has_genre")`` (a string in
+    double quotes, a list of names as Python writes it)."""
+    values = ", ".join(
+        f'{k}="{v}"' if isinstance(v, str) else f"{k}={v}" for k, v in call.arguments.items()
+    )
+    return f"{call.tool}({values})"
+
+
+def _hop(target: object, relation: str | None = None, node_type: str | None = None) -> NextCall:
+    """The neighborhood call from ``target`` (a node or a list), along ``relation`` to
+    ``node_type`` where given."""
+    arguments: dict[str, object] = {"node_index": target}
+    if relation is not None:
+        arguments["edge_type"] = relation
+    if node_type is not None:
+        arguments["node_type"] = node_type
+    return NextCall("search_in_neighborhood", arguments)
+
+
+def _add(nodes: Sequence[int]) -> NextCall:
+    """The add of ``nodes``."""
+    return NextCall("add_to_answer", {"node_indices": list(nodes)})
 
 
 def onward_relations(
@@ -57,14 +119,14 @@ def _listed(onward: Sequence[tuple[str, str]]) -> str:
 def _dominant(
     hits: Sequence[tuple[int, str]], came_from: Sequence[int]
 ) -> tuple[str, str, list[int]] | None:
-    """For the hits not among ``came_from``: the hint's opening line, their most common
-    type, and the nodes of that type to suggest (None when nothing is new)."""
+    """For the hits not among ``came_from``: the hint's opening sentence, their most
+    common type, and the nodes of that type to suggest (None when nothing is new)."""
     fresh = [(i, t) for i, t in hits if i not in came_from]
     if not fresh:
         return None
     node_type, n = Counter(t for _, t in fresh).most_common(1)[0]
     same = [i for i, t in fresh if t == node_type][:MAX_SUGGESTED]
-    return f"Hint: {n} {node_type} node{'s' if n != 1 else ''}.", node_type, same
+    return f"{n} {node_type} node{'s' if n != 1 else ''}.", node_type, same
 
 
 def after_neighborhood(
@@ -74,17 +136,17 @@ def after_neighborhood(
     *,
     multi: bool,
     nameless: Collection[int] = (),
-) -> str:
+) -> Hint | None:
     """The hint after a neighborhood with ``hits`` ((index, type) pairs) explored from
-    ``came_from``: the dominant type, the relations leading on, the hop over the set;
-    when they are all ``nameless`` (mediator nodes), the hop on from them instead of
-    the add."""
+    ``came_from``: the dominant type, the relations leading on, the hop over the set
+    (a template, no call); when they are all ``nameless`` (mediator nodes), the hop on
+    from them instead of the add."""
     dominant = _dominant(hits, came_from)
     if dominant is None:
-        return ""
+        return None
     text, node_type, same = dominant
     if nameless and set(same) <= set(nameless):
-        return text + _through(same, multi)
+        return _through_hint(text, same, multi)
     onward = onward_relations(schema, node_type)
     if onward:
         target = f"node_index={same}" if multi and len(same) > 1 else "node_index=<one of them>"
@@ -94,7 +156,8 @@ def after_neighborhood(
             + _listed(onward)
             + "."
         )
-    return text + f" If these {node_type} nodes are what the question asks for, add them."
+    text += f" If these {node_type} nodes are what the question asks for, add them."
+    return Hint(text, "onward")
 
 
 def after_add(
@@ -106,7 +169,7 @@ def after_add(
     schema: Schema | None = None,
     multi: bool = False,
     unnamed: Collection[str] = (),
-) -> str:
+) -> Note | None:
     """A reminder when ``added`` ((index, name, type)) includes a node the search started
     from or already explored past (``explored``: the centers of neighborhood calls), or
     when the question names relations not followed yet (``remaining``, in chain order):
@@ -116,51 +179,59 @@ def after_add(
     passed = [(i, name, t) for i, name, t in added if i in explored]
     if not passed:
         if not remaining:
-            return ""
+            return None
         whose = (
             "the path read for the question also takes"
             if set(remaining) & set(unnamed)
             else "the question also names"
         )
-        lead = f"Note: {whose} {', '.join(remaining)}, not followed yet"
-        hop = _next_hop(schema, added, remaining, multi) if schema is not None else ""
-        if hop:
-            return f"{lead}; if these nodes are a step on the way, go on from them: {hop}."
-        return f"{lead}; if these nodes are a step on the way, go on from them before finishing."
+        lead = f"{whose} {', '.join(remaining)}, not followed yet"
+        hop = _next_hop(schema, added, remaining, multi) if schema is not None else None
+        if hop is not None:
+            return Note(
+                f"{lead}; if these nodes are a step on the way, go on from them: {written(hop)}.",
+                "remaining",
+                (hop,),
+            )
+        return Note(
+            f"{lead}; if these nodes are a step on the way, go on from them before finishing.",
+            "remaining",
+        )
     names = ", ".join(f"[{i}] {name} ({t})" for i, name, t in passed[:3])
     text = (
-        f"Note: you explored the neighbors of {names} to get further, so it is a step on the "
+        f"you explored the neighbors of {names} to get further, so it is a step on the "
         "way rather than the answer, unless the question asks for it."
     )
     if question:
         text += f' The question: "{question}"'
-    return text
+    return Note(text, "passed", nodes=tuple(i for i, _, _ in passed[:3]))
 
 
 def _next_hop(
     schema: Schema, added: Sequence[tuple[int, str, str]], remaining: Sequence[str], multi: bool
-) -> str:
+) -> NextCall | None:
     """The call along the first of ``remaining`` that the type of some ``added`` nodes
-    has, from those nodes (all of them when the tool takes a set), or ""."""
+    has, from those nodes (all of them when the tool takes a set), or None."""
     for relation in remaining:
         for node_type in dict.fromkeys(t for _, _, t in added):
             ends = _ends(schema, relation, node_type)
             if ends:
                 ids = [i for i, _, t in added if t == node_type][:MAX_SUGGESTED]
                 target = ids if multi and len(ids) > 1 else ids[0]
-                return (
-                    f"search_in_neighborhood(node_index={target}, "
-                    f'edge_type="{relation}", node_type="{ends[0]}")'
-                )
-    return ""
+                return _hop(target, relation, ends[0])
+    return None
 
 
-def after_repeat(unexplored: Sequence[tuple[int, str, str]], limit: int = 5) -> str:
+def after_repeat(unexplored: Sequence[tuple[int, str, str]], limit: int = 5) -> Hint | None:
     """After a repeated call: the latest results' nodes not explored yet, as next moves."""
     if not unexplored:
-        return ""
+        return None
     shown = ", ".join(f"[{i}] {name} ({t})" for i, name, t in unexplored[:limit])
-    return f"Hint: not explored yet from your latest results: {shown}."
+    return Hint(
+        f"not explored yet from your latest results: {shown}.",
+        "unexplored",
+        nodes=tuple(i for i, _, _ in unexplored[:limit]),
+    )
 
 
 class Named(NamedTuple):
@@ -243,7 +314,7 @@ def first_hop(
     *,
     ordered: bool = False,
     returned: bool = True,
-) -> str:
+) -> Hint | None:
     """The hint after a global search: the first of the ``candidates`` ((index, name,
     type, what its neighborhood holds as (neighbor type, relation, direction, count)),
     best match first) that has a relation the question names, with the ready-made call
@@ -267,12 +338,14 @@ def first_hop(
             if options[0].positions
             else f"the path read from it to what the question asks for starts along {relation}"
         )
-        return (
-            f"Hint: [{index}] {name} ({node_type}) {_lead(returned)}; {said}: "
-            f"search_in_neighborhood(node_index={index}, "
-            f'edge_type="{relation}", node_type="{other}").'
+        call = _hop(index, relation, other)
+        return Hint(
+            f"[{index}] {name} ({node_type}) {_lead(returned)}; {said}: {written(call)}.",
+            "first_hop",
+            (call,),
+            (index,),
         )
-    return ""
+    return None
 
 
 def unread_hop(
@@ -280,7 +353,7 @@ def unread_hop(
     unexplained: Sequence[str],
     *,
     returned: bool = True,
-) -> str:
+) -> Hint | None:
     """The hint after a global search when the reading named none of the chain's
     relations and left words of the question unexplained (*what words describe X*,
     *which was X headed by*): the graph's shape alone then picks a path, rarely right
@@ -293,15 +366,17 @@ def unread_hop(
     for other, relation, _, count in links:
         kinds.setdefault(relation, []).append(f"{count} {other}")
     if not kinds:
-        return ""
+        return None
     shown = "; ".join(f"{rel} ({', '.join(ends)})" for rel, ends in kinds.items())
     words = ", ".join(f"'{w}'" for w in unexplained[:4])
-    return (
-        f"Hint: [{index}] {name} ({node_type}) {_lead(returned)}. No relation's name or "
+    return Hint(
+        f"[{index}] {name} ({node_type}) {_lead(returned)}. No relation's name or "
         f"words match {words} in the question, so no path was read from it. Its relations: "
         f"{shown}. "
         f"Explore it along the one that answers the question: "
-        f"search_in_neighborhood(node_index={index}, edge_type=...)."
+        f"search_in_neighborhood(node_index={index}, edge_type=...).",
+        "unread_hop",
+        nodes=(index,),
     )
 
 
@@ -326,17 +401,17 @@ def _ends(schema: Schema, relation: str, node_type: str) -> list[str]:
     return out
 
 
-def _through(same: Sequence[int], multi: bool, onward: str | None = None) -> str:
-    """The end of a hint about nodes that have no name (mediators, :mod:`ark.linking`):
-    never the add; the hop on from them, where the fact they join ends — along
-    ``onward`` when the question names one of their relations
+def _through_hint(lead: str, same: Sequence[int], multi: bool, onward: str | None = None) -> Hint:
+    """A hint about nodes that have no name (mediators, :mod:`ark.linking`), after
+    ``lead``: never the add; the hop on from them, where the fact they join ends —
+    along ``onward`` when the question names one of their relations
     (:func:`ark.linking.onward_relation`), else unfiltered."""
-    target = f"node_index={list(same)}" if multi and len(same) > 1 else f"node_index={same[0]}"
-    edge = f', edge_type="{onward}"' if onward else ""
-    return (
-        " These nodes have no name of their own: each joins the parts of one fact, so "
-        f"they are no answer; what the question asks for is one hop on: "
-        f"search_in_neighborhood({target}{edge})."
+    call = _hop(list(same) if multi and len(same) > 1 else same[0], onward or None)
+    return Hint(
+        f"{lead} These nodes have no name of their own: each joins the parts of one fact, "
+        f"so they are no answer; what the question asks for is one hop on: {written(call)}.",
+        "through",
+        (call,),
     )
 
 
@@ -356,7 +431,7 @@ def chain_hint(
     asks_for: Sequence[str] = (),
     nameless: Collection[int] = (),
     unnamed: Collection[str] = (),
-) -> str:
+) -> Hint | None:
     """The hint after a neighborhood when the question is known (``named``: its
     :func:`mentioned_relations`, each used ``uses[r]`` times, once by default;
     ``followed``: one entry per use so far): the next named relation not used up, as a
@@ -377,30 +452,33 @@ def chain_hint(
     names"."""
     dominant = _dominant(hits, came_from)
     if dominant is None:
-        return ""
+        return None
     text, node_type, same = dominant
     done = Counter(followed)
     wanted = uses or {}
     remaining = [r for r in named if done[r] < wanted.get(r, 1)]
-    target = f"node_index={same}" if multi and len(same) > 1 else f"node_index={same[0]}"
+    target = same if multi and len(same) > 1 else same[0]
     if not remaining and nameless and set(same) <= set(nameless):
-        return text + _through(same, multi)
+        return _through_hint(text, same, multi)
     if not remaining:
         fits = not asks_for or node_type in asks_for
         if unaccounted or not fits:
-            return text + _unread(schema, node_type, same, target, unaccounted, matching, asks_for)
+            return _unread(text, schema, node_type, same, target, unaccounted, matching, asks_for)
+        add = _add(same)
         if not named:
-            return text + (
-                f" If they answer the question, add them: add_to_answer(node_indices={same})."
+            return Hint(
+                f"{text} If they answer the question, add them: {written(add)}.", "add", (add,)
             )
         whose = (
             "of the path read for the question"
             if set(named) & set(unnamed)
             else "the question names"
         )
-        return text + (
-            f" Every relation {whose} ({', '.join(named)}) is followed, so these "
-            f"answer it. Add them now: add_to_answer(node_indices={same}), then finish."
+        return Hint(
+            f"{text} Every relation {whose} ({', '.join(named)}) is followed, so these "
+            f"answer it. Add them now: {written(add)}, then finish.",
+            "answer",
+            (add,),
         )
     for relation in remaining:
         ends = _ends(schema, relation, node_type)
@@ -410,10 +488,8 @@ def chain_hint(
                 if done[relation]
                 else f"{_wants(relation, unnamed, also=True)}, not followed yet"
             )
-            return text + (
-                f" {lead}: search_in_neighborhood({target}, "
-                f'edge_type="{relation}", node_type="{ends[0]}").'
-            )
+            call = _hop(target, relation, ends[0])
+            return Hint(f"{text} {lead}: {written(call)}.", "next_relation", (call,))
     if not set(hop) & set(named):
         # This call left the chain (along relations the question does not name): go
         # on from where it started, if that touches a named relation.
@@ -422,12 +498,13 @@ def chain_hint(
                 ends = _ends(schema, relation, center_type)
                 if ends:
                     back = [i for i, t in centers if t == center_type][:MAX_SUGGESTED]
-                    start = back if multi and len(back) > 1 else back[0]
-                    return text + (
-                        f" {_wants(relation, unnamed)}, which {node_type} nodes do not "
+                    call = _hop(back if multi and len(back) > 1 else back[0], relation, ends[0])
+                    return Hint(
+                        f"{text} {_wants(relation, unnamed)}, which {node_type} nodes do not "
                         f"have; the {center_type} node{'s' if len(back) > 1 else ''} you "
-                        f"came from do{'' if len(back) > 1 else 'es'}: search_in_neighborhood("
-                        f'node_index={start}, edge_type="{relation}", node_type="{ends[0]}").'
+                        f"came from do{'' if len(back) > 1 else 'es'}: {written(call)}.",
+                        "back",
+                        (call,),
                     )
     # No remaining relation touches these nodes: one hop first, preferring a relation
     # the question names, to a type that does.
@@ -439,47 +516,53 @@ def chain_hint(
         if other in touching
     ]
     if not options:
-        return text
+        return Hint(text, "count")
     options.sort(key=lambda p: p[0] not in named)  # stable: named relations first
     rel, other = options[0]
-    return text + (
-        f" {_wants(relation, unnamed, also=True)}, which {node_type} nodes do not have; "
-        f"{other} nodes do. Hop to them first: "
-        f'search_in_neighborhood({target}, edge_type="{rel}", node_type="{other}").'
+    call = _hop(target, rel, other)
+    return Hint(
+        f"{text} {_wants(relation, unnamed, also=True)}, which {node_type} nodes do not "
+        f"have; {other} nodes do. Hop to them first: {written(call)}.",
+        "detour",
+        (call,),
     )
 
 
 def _unread(
+    lead: str,
     schema: Schema,
     node_type: str,
     same: Sequence[int],
-    target: str,
+    target: int | list[int],
     unaccounted: Sequence[str],
     matching: Sequence[str],
     asks_for: Sequence[str],
-) -> str:
-    """The end of a chain hint when the reading does not explain the whole question:
-    what it leaves unexplained, the hop along the first matching relation these nodes
-    have (ready to copy), and the add, not asserted."""
+) -> Hint:
+    """A chain hint, after ``lead``, when the reading does not explain the whole
+    question: what it leaves unexplained, the hop from ``target`` along the first
+    matching relation these nodes have (ready to copy), and the add, not asserted."""
     if unaccounted:
         words = ", ".join(repr(w) for w in unaccounted[:4])
-        said = f" No relation followed so far explains {words} in the question"
+        said = f"{lead} No relation followed so far explains {words} in the question"
     else:
-        said = f" The question asks for {' or '.join(asks_for)}, not {node_type}"
+        said = f"{lead} The question asks for {' or '.join(asks_for)}, not {node_type}"
+    add = _add(same)
     for relation in matching:
         ends = _ends(schema, relation, node_type)
         if ends:
-            return (
-                f"{said}; {relation} matches it: search_in_neighborhood({target}, "
-                f'edge_type="{relation}", node_type="{ends[0]}"). Only if nothing more is '
-                f"asked, add these: add_to_answer(node_indices={list(same)})."
+            call = _hop(target, relation, ends[0])
+            return Hint(
+                f"{said}; {relation} matches it: {written(call)}. Only if nothing more is "
+                f"asked, add these: {written(add)}.",
+                "unexplained",
+                (call, add),
             )
-    return f"{said}. These may answer it: add_to_answer(node_indices={list(same)})."
+    return Hint(f"{said}. These may answer it: {written(add)}.", "unexplained", (add,))
 
 
 def intersection_call(
     entities: Sequence[EntityMention], relations: Sequence[str], *, multi: bool
-) -> str:
+) -> Hint:
     """The hint when the question names several nodes (``name a player who plays at
     Forward from Mexico``): what it asks for is linked to each, so the hop over all of
     them, which ranks first the nodes every one of them reaches, answers it.
@@ -488,16 +571,20 @@ def intersection_call(
     shown = ", ".join(f"[{e.index}] {e.name}" for e in entities)
     ids = [e.index for e in entities]
     if not multi:
-        return (
-            f"Hint: the question names {len(ids)} nodes ({shown}); what it asks for is "
+        return Hint(
+            f"the question names {len(ids)} nodes ({shown}); what it asks for is "
             "linked to each of them: explore each one's neighbors and keep the nodes "
-            "found around all of them."
+            "found around all of them.",
+            "intersection",
+            nodes=tuple(ids),
         )
-    edges = f", edge_type={list(relations)}" if relations else ""
-    return (
-        f"Hint: the question names {len(ids)} nodes ({shown}); what it asks for is linked "
-        f"to each of them: search_in_neighborhood(node_index={ids}{edges}) lists first the "
-        "nodes linked to all of them."
+    call = _hop(ids, list(relations) if relations else None)
+    return Hint(
+        f"the question names {len(ids)} nodes ({shown}); what it asks for is linked "
+        f"to each of them: {written(call)} lists first the nodes linked to all of them.",
+        "intersection",
+        (call,),
+        tuple(ids),
     )
 
 
@@ -518,7 +605,7 @@ def after_intersection(
     *,
     multi: bool = True,
     onward: str | None = None,
-) -> str:
+) -> Hint:
     """After the hop over the question's named nodes (``common``: the nodes all
     ``n_centers`` of them reach, :func:`linked_to_all`, in rank order): those, to add;
     when none, the same hop with ``relations`` (each center's own) as its filter. When
@@ -526,30 +613,36 @@ def after_intersection(
     meet at the record of the part in the film), the hop on from them, not the add."""
     common = list(common[:MAX_SUGGESTED])
     if common and nameless and set(common) <= set(nameless):
-        return (
-            f"Hint: {len(common)} node{'s are' if len(common) > 1 else ' is'} linked to all "
-            f"{n_centers} of them.{_through(common, multi, onward)}"
+        return _through_hint(
+            f"{len(common)} node{'s are' if len(common) > 1 else ' is'} linked to all "
+            f"{n_centers} of them.",
+            common,
+            multi,
+            onward,
         )
     if not common:
         if filtered:
-            edges = f", edge_type={list(relations)}" if relations else ""
-            return (
-                f"Hint: no node is linked to all {n_centers} of them with these filters; one "
-                "filter must keep every node's own relation: search_in_neighborhood("
-                f"node_index={list(centers)}{edges})."
+            call = _hop(list(centers), list(relations) if relations else None)
+            return Hint(
+                f"no node is linked to all {n_centers} of them with these filters; one "
+                f"filter must keep every node's own relation: {written(call)}.",
+                "refilter",
+                (call,),
             )
-        return (
-            f"Hint: no node is linked to all {n_centers} of them directly; the answer may "
-            "be one more hop away from one of them."
+        return Hint(
+            f"no node is linked to all {n_centers} of them directly; the answer may "
+            "be one more hop away from one of them.",
+            "no_common",
         )
-    lead = (
-        f"Hint: {len(common)} node{'s are' if len(common) > 1 else ' is'} linked to all {n_centers}"
-    )
+    lead = f"{len(common)} node{'s are' if len(common) > 1 else ' is'} linked to all {n_centers}"
+    add = _add(common)
     if unaccounted:
-        return (
+        return Hint(
             f"{lead}; they likely answer the question (it also says "
-            f"{', '.join(repr(w) for w in unaccounted[:4])}): add_to_answer(node_indices={common})."
+            f"{', '.join(repr(w) for w in unaccounted[:4])}): {written(add)}.",
+            "unexplained",
+            (add,),
         )
-    return (
-        f"{lead}, so they answer the question: add_to_answer(node_indices={common}), then finish."
+    return Hint(
+        f"{lead}, so they answer the question: {written(add)}, then finish.", "common", (add,)
     )

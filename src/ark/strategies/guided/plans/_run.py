@@ -3,7 +3,7 @@
 With the hints of ``ark-guided`` a small model mostly copies the call a hint writes
 (issue 62). The plan is that sequence: a global search for the node the question
 names (the nodes, for an intersection), then, after each call, the one call the
-hint line offers (:func:`ready_call`), and ``finish`` once an add leaves nothing
+hint's part offers (:func:`ready_call`), and ``finish`` once an add leaves nothing
 to do. It stops, and leaves the rest to the model, wherever something is left to
 decide: a line offering no call or a choice of several, a call that fails or is a
 repeat, a search with no results.
@@ -94,18 +94,18 @@ def next_call(hints: ChainHints, last: PlanStep) -> Call | str:
     if not outcome.ok:
         return "failed"
     if last.name == "add_to_answer":
-        if not outcome.added:  # nothing new: no hint followed it, the last line is stale
+        if not outcome.added:  # nothing new: no hint followed it, the last part is stale
             return "no call"
-        if not hints.last_line:
+        if hints.last_part is None:
             return "finish", {}
-        return ready_call(hints.last_line) or "no call"
+        return ready_call(hints.last_part) or "no call"
     if last.name == "finish":
         return "finish"
     if not outcome.nodes:
         return "empty"
     if hints.documents:
         return _passages_call(hints, last)
-    return ready_call(hints.last_line) or "no call"
+    return ready_call(hints.last_part) or "no call"
 
 
 def _passages_call(hints: ChainHints, last: PlanStep) -> Call | str:
@@ -115,7 +115,7 @@ def _passages_call(hints: ChainHints, last: PlanStep) -> Call | str:
     state is for the model to judge."""
     if last.name != "search_in_graph":
         return "add"
-    hops = [c for c in calls_in(hints.last_line) if c[0] == "search_in_neighborhood"]
+    hops = [c for c in calls_in(hints.last_part) if c[0] == "search_in_neighborhood"]
     return hops[0] if len(hops) == 1 else "no call"
 
 
