@@ -8,6 +8,10 @@ from typer.testing import CliRunner
 
 from _helpers import node
 from ark.cli import app
+from ark.index import Index, open_index
+from ark.session import Part, ToolSession
+from ark.strategies import ChainHints
+from ark.tools import ToolConfig
 
 runner = CliRunner()
 
@@ -149,7 +153,9 @@ def test_ask_with_the_guided_strategy_sends_the_set_tool_and_hints(metaqa_index,
     tool = next(t for t in server.requests[0]["tools"] if t["function"]["name"].endswith("hood"))
     assert "array" in json.dumps(tool["function"]["parameters"]["properties"]["node_index"])
     first = [m["content"] for m in traj["messages"] if m["role"] == "tool"][1]
-    assert 'edge_type="has_genre", node_type="genre")' in first
+    hint = _hint_after(metaqa_index, traj["query"], calls[:2])
+    assert hint.call is not None and hint.call.arguments["edge_type"] == "has_genre"
+    assert first.endswith(hint.render())  # the model read it
 
 
 def test_demo_refuses_an_unknown_strategy_before_building_or_loading(tmp_path, monkeypatch):
@@ -181,4 +187,22 @@ def test_demo_runs_the_guided_strategy_by_default(tmp_path, monkeypatch):
     traj = json.loads(out.output)["trajectories"][0]
     assert traj["config"]["strategy"] == "ark-guided"
     first = next(m["content"] for m in traj["messages"] if m["role"] == "tool")
-    assert 'edge_type="directed_by", node_type="movie")' in first
+    index = open_index(tmp_path / "cache" / "demo" / "metaqa.idx")
+    hint = _hint_after(index, traj["query"], calls[:1])
+    assert hint.call is not None and hint.call.arguments["edge_type"] == "directed_by"
+    assert first.endswith(hint.render())  # the first global search carries its hint
+
+
+def _hint_after(index: Index, question: str, calls: list[tuple[str, dict]]) -> Part:
+    """The hint ``ark-guided``'s session gives after ``calls``, replayed."""
+    hints = ChainHints(index, question)
+    session = ToolSession(
+        index,
+        config=ToolConfig(multi_neighborhood=True),
+        observers=[hints],
+        refuse_unseen=True,
+    )
+    for name, arguments in calls:
+        session.call(name, arguments)
+    assert hints.last_part is not None
+    return hints.last_part

@@ -7,8 +7,8 @@ import pytest
 from _distill_fixture import parse_triples
 from _helpers import hinted_session
 from ark.distill.synthesize import SynthConfig, synthesize
-from ark.session import ToolSession
-from ark.strategies import system_prompt
+from ark.session import Hint, ToolSession
+from ark.strategies import steps_left_note, system_prompt
 from ark.tools import ToolConfig
 from ark.trajectory import Trajectory, read_trajectories, write_trajectories
 
@@ -193,15 +193,25 @@ def test_hints_are_taught_with_the_observations_the_guided_agent_sees(movie_inde
     for t in synthesize(movie_index, cfg):
         assert t.config["hints"] is True
         replay = hinted_session(movie_index, t.query, config=tools)
-        for step in t.steps:
-            (call,) = step.tool_calls
-            outcome = replay.call(call.name, call.arguments, call.raw_arguments)
-            assert call.observation.startswith(outcome.observation)
-            hinted += "Hint:" in call.observation
+        hinted += _replayed(t, replay, cfg.max_steps)
         assert replay.answer == t.answer
     assert hinted >= 20
-    plain = synthesize(movie_index, SynthConfig(n=30, seed=2, hops=(1, 2)))
-    assert not any("Hint:" in c.observation for t in plain for c in _calls(t))
+    plain = SynthConfig(n=30, seed=2, hops=(1, 2))
+    for t in synthesize(movie_index, plain):
+        assert _replayed(t, ToolSession(movie_index), plain.max_steps) == 0
+
+
+def _replayed(t, session, max_steps):
+    """Replays ``t``'s calls in ``session``: each observation is the session's, with
+    its hints, and the budget note alone after it. Returns how many had a hint."""
+    hinted = 0
+    for i, step in enumerate(t.steps):
+        (call,) = step.tool_calls
+        outcome = session.call(call.name, call.arguments, call.raw_arguments)
+        note = "" if session.finished else steps_left_note(max_steps - i - 1)
+        assert call.observation == outcome.observation + note
+        hinted += any(isinstance(p, Hint) for p in outcome.parts)
+    return hinted
 
 
 def _calls(t):

@@ -16,6 +16,7 @@ from ark.linking import (
     tokens,
 )
 from ark.probes import runner_ups
+from ark.session import NextCall
 
 #: The readings these tests check link some words through the sentence encoder only
 #: (*where* to a country, *dad* to parents): without the [dense] extra they skip, saying
@@ -235,23 +236,23 @@ def test_the_hints_walk_the_chain_read_from_the_graph(clubs):
     ids = {g.name(i): i for i in range(g.n_nodes)}
     question = "where is the football club that Joel_CAMPBELL plays for ?"
     session = hinted_session(clubs, question)
-    found = session.call("search_in_graph", {"query": "Joel_CAMPBELL"})
-    assert 'edge_type="plays_in_club"' in found.observation  # the first hop: the club
-    club = session.call(
+    (found,) = session.call("search_in_graph", {"query": "Joel_CAMPBELL"}).parts
+    assert found.call is not None  # the first hop: the club
+    assert found.call.arguments["edge_type"] == "plays_in_club"
+    (club,) = session.call(
         "search_in_neighborhood",
         {"node_index": ids["Joel_CAMPBELL"], "edge_type": "plays_in_club"},
-    )
+    ).parts
     # The club is a step on the way: the hint goes on to where it is, not to the add.
-    assert (
-        f'search_in_neighborhood(node_index={ids["Olympiacos_FC"]}, edge_type="is_in_country"'
-        in club.observation
-    )
-    assert "add_to_answer" not in club.observation
-    country = session.call(
+    assert club.kind == "next_relation" and club.call is not None
+    assert club.call.arguments["node_index"] == ids["Olympiacos_FC"]
+    assert club.call.arguments["edge_type"] == "is_in_country"
+    (country,) = session.call(
         "search_in_neighborhood",
         {"node_index": ids["Olympiacos_FC"], "edge_type": "is_in_country"},
-    )
-    assert f"Add them now: add_to_answer(node_indices=[{ids['Greece']}])" in country.observation
+    ).parts
+    assert country.kind == "answer"
+    assert country.call == NextCall("add_to_answer", {"node_indices": [ids["Greece"]]})
 
 
 # A citation graph: one relation between nodes of one kind, so a paper has it both
@@ -319,9 +320,10 @@ def test_the_hint_names_the_nodes_reached_the_way_the_voice_reads(papers):
         session = hinted_session(papers, question)
         session.call("search_in_graph", {"query": "Deep Residual Learning"})
         hood = session.call("search_in_neighborhood", {"node_index": paper, "edge_type": "cites"})
-        assert all(str(i) in hood.observation for i in citing + cited)  # both halves shown
-        assert f"add_to_answer(node_indices={wanted})" in hood.observation
-        assert "wording reads cites(" in hood.observation
+        assert set(citing + cited) <= set(hood.nodes)  # both halves shown
+        (hint,) = hood.parts
+        assert hint.call == NextCall("add_to_answer", {"node_indices": wanted})
+        assert hint.nodes == (paper,)  # the question's wording reads cites from the paper
 
 
 # Films with their writers, and the words a user gives writing.
