@@ -120,7 +120,9 @@ from ark.strategies.ark._prompt import (
 )
 from ark.strategies.ark._prompt import _example_relation as example_relation
 from ark.strategies.guided._agent import FINISH_READ_NOTE
+from ark.strategies.guided.hints._documents import KINDS as DOCUMENT_HINT_KINDS
 from ark.strategies.guided.hints._documents import named_in, titled_in
+from ark.strategies.guided.hints._lines import KINDS as LINE_HINT_KINDS
 from ark.strategies.guided.hints._lines import (
     after_add,
     after_intersection,
@@ -143,6 +145,7 @@ from ark.tools._phrases import (
 __all__ = [
     "DEMO_QUESTION",
     "DESCRIBE_SYSTEM",
+    "DOCUMENT_HINT_KINDS",
     "EMBEDDINGS_DIR",
     "EMBEDDING_MARGIN",
     "EMBEDDING_THRESHOLD",
@@ -153,6 +156,7 @@ __all__ = [
     "FUZZY",
     "INFO_RELATIONS",
     "LAST_STEP_NOTE",
+    "LINE_HINT_KINDS",
     "LISTED_NODE_TYPES",
     "LOCAL_DEFAULTS",
     "LOCK_FILE",

@@ -21,11 +21,11 @@ from _passages_fixture import LENA, NORLAND, P_LENA, TOMAS, build_document_index
 from _passages_fixture import QUESTION as DOC_QUESTION
 from ark.graph import NodeTypeSummary, RelationSummary, Schema
 from ark.index import Index
+from ark.probes import DOCUMENT_HINT_KINDS as DOCUMENT_KINDS
+from ark.probes import LINE_HINT_KINDS as LINE_KINDS
+from ark.probes import chain_hint
 from ark.session import CallOutcome, Hint, Note, ToolSession
 from ark.strategies import ChainHints, steps_left_note
-from ark.strategies.guided.hints._documents import KINDS as DOCUMENT_KINDS
-from ark.strategies.guided.hints._lines import KINDS as LINE_KINDS
-from ark.strategies.guided.hints._lines import chain_hint
 from ark.tools import ToolConfig
 
 KINDS = (*LINE_KINDS, *DOCUMENT_KINDS)
