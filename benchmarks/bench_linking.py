@@ -69,7 +69,6 @@ from ark.datasets import load_dataset, sample
 from ark.linking import (
     BEAM,
     DEFAULT_COSTS,
-    STOPWORDS,
     ChainCosts,
     linker_for,
     mediators,
@@ -78,6 +77,7 @@ from ark.linking import (
 )
 from ark.probes import named_relations, step_table
 from ark.strategies.guided.hints import ChainHints
+from ark.words import STOPWORDS
 from bench_quality import SETS, default_data_dir, index_for, parse_set
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")

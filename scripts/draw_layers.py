@@ -34,6 +34,7 @@ CAPTIONS = {
     "datasets": "MetaQA, STaRK, JSONL",
     "index": "BM25 + graph arrays on disk, updates",
     "graph": "typed arrays, schema, loaders",
+    "words": "tokens, lemmas, stopwords, word matches",
     "llm": "model protocol, backends",
     "cost": "cost of a run",
     "profile": "time of a run",
@@ -109,7 +110,7 @@ def draw(layers: list[str]) -> str:
         f'transform="rotate(-90 596 {mid})">data flows up: documents → graph → index → tools '
         "→ agent → eval → cli</text>"
     )
-    # The second contract: graph and index never import llm.
+    # The second contract: graph, index and words never import llm.
     level = {name.strip(): i for i, layer in enumerate(layers) for name in layer.split("|")}
     if {"index", "llm"} <= level.keys():
         top = TOP + level["index"] * (H + GAP) + 6
@@ -120,7 +121,7 @@ def draw(layers: list[str]) -> str:
         )
         add(
             f'<text x="638" y="{(top + end) // 2}" font-size="11" fill="#c62828">'
-            "graph and index</text>"
+            "graph, index, words</text>"
         )
         add(
             f'<text x="638" y="{(top + end) // 2 + 14}" font-size="11" fill="#c62828">'

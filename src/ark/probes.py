@@ -94,7 +94,6 @@ from ark.linking._describe import (
 from ark.linking._describe import SYSTEM as DESCRIBE_SYSTEM
 from ark.linking._entities import FUZZY
 from ark.linking._mediators import mediator_steps
-from ark.linking._words import SPELLED
 from ark.llm._cache import request_key
 from ark.llm._openai import OpenAIChatModel
 from ark.llm._openai import _completion as openai_completion
@@ -141,6 +140,7 @@ from ark.tools._phrases import (
     RelationPhrases,
     phrase_encoder_name,
 )
+from ark.words import SPELLED
 
 __all__ = [
     "DEMO_QUESTION",

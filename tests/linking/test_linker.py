@@ -4,7 +4,8 @@ movies (nothing here is MetaQA's own naming but the fixture's)."""
 import pytest
 
 from ark.graph import DescribedSchema, merge_described
-from ark.linking import RelationLinker, linker_for, read_question, spot_entities, word_match
+from ark.linking import RelationLinker, linker_for, read_question, spot_entities
+from ark.words import word_match
 
 
 def test_word_forms_match_by_lemma_derivation_and_compound_head():
@@ -129,7 +130,7 @@ def test_a_word_that_is_a_whole_label_names_it_over_labels_it_only_shares():
 
 def test_a_hyphenated_prefix_is_no_word_of_its_own():
     from ark.graph import NodeTypeSummary, RelationSummary, Schema
-    from ark.linking import tokens
+    from ark.words import tokens
 
     assert tokens("co-starred") == ["starred"]
     assert tokens("a non-fiction book") == ["a", "fiction", "book"]

@@ -41,7 +41,7 @@ class RelationStep:
 
 def _spaced(name: str) -> str:
     """A schema name as words: its underscores as spaces (``has_genre`` -> ``has genre``);
-    not ``ark.linking._words``, which compares a question's words by lemma."""
+    not ``ark.words``, which compares a question's words by lemma."""
     return name.replace("_", " ").strip()
 
 
@@ -77,7 +77,7 @@ def _is_noun_phrase(phrase: str) -> bool:
     a noun and is no function word (``plays in`` and ``years old`` are not)."""
     from lemminflect import getAllLemmas
 
-    from ark.linking import STOPWORDS, tokens
+    from ark.words import STOPWORDS, tokens
 
     words = tokens(phrase)
     if not words or words[-1] in STOPWORDS:

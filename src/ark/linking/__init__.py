@@ -28,7 +28,7 @@ from ark.linking._linker import (
     entity_positions,
 )
 from ark.linking._mediators import Mediators, identifier_name, mediators, onward_relation
-from ark.linking._words import STOPWORDS, content, lemma_key, lemmas, tokens, word_match
+from ark.words import tokens
 
 if TYPE_CHECKING:
     from ark.index import Index
@@ -37,7 +37,6 @@ __all__ = [
     "BEAM",
     "CONFIDENT",
     "DEFAULT_COSTS",
-    "STOPWORDS",
     "Chain",
     "ChainCosts",
     "DescribePlan",
@@ -50,13 +49,10 @@ __all__ = [
     "Reading",
     "RelationLinker",
     "ask_model",
-    "content_words",
     "dense_available",
     "describe_index",
     "entity_positions",
     "identifier_name",
-    "lemma_key",
-    "lemmas",
     "linker_for",
     "linking_encoder",
     "mediators",
@@ -67,8 +63,6 @@ __all__ = [
     "read_chains",
     "read_question",
     "spot_entities",
-    "tokens",
-    "word_match",
 ]
 
 
@@ -80,12 +74,6 @@ class Reading:
     entities: tuple[EntityMention, ...]
 
 
-def content_words(text: str) -> list[str]:
-    """The words of ``text`` that say something: its :func:`tokens` less the stopwords
-    (all of them when every one is a stopword, so that a phrase is never empty). The
-    tools compare a query with relation phrases by these words, the linker does the
-    same with questions: one normalisation, read the same way by both."""
-    return content(tokens(text))
 
 
 def linker_for(index: Index, encoder: EncoderChoice = "auto") -> RelationLinker:

@@ -58,7 +58,7 @@ import numpy as np
 
 from ark.linking._linker import DENSE_RANGE, RelationLinker
 from ark.linking._mediators import mediator_steps
-from ark.linking._words import (
+from ark.words import (
     STOPWORDS,
     content,
     lemma_key,

@@ -67,8 +67,8 @@ from ark.graph import (
 )
 from ark.linking._chains import code_steps
 from ark.linking._encoder import linking_encoder, shared_encoder
-from ark.linking._words import content, lemma_key, tokens, without_accents
 from ark.llm import ChatModel, Message
+from ark.words import content, lemma_key, tokens, without_accents
 
 #: Most words asked for per relation or type: six cover the nouns, verbs and informal
 #: words a question uses (``docs/decisions/describe.md``). (The

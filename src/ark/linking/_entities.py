@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ark.linking._words import STOPWORDS, spelt_alike, tokens, without_accents, written
+from ark.words import STOPWORDS, spelt_alike, tokens, without_accents, written
 
 #: Candidates fetched from BM25 for one question.
 CANDIDATES = 200
@@ -124,7 +124,7 @@ def _prefix_of_compound(raw: str, question: str) -> bool:
     """Whether the question writes ``raw`` (lower case) only as the first part of a
     hyphenated word (*ex*-wife, *anti*-war): a part of a word, not a name of its own
     (a graph may have a node called *co*; a prefix that is no word, *co*-starred, is
-    not read as a word at all: :func:`ark.linking._words.written`)."""
+    not read as a word at all: :func:`ark.words.written`)."""
     ahead = re.compile(rf"(?<![^\W_]){re.escape(raw)}(?![^\W_])(?!-[^\W\d_])")
     return raw.islower() and ahead.search(question) is None
 

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ark.graph import DescribedSchema
-from ark.linking._words import (
+from ark.words import (
     DERIVED,
     SPELLED,
     STOPWORDS,
@@ -325,7 +325,7 @@ class RelationLinker:
 
     def ambiguity(self, reach: dict[int, dict[float, int]], i: int, match: float) -> int:
         """How many relations the word at ``i`` matches at least as well as ``match``.
-        A match by spelling alone (:data:`~ark.linking._words.SPELLED`: a cognate,
+        A match by spelling alone (:data:`~ark.words.SPELLED`: a cognate,
         ``parti`` for *party*) is the word itself written otherwise: it is as ambiguous
         as the word's best match, not counted among every relation spelled alike
         (``party``, ``partof``, ``parti`` are one word in three spellings)."""
@@ -342,7 +342,7 @@ class RelationLinker:
         share it (``plays`` is in three labels, ``club`` in one) and by how few
         relations the question's word matches (:meth:`reach`), or one word's match so
         weighted when it carries the phrase alone. A phrase the question does not
-        name (:func:`~ark.linking._words.names_phrase`: too few of its words, as one
+        name (:func:`~ark.words.names_phrase`: too few of its words, as one
         word of ``began formal museum operations in``) gives no mention: that word
         would carry it alone. Every matching position is kept."""
         out = []

@@ -297,7 +297,7 @@ class RelationPhrases:
         store: Path | None = None,
         build: dict[str, Any] | None = None,
     ) -> None:
-        from ark.linking import content_words
+        from ark.words import content_words
 
         self.names = list(names)
         self.counts = list(counts) if counts is not None else [0] * len(self.names)
@@ -361,7 +361,7 @@ class RelationPhrases:
 
     def _match(self, phrase: str) -> PhraseMatch | None:
         """The relations ``phrase`` stands for, or ``None`` when no stage finds one."""
-        from ark.linking import content_words
+        from ark.words import content_words
 
         label = self._labels.get(_label_key(phrase))
         if label:
@@ -419,7 +419,7 @@ class RelationPhrases:
         one of its lemmas (inflections do: ``wrote``/``written``/``write``,
         ``won``/``win``), and with ``heads``, those containing one (a compound's head:
         ``screenwriter``). Suppletive forms (``was``/``is``) are left to the label stage."""
-        from ark.linking import lemmas
+        from ark.words import lemmas
 
         forms = lemmas(word)
         out: dict[str, None] = {}
@@ -432,7 +432,7 @@ class RelationPhrases:
 
     def _exact(self, word: str) -> set[int]:
         """Relations with a word sharing a lemma with ``word``."""
-        from ark.linking import lemmas
+        from ark.words import lemmas
 
         forms = lemmas(word)
         out: set[int] = set()
@@ -444,7 +444,7 @@ class RelationPhrases:
     def _derived(self, word: str) -> set[int]:
         """Relations with a word that ``word`` matches by a derivational ending or a
         compound's head (:func:`ark.linking.word_match`)."""
-        from ark.linking import word_match
+        from ark.words import word_match
 
         out: set[int] = set()
         for own in self._candidates(word, heads=True):
@@ -463,7 +463,7 @@ class RelationPhrases:
         """The relations nearest an unmatched phrase: those sharing most of its words
         by lemma (most frequent first), then the most similar spellings; with the
         embedding stage on, the most similar labels by embedding instead."""
-        from ark.linking import content_words
+        from ark.words import content_words
 
         scored = self._similarity(phrase)
         if scored is not None:

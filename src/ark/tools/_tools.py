@@ -435,7 +435,7 @@ class GraphTools:
         query's words are ("founded" on the edge, not in the founder's name)."""
         if not self.open_relations or not query or not query.strip():
             return None
-        from ark.linking import content_words, lemma_key
+        from ark.words import content_words, lemma_key
 
         wanted = {lemma_key(w) for w in content_words(query)}
         if not wanted:

@@ -25,7 +25,6 @@ import numpy as np
 from ark.graph import LINK_MAX_MENTIONS, MENTIONS, PASSAGE_TYPE, Mentions
 from ark.index import Index
 from ark.linking import (
-    STOPWORDS,
     Chain,
     Reading,
     linker_for,
@@ -36,6 +35,7 @@ from ark.linking import (
 )
 from ark.session import Hint, Note, Part, SessionObserver
 from ark.strategies.guided.hints import _documents, _lines
+from ark.words import STOPWORDS
 
 if TYPE_CHECKING:
     from ark.session import ToolSession

@@ -32,9 +32,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ark.graph import MENTIONS, PASSAGE_TYPE, is_document_graph
-from ark.linking import STOPWORDS, tokens
 from ark.session import Hint, NextCall, Note
 from ark.strategies.guided.hints._lines import written as _written
+from ark.words import STOPWORDS, tokens
 
 if TYPE_CHECKING:
     from ark.index import Index

@@ -29,8 +29,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from ark.graph import Schema
-from ark.linking import STOPWORDS, Chain, EntityMention, Linking, tokens
+from ark.linking import Chain, EntityMention, Linking
 from ark.session import Hint, NextCall, Note
+from ark.words import STOPWORDS, tokens
 
 #: Most node indices written into a suggested call.
 MAX_SUGGESTED = 20

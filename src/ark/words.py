@@ -14,6 +14,11 @@ what a question says (*acted*, the other implied by *who*); a phrase extracted f
 free text says several things (``began formal museum operations in``), and among
 thousands of them nearly every word of a question stands in some phrase alone, so one
 shared word is a coincidence, not a mention.
+
+One normalisation for every reader of words, so that they read them the same way: the
+tools' ``edge_type`` phrases, the reading (:mod:`ark.reading`), ``ark index describe``
+(:mod:`ark.describe`) and distillation's questions. It knows no graph, no index and no
+model, and sits below all of them in the layers contract.
 """
 
 from __future__ import annotations
@@ -273,3 +278,11 @@ def content(words: list[str]) -> list[str]:
     """The words that are not stopwords (all of them when every one is)."""
     kept = [w for w in words if w not in STOPWORDS]
     return kept or words
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that say something: its :func:`tokens` less the stopwords
+    (all of them when every one is a stopword, so that a phrase is never empty). The
+    tools compare a query with relation phrases by these words, the linker does the
+    same with questions: one normalisation, read the same way by both."""
+    return content(tokens(text))

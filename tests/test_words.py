@@ -1,8 +1,8 @@
-"""The word normalisation ark.linking exports for the tools (content_words, lemma_key):
+"""The word normalisation ark.words gives the tools (content_words, lemma_key):
 the tools compare a query with relation phrases by these, so they must say what the
 linker's own reading of a question says."""
 
-from ark.linking import STOPWORDS, content_words, lemma_key, tokens
+from ark.words import STOPWORDS, content_words, lemma_key, tokens
 
 
 def test_content_words_drop_the_stopwords_of_the_tokens():
