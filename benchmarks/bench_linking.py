@@ -428,8 +428,7 @@ def speed(args: argparse.Namespace) -> None:
     """Seconds per reading against the number of relations (see the module's text)."""
     import tempfile
 
-    from ark.index import build_index
-    from ark.linking import linking_encoder
+    from ark.index import build_index, linking_encoder
     from ark.linking import read_chain as chain_of
 
     cases = [(n, False) for n in args.relations] + [(n, True) for n in args.phrases]

@@ -128,7 +128,7 @@ def index_for(kb: Path, cache: Path, describe_with=None):  # type: ignore[no-unt
     if describe_with is not None and not any(
         s.startswith("model:") for s in index.described.sources
     ):
-        from ark.linking import describe_index
+        from ark.describe import describe_index
 
         print(f"  describing {where} with {describe_with.name}", file=sys.stderr)
         describe_index(index, describe_with)

@@ -32,6 +32,7 @@ CAPTIONS = {
     "linking": "question words → relations, nodes",
     "ingest": "documents → graph",
     "datasets": "MetaQA, STaRK, JSONL",
+    "describe": "a model's words for relations",
     "index": "BM25 + graph arrays on disk, updates",
     "graph": "typed arrays, schema, loaders",
     "words": "tokens, lemmas, stopwords, word matches",

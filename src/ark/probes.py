@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import ark.answer._write as answer_write
 import ark.index._bm25 as index_bm25
+import ark.index._encoder as linking_encoders
 import ark.index._kernels as index_kernels
 import ark.index._store as index_store
 import ark.index._update as index_update
 import ark.index._verify as index_verify
 import ark.ingest._documents as ingest_documents
-import ark.linking._encoder as linking_encoders
 import ark.llm._openai as llm_openai
 import ark.llm.local._build as local_build
 import ark.llm.local._kv_state as local_kv_state
@@ -59,6 +59,16 @@ from ark.cli._agent_cmds import _fit_demo_plans as fit_demo_plans
 from ark.cli._agent_cmds import _live_printer as live_printer
 from ark.cli._graph_cmds import INFO_RELATIONS
 from ark.cli._ingest_cmds import default_extractor
+from ark.describe._describe import (
+    EXAMPLE_ALIASES,
+    EXAMPLE_DESCRIPTION,
+    WORDS_SYSTEM,
+    WORK_FILE,
+    rival_relations,
+    rival_words,
+    words_of_phrase,
+)
+from ark.describe._describe import SYSTEM as DESCRIBE_SYSTEM
 from ark.distill._paths import PathSampler
 from ark.distill._questions import chain_question, intersection_question
 from ark.distill._wordclass import read_label
@@ -82,16 +92,6 @@ from ark.ingest._fast import PAIR_SPAN
 from ark.ingest._markup import is_markdown, markdown_prose
 from ark.ingest._work import EXTRACTIONS, WorkDir
 from ark.linking._chains import label_mentions, runner_ups, step_table, word_scores
-from ark.linking._describe import (
-    EXAMPLE_ALIASES,
-    EXAMPLE_DESCRIPTION,
-    WORDS_SYSTEM,
-    WORK_FILE,
-    rival_relations,
-    rival_words,
-    words_of_phrase,
-)
-from ark.linking._describe import SYSTEM as DESCRIBE_SYSTEM
 from ark.linking._entities import FUZZY
 from ark.linking._mediators import mediator_steps
 from ark.llm._cache import request_key

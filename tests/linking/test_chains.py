@@ -5,18 +5,11 @@ import pytest
 
 from _helpers import hinted_session
 from ark.graph import IN, OUT
-from ark.index import build_index
-from ark.linking import (
-    dense_available,
-    linker_for,
-    read_chain,
-    read_chain_and_rival,
-    read_chains,
-    read_question,
-    tokens,
-)
+from ark.index import build_index, dense_available
+from ark.linking import linker_for, read_chain, read_chain_and_rival, read_chains, read_question
 from ark.probes import runner_ups
 from ark.session import NextCall
+from ark.words import tokens
 
 #: The readings these tests check link some words through the sentence encoder only
 #: (*where* to a country, *dad* to parents): without the [dense] extra they skip, saying

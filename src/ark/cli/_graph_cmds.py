@@ -266,7 +266,7 @@ def index_describe(
     type whose name does not already say them, several per call, and store them in the
     index (a schema file's words still win). An interrupted run resumes where it stopped.
     Then the plan confidence is fitted to the new reading (``--no-fit-plans``: not)."""
-    from ark.linking import describe_index
+    from ark.describe import describe_index
     from ark.llm import make_chat_model
 
     index = _open(index_dir, as_json)

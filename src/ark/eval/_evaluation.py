@@ -30,8 +30,7 @@ from ark.eval._methods import BM25Method, DenseMethod, Method, RetrieverMethod
 from ark.eval._runner import ProgressFn, run_queries
 from ark.eval._runstore import RunStore
 from ark.graph import passage_ids
-from ark.index import Index, open_index
-from ark.linking import linking_encoder
+from ark.index import Index, linking_encoder, open_index
 from ark.llm import ChatModel, ModelSettings, with_llm_cache
 from ark.retrieval import MAX_LINKED, Retriever
 from ark.strategies import (

@@ -265,6 +265,20 @@ class DescribedSchema:
         return "\n".join(lines)
 
 
+def code_steps(graph: Any, canonical: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The step of every adjacency code of ``graph``: its forward relation (a stored
+    reverse read as what it reverses, by ``canonical``: :attr:`DescribedSchema.canonical`)
+    and the way along it, ``out`` or ``in``. The reading's chain search and
+    ``ark index describe`` both walk the adjacency arrays by these steps."""
+    steps: list[tuple[str, str]] = []
+    for code in range(2 * len(graph.relation_names)):
+        name, direction = graph.relation_names[code // 2], code % 2
+        forward = canonical.get(name, name)
+        out = (direction == 0) != (forward != name)  # a stored reverse flips it
+        steps.append((forward, "out" if out else "in"))
+    return steps
+
+
 def _examples(
     schema_relations: Sequence[str],
     adj_node: np.ndarray,

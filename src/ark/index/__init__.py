@@ -10,6 +10,7 @@ from ark.index._dense import (
     open_dense,
 )
 from ark.index._dirs import is_ark_index_dir
+from ark.index._encoder import EncoderChoice, dense_available, linking_encoder, shared_encoder
 from ark.index._integrity import repair_index, verify_index
 from ark.index._store import (
     FORMAT_VERSION,
@@ -30,6 +31,7 @@ __all__ = [
     "BM25Params",
     "DenseEncoder",
     "DenseIndex",
+    "EncoderChoice",
     "Index",
     "Removal",
     "Tokenizer",
@@ -39,7 +41,9 @@ __all__ = [
     "build_dense",
     "build_index",
     "compact_index",
+    "dense_available",
     "is_ark_index_dir",
+    "linking_encoder",
     "live_edges",
     "open_dense",
     "open_index",
@@ -48,6 +52,7 @@ __all__ = [
     "repair_index",
     "save_described",
     "score_nodes",
+    "shared_encoder",
     "snapshot_stamp",
     "sync_index",
     "update_index",

@@ -1,6 +1,6 @@
 """Extraction by a model: one call per chunk, the reply a JSON object under a schema.
 
-Like ``ark index describe`` (:mod:`ark.linking._describe`), each call passes
+Like ``ark index describe`` (:mod:`ark.describe`), each call passes
 ``response_schema=``: the local model decodes under a grammar made from the schema, a
 server gets JSON mode, and the parsed reply arrives as ``Completion.data``. Decoding
 is greedy with a fixed seed, so the same model and chunk give the same extraction —

@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ark.index import EncoderChoice, linking_encoder, shared_encoder
 from ark.linking._chains import BEAM, DEFAULT_COSTS, Chain, ChainCosts, read_chains
-from ark.linking._describe import DescribePlan, ask_model, describe_index, plan_describe
-from ark.linking._encoder import EncoderChoice, dense_available, linking_encoder, shared_encoder
 from ark.linking._entities import EntityMention, spot_entities
 from ark.linking._linker import (
     CONFIDENT,
@@ -39,7 +38,6 @@ __all__ = [
     "DEFAULT_COSTS",
     "Chain",
     "ChainCosts",
-    "DescribePlan",
     "Encoder",
     "EntityMention",
     "Link",
@@ -48,16 +46,11 @@ __all__ = [
     "Mention",
     "Reading",
     "RelationLinker",
-    "ask_model",
-    "dense_available",
-    "describe_index",
     "entity_positions",
     "identifier_name",
     "linker_for",
-    "linking_encoder",
     "mediators",
     "onward_relation",
-    "plan_describe",
     "read_chain",
     "read_chain_and_rival",
     "read_chains",
@@ -79,7 +72,7 @@ class Reading:
 def linker_for(index: Index, encoder: EncoderChoice = "auto") -> RelationLinker:
     """The index's linker, built once per opened index and encoder setting: ``auto`` uses
     the sentence encoder when the ``[dense]`` extra is installed
-    (:func:`linking_encoder` says which it is)."""
+    (:func:`ark.index.linking_encoder` says which it is)."""
     use_dense = linking_encoder(encoder) is not None
     described = index.described
     linkers: dict[tuple[bool, int], RelationLinker] = index.memo("linkers", dict)

@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from ark.graph import code_steps
 from ark.linking._linker import DENSE_RANGE, RelationLinker
 from ark.linking._mediators import mediator_steps
 from ark.words import (
@@ -200,18 +201,6 @@ class Chain:
             "voiced": self.voiced,
             "guessed": self.guessed,
         }
-
-
-def code_steps(graph: Any, canonical: Mapping[str, str]) -> list[Step]:
-    """The step of every adjacency code of ``graph``: its forward relation (a stored
-    reverse read as what it reverses, by ``canonical``) and the way along it."""
-    steps: list[Step] = []
-    for code in range(2 * len(graph.relation_names)):
-        name, direction = graph.relation_names[code // 2], code % 2
-        forward = canonical.get(name, name)
-        out = (direction == 0) != (forward != name)  # a stored reverse flips it
-        steps.append((forward, "out" if out else "in"))
-    return steps
 
 
 class StepTable:

@@ -249,7 +249,7 @@ def reading_digest(index: Index) -> str:
     """What a fit is valid for: the described schema's words (its fits aside) and the
     linking encoder; describing the index again makes a new reading, and an old fit
     stale."""
-    from ark.linking import linking_encoder
+    from ark.index import linking_encoder
 
     described = index.described.to_dict()
     described.pop("fits", None)

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from _doubles import ScriptedChatModel, json_reply
 from ark.cli import app
+from ark.describe import describe_index, plan_describe
 from ark.index import build_index, open_index
-from ark.linking import describe_index, plan_describe
 from ark.probes import WORK_FILE, words_of_phrase
 
 #: 20 identifier-named relations, relation ``rel_i`` with ``20 - i`` edges (so the most

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from _doubles import ScriptedChatModel, json_reply
-from ark.index import build_index
-from ark.linking import dense_available, describe_index
+from ark.describe import describe_index
+from ark.index import build_index, dense_available
 from ark.probes import rival_relations, rival_words
 
 needs_encoder = pytest.mark.skipif(

@@ -7,8 +7,8 @@ from typer.testing import CliRunner
 
 from _doubles import ScriptedChatModel, json_reply
 from ark.cli import app
+from ark.describe import describe_index
 from ark.index import build_index, open_index
-from ark.linking import describe_index
 from ark.llm import Message
 
 KB = "Ann|plays_in_club|Rovers\nRovers|plays_in_club_inverse|Ann\nAnn|is_aged|27\n"

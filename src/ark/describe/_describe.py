@@ -36,10 +36,11 @@ holds the other two sources: ``DescribedSchema.from_names`` and the schema file)
 describing asks a language model and stores its words in the index, and the layer
 contracts (``[tool.importlinter]`` in ``pyproject.toml``) keep ``ark.graph`` and
 ``ark.index`` from importing ``ark.llm``, and ``ark.graph`` from importing
-``ark.index``. The lowest layer that may use the graph, the index and a model is this
-one, ``ark.linking``, which is also what reads the words written here
-(``RelationLinker``). It takes the described schema's limits and text check from
-``ark.graph``'s public names, so a model's reply is held to a schema file's rules.
+``ark.index``. Like ingest's extraction, it is a model writing data into the index, so
+it sits beside ``ark.ingest``, above the graph, the index and the words, and below the
+reading (``ark.reading``), which reads the words written here and never calls a model
+itself. It takes the described schema's limits and text check from ``ark.graph``'s
+public names, so a model's reply is held to a schema file's rules.
 """
 
 from __future__ import annotations
@@ -61,12 +62,12 @@ from ark.graph import (
     MAX_ALIAS_CHARS,
     MAX_DESCRIPTION_CHARS,
     DescribedSchema,
+    code_steps,
     is_document_graph,
     text_problem,
     with_layer,
 )
-from ark.linking._chains import code_steps
-from ark.linking._encoder import linking_encoder, shared_encoder
+from ark.index import linking_encoder, shared_encoder
 from ark.llm import ChatModel, Message
 from ark.words import content, lemma_key, tokens, without_accents
 
@@ -795,7 +796,7 @@ def describe_index(
     ``max_words``: the most aliases asked for each; ``concurrency``: batches asked at
     once (None: as many as the model takes, see :data:`CONCURRENCY`); ``encoder``: the
     sentence encoder the reading uses (``auto``, ``on``, ``off``, as
-    :func:`ark.linking.linking_encoder` takes it), with which a model's word that
+    :func:`ark.index.linking_encoder` takes it), with which a model's word that
     stands nearer another relation the same nodes have is dropped
     (:func:`drop_rival_words`; the report says which encoder, or None).
 
