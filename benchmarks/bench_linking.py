@@ -33,7 +33,7 @@ samples as ``bench_quality.py``:
   (spotting, linking, the chain search), median and 95th percentile, the first one
   aside.
 
-``--cost NAME=VALUE`` reads with other chain costs (:class:`ark.linking.ChainCosts`'s
+``--cost NAME=VALUE`` reads with other chain costs (:class:`ark.reading.ChainCosts`'s
 fields: ``hop``, ``silent``, ``names``, ``type``, ``end``, ``missing_use``, ``order``,
 ``loose``, ``head``, ``function_word``), to sweep them.
 
@@ -41,7 +41,7 @@ fields: ``hop``, ``silent``, ``names``, ``type``, ``end``, ``missing_use``, ``or
 synthetic graphs of 10 to 500 relations named the way dumps name them
 (``place_of_death``), and of 5,000 relations named by free-text phrases (what a graph
 extracted from documents has): the chain search keeps a beam of
-:data:`ark.linking.BEAM` partial paths a depth, so its cost grows with the number of
+:data:`ark.reading.BEAM` partial paths a depth, so its cost grows with the number of
 relations a node has, not with the cube of the schema's.
 
 A gold chain's F1 is shown too (below 1: no path of the graph gives exactly the
@@ -66,7 +66,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ark.datasets import load_dataset, sample
-from ark.linking import (
+from ark.probes import named_relations, step_table
+from ark.reading import (
     BEAM,
     DEFAULT_COSTS,
     ChainCosts,
@@ -75,7 +76,6 @@ from ark.linking import (
     onward_relation,
     read_question,
 )
-from ark.probes import named_relations, step_table
 from ark.strategies.guided.hints import ChainHints
 from ark.words import STOPWORDS
 from bench_quality import SETS, default_data_dir, index_for, parse_set
@@ -223,7 +223,7 @@ def read_chain(  # type: ignore[no-untyped-def]
     """What the hints act on: each relation of the chain with its uses (for a question
     naming several nodes, each node's best-scored relation, as the intersection's
     filter), and the spotted nodes. ``reader``: ``paths`` reads as the session does
-    now (:func:`ark.linking.read_chain` for a question naming one node); ``linker``
+    now (:func:`ark.reading.read_chain` for a question naming one node); ``linker``
     counts the linker's confident relations by their mentions, as hints v5 did (run it
     with an older checkout's ``src`` on ``PYTHONPATH`` for that code's reading)."""
     reading = read_question(index, question)
@@ -242,7 +242,7 @@ def read_chain(  # type: ignore[no-untyped-def]
                 hops = {s: n for s, n in hops.items() if s[0] == best}
             reached.append(np.unique(np.concatenate([*hops.values(), np.array([], np.int64)])))
         # Meeting only at mediators, the hints send the hop on along the relation the
-        # question names out of them (ark.linking.onward_relation), as this reads it.
+        # question names out of them (ark.reading.onward_relation), as this reads it.
         common = reduce(np.intersect1d, reached).tolist()
         found = mediators(index)
         if common and len(found) and all(i in found for i in common):
@@ -251,7 +251,7 @@ def read_chain(  # type: ignore[no-untyped-def]
                 chosen[onward] += 1
         return chosen, anchors, reading
     if reader == "paths":
-        from ark.linking import read_chain as chain_of
+        from ark.reading import read_chain as chain_of
 
         chain = chain_of(index, reading, question, costs)
         if chain is not None:
@@ -429,7 +429,7 @@ def speed(args: argparse.Namespace) -> None:
     import tempfile
 
     from ark.index import build_index, linking_encoder
-    from ark.linking import read_chain as chain_of
+    from ark.reading import read_chain as chain_of
 
     cases = [(n, False) for n in args.relations] + [(n, True) for n in args.phrases]
     encoder = linking_encoder(args.dense) or "none (labels and aliases only)"

@@ -28,11 +28,11 @@ CAPTIONS = {
     "eval": "runs, metrics, reports",
     "agent": "session, hints, strategies, retriever",
     "answer": "the answer in words",
+    "reading": "question → relations, nodes, chain",
     "tools": "search_in_graph, search_in_neighborhood",
-    "linking": "question words → relations, nodes",
     "ingest": "documents → graph",
     "datasets": "MetaQA, STaRK, JSONL",
-    "describe": "a model's words for relations",
+    "describe": "model → schema words",
     "index": "BM25 + graph arrays on disk, updates",
     "graph": "typed arrays, schema, loaders",
     "words": "tokens, lemmas, stopwords, word matches",
@@ -141,8 +141,10 @@ def draw(layers: list[str]) -> str:
     for line in (
         "a | b: one level; the two never import each other.  Also checked: no package imports "
         "another's",
-        "private module (ark.x._y from outside ark.x); the tool session never imports the hints;",
-        "inside ark.llm, the llama.cpp engine (ark.llm.local) sits behind the protocol.",
+        "private module (ark.x._y from outside ark.x); the tool session never imports the hints; "
+        "the reading",
+        "never imports llm; inside ark.llm, the llama.cpp engine (ark.llm.local) sits behind the "
+        "protocol.",
     ):
         add(f'<text x="24" y="{y}" font-size="11.5" fill="#37474f">{escape(line)}</text>')
         y += 17

@@ -91,9 +91,6 @@ from ark.ingest._chunks import MAX_WORD, token_spans
 from ark.ingest._fast import PAIR_SPAN
 from ark.ingest._markup import is_markdown, markdown_prose
 from ark.ingest._work import EXTRACTIONS, WorkDir
-from ark.linking._chains import label_mentions, runner_ups, step_table, word_scores
-from ark.linking._entities import FUZZY
-from ark.linking._mediators import mediator_steps
 from ark.llm._cache import request_key
 from ark.llm._openai import OpenAIChatModel
 from ark.llm._openai import _completion as openai_completion
@@ -108,6 +105,9 @@ from ark.llm.local._model import MAX_DRAFT, call_schema, lookup_setting, prompt_
 from ark.llm.local._replies import ReplyTokens, reply_tokens, splice
 from ark.llm.local._skeleton import ToolCallSkeleton, predicted_text
 from ark.llm.local._states import StateCache, common_prefix
+from ark.reading._chains import label_mentions, runner_ups, step_table, word_scores
+from ark.reading._entities import FUZZY
+from ark.reading._mediators import mediator_steps
 from ark.serve._answer import AnswerService
 from ark.serve.viewer._data import _trajectory as viewer_trajectory
 from ark.session._session import MAX_OBSERVATION_CHARS

@@ -172,7 +172,7 @@ def test_the_cli_describes_through_an_openai_compatible_server(index, monkeypatc
 
 
 def test_the_linker_reads_the_new_words_after_describe(index):
-    from ark.linking import linker_for
+    from ark.reading import linker_for
 
     before = linker_for(index, encoder="off").link("which team is Ann on")
     assert before.confident() == []

@@ -12,8 +12,8 @@ import pytest
 from _helpers import hinted_session, tsv_index
 from ark.graph import load_graph
 from ark.index import build_index, dense_available
-from ark.linking import read_chain, read_question
 from ark.probes import chain_hint
+from ark.reading import read_chain, read_question
 from ark.session import NextCall, ToolSession
 from ark.strategies import ChainHints
 

@@ -6,7 +6,6 @@ import asyncio
 from _doubles import ScriptedChatModel, tool_call
 from _helpers import hinted_session, node
 from ark.graph import DescribedSchema
-from ark.linking import RelationLinker
 from ark.probes import (
     after_add,
     after_neighborhood,
@@ -16,6 +15,7 @@ from ark.probes import (
     onward_relations,
     worked_example,
 )
+from ark.reading import RelationLinker
 from ark.retrieval import Retriever
 from ark.session import Hint, NextCall, Note, ToolSession
 from ark.strategies import Agent, AgentConfig, AgentOptions, GuidedAgent, system_prompt
@@ -331,7 +331,7 @@ def test_mentions_count_as_uses_and_other_word_forms_match():
 
     # The linker's reading counts mentions; that one mention can be two uses (the films
     # that *share* Big's director) is read from the graph's paths
-    # (tests/linking/test_chains.py), with no list of words of sharing.
+    # (tests/reading/test_chains.py), with no list of words of sharing.
     assert uses("the director of Big also directed which films") == {"directed_by": 2}
     assert uses("which films share the same actor of Big") == {"starred_actors": 1}
     # Two words of one relation's name are one use.

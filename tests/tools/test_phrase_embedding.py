@@ -13,7 +13,7 @@ import pytest
 
 from _phrase_graph import STORY, phrase_index
 from ark.errors import ArkError
-from ark.linking import dense_available
+from ark.index import dense_available
 from ark.probes import EMBEDDING_THRESHOLD, EMBEDDINGS_DIR, PACKAGED_ENCODER
 from ark.probes import tools_phrases as _phrases
 from ark.session import ToolSession

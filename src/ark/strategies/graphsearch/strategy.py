@@ -61,7 +61,7 @@ class GraphSearchConfig:
     on a graph built from documents, ``passages``: passages per semantic sub-query, and
     ``dense``: fuse dense retrieval in when the index has embeddings (``ark index
     embed``): a retrieval channel, not a switch of the sentence encoder that the tools
-    (``ToolConfig.phrase_encoder``) and the reading (``ark.linking``'s ``encoder``)
+    (``ToolConfig.phrase_encoder``) and the reading (``ark.reading``'s ``encoder``)
     use."""
 
     expansions: int = 1

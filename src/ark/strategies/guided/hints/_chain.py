@@ -24,7 +24,7 @@ import numpy as np
 
 from ark.graph import LINK_MAX_MENTIONS, MENTIONS, PASSAGE_TYPE, Mentions
 from ark.index import Index
-from ark.linking import (
+from ark.reading import (
     Chain,
     Reading,
     linker_for,
@@ -98,7 +98,7 @@ class ChainHints(SessionObserver):
         read = question_reading(index, question) if question else None
         #: The question read against the index (relations linked, nodes named), and
         #: its chain: the graph's path from the node it names that best accounts for
-        #: its words (:func:`ark.linking.read_chain`), or, when it names no node or
+        #: its words (:func:`ark.reading.read_chain`), or, when it names no node or
         #: several, the relations the linker is sure of.
         self.reading = read.reading if read else None
         self.chain = (read.rival if rival else read.chain) if read else None

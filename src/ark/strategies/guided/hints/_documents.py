@@ -82,7 +82,7 @@ def has_passages(index: Index) -> bool:
 
 
 def plain_name_words(text: str) -> list[str]:
-    """:func:`ark.linking.tokens` with a possessive ``'s`` dropped (*Love's* is *Love*)."""
+    """:func:`ark.words.tokens` with a possessive ``'s`` dropped (*Love's* is *Love*)."""
     return [w[:-2] if w.endswith("'s") else w for w in tokens(text)]
 
 

@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from ark.graph import Schema
-from ark.linking import Chain, EntityMention, Linking
+from ark.reading import Chain, EntityMention, Linking
 from ark.session import Hint, NextCall, Note
 from ark.words import STOPWORDS, tokens
 
@@ -246,15 +246,15 @@ class Named(NamedTuple):
 
 def named_relations(linking: Linking) -> list[Named]:
     """The relations the linker is confident the question uses, best first, with how
-    many times the chain uses each (:meth:`ark.linking.Linking.uses`: once per separate
+    many times the chain uses each (:meth:`ark.reading.Linking.uses`: once per separate
     mention). The reading when the question names no node or several; a question
-    naming one node is read by :func:`ark.linking.read_chain` instead, which also knows
+    naming one node is read by :func:`ark.reading.read_chain` instead, which also knows
     when one mention is two uses (the films that *share* X's director)."""
     return [Named(r, n, at) for r, (n, at) in linking.uses().items()]
 
 
 def chain_relations(chain: Chain) -> list[Named]:
-    """A chain read from the graph (:func:`ark.linking.read_chain`) as the hints use
+    """A chain read from the graph (:func:`ark.reading.read_chain`) as the hints use
     it: its relations in the order followed, each with its number of uses and the
     words that name it."""
     explains = dict(chain.explains)
@@ -403,10 +403,10 @@ def _ends(schema: Schema, relation: str, node_type: str) -> list[str]:
 
 
 def _through_hint(lead: str, same: Sequence[int], multi: bool, onward: str | None = None) -> Hint:
-    """A hint about nodes that have no name (mediators, :mod:`ark.linking`), after
+    """A hint about nodes that have no name (mediators, :mod:`ark.reading`), after
     ``lead``: never the add; the hop on from them, where the fact they join ends —
     along ``onward`` when the question names one of their relations
-    (:func:`ark.linking.onward_relation`), else unfiltered."""
+    (:func:`ark.reading.onward_relation`), else unfiltered."""
     call = _hop(list(same) if multi and len(same) > 1 else same[0], onward or None)
     return Hint(
         f"{lead} These nodes have no name of their own: each joins the parts of one fact, "

@@ -1,7 +1,7 @@
 """Two plans the reading leaves close, put in words for the model to choose between.
 
 When the reading's plan is not sure enough to run by itself but it and its rival (the
-best reading that reaches other nodes, :func:`ark.linking.read_chain_and_rival`) are
+best reading that reaches other nodes, :func:`ark.reading.read_chain_and_rival`) are
 sure together, which of the two answers is the one decision left. The model is asked
 only that: each plan as the path it takes in the schema's words and the nodes it
 reaches, its reply constrained to the number of one of them. That is a few tokens

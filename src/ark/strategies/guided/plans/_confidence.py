@@ -135,7 +135,7 @@ FEATURES: dict[str, Callable[[PlanFacts], float]] = {
 
 def chain_margin(hints: ChainHints) -> float:
     """The reading's best chain's score less its second best's (the chain search's
-    :attr:`ark.linking.Chain.runner_up`; 2 when it found no other, 0 without a
+    :attr:`ark.reading.Chain.runner_up`; 2 when it found no other, 0 without a
     chain): a question two paths read almost as well is one the plan may take the
     wrong way."""
     chain = hints.chain

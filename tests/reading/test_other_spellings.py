@@ -5,7 +5,7 @@ names with letters outside ASCII, a schema without node types."""
 import pytest
 
 from _helpers import tsv_index
-from ark.linking import read_chain, read_question
+from ark.reading import read_chain, read_question
 from ark.words import SPELLED, tokens, word_match
 
 # Elections lead to French-named people, whose successor and predecessor are French

@@ -7,6 +7,12 @@ a question contains; :func:`read_chain` reads the question's relation chain amon
 paths the graph has from the node it names, never ending it at a nameless mediator
 node (:func:`mediators`: Freebase's compound values, RDF blank nodes). The hints of
 ``ark-guided``, GraphSearch's grounding and synthetic questions read the same linking.
+
+The reading is its own room in the layers contract: above the tools and the tool
+session (it reads the index, the graph and :mod:`ark.words`, never the tools), below
+the strategies that act on it, and it never calls a model: the words a model writes
+for the schema come from ``ark index describe`` (:mod:`ark.describe`), stored in the
+index before the reading starts.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ark.index import EncoderChoice, linking_encoder, shared_encoder
-from ark.linking._chains import BEAM, DEFAULT_COSTS, Chain, ChainCosts, read_chains
-from ark.linking._entities import EntityMention, spot_entities
-from ark.linking._linker import (
+from ark.reading._chains import BEAM, DEFAULT_COSTS, Chain, ChainCosts, read_chains
+from ark.reading._entities import EntityMention, spot_entities
+from ark.reading._linker import (
     CONFIDENT,
     Encoder,
     Link,
@@ -26,7 +32,7 @@ from ark.linking._linker import (
     RelationLinker,
     entity_positions,
 )
-from ark.linking._mediators import Mediators, identifier_name, mediators, onward_relation
+from ark.reading._mediators import Mediators, identifier_name, mediators, onward_relation
 from ark.words import tokens
 
 if TYPE_CHECKING:
@@ -65,8 +71,6 @@ class Reading:
 
     linking: Linking
     entities: tuple[EntityMention, ...]
-
-
 
 
 def linker_for(index: Index, encoder: EncoderChoice = "auto") -> RelationLinker:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ark.index import build_index
-from ark.linking import DEFAULT_COSTS, ChainCosts, read_chain, read_question
+from ark.reading import DEFAULT_COSTS, ChainCosts, read_chain, read_question
 
 WORDS = ("place", "birth", "death", "cause", "spouse", "child", "parent", "team", "club")
 

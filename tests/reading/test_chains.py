@@ -6,8 +6,8 @@ import pytest
 from _helpers import hinted_session
 from ark.graph import IN, OUT
 from ark.index import build_index, dense_available
-from ark.linking import linker_for, read_chain, read_chain_and_rival, read_chains, read_question
 from ark.probes import runner_ups
+from ark.reading import linker_for, read_chain, read_chain_and_rival, read_chains, read_question
 from ark.session import NextCall
 from ark.words import tokens
 

@@ -75,7 +75,7 @@ _VOWELS = frozenset("aeiou")
 def _is_word(run: str, vocabulary: Any) -> bool:
     """Whether a letter run reads as a word: the English lexicon has it, or the index's
     names use it as a word of their own (``vocabulary``: the BM25 index, or None)."""
-    from ark.linking._entities import _known_word
+    from ark.reading._entities import _known_word
 
     if _known_word(run):
         return True
@@ -184,7 +184,7 @@ def mediators(index: Any) -> Mediators:
 
 
 def mediator_steps(index: Any, table: Any) -> np.ndarray:
-    """Per step of the chain search's ``table`` (a :class:`~ark.linking._chains.StepTable`):
+    """Per step of the chain search's ``table`` (a :class:`~ark.reading._chains.StepTable`):
     whether the nodes it reaches are mediators (at least :data:`INTO` of them, over the
     whole graph). A graph without mediators gets all False, so nothing it reads
     changes. Memoised per step table."""
@@ -216,7 +216,7 @@ def onward_relation(
     came_from: Collection[int] = (),
 ) -> str | None:
     """The relation out of mediator ``nodes`` that the question names best, by
-    ``scores`` (a reading's :meth:`~ark.linking.Linking.score`, by forward relation
+    ``scores`` (a reading's :meth:`~ark.reading.Linking.score`, by forward relation
     name), leaving out those that join them to ``came_from`` (the nodes the search
     came from): *Which actor played Odysseus in Troy* meets at the records of the part
     and goes on along ``performance.actor``. None when the question names none of

@@ -4,7 +4,7 @@ movies (nothing here is MetaQA's own naming but the fixture's)."""
 import pytest
 
 from ark.graph import DescribedSchema, merge_described
-from ark.linking import RelationLinker, linker_for, read_question, spot_entities
+from ark.reading import RelationLinker, linker_for, read_question, spot_entities
 from ark.words import word_match
 
 

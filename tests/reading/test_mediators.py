@@ -3,8 +3,8 @@
 import pytest
 
 from _helpers import tsv_index
-from ark.linking import identifier_name, mediators, read_chain, read_question
 from ark.probes import mediator_steps, step_table
+from ark.reading import identifier_name, mediators, read_chain, read_question
 
 UUID = "3f2a9c1e-77b4-4d2e-9a1c-0b8e5d6f7a21"
 
@@ -96,7 +96,7 @@ def test_a_graph_named_by_identifiers_has_no_mediators(tmp_path):
 
 
 def test_steps_into_mediators(offices):
-    from ark.linking import linker_for
+    from ark.reading import linker_for
 
     table = step_table(offices, linker_for(offices, "off"))
     into = mediator_steps(offices, table)
@@ -109,7 +109,7 @@ def test_a_words_only_graph_has_no_mediator_steps(tmp_path):
         tmp_path,
         "\n".join(["Big\tdirected_by\tPenny_Marshall", "Big\trelease_year\t1988"]),
     )
-    from ark.linking import linker_for
+    from ark.reading import linker_for
 
     table = step_table(index, linker_for(index, "off"))
     assert not mediator_steps(index, table).any()

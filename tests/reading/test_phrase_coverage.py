@@ -11,8 +11,8 @@ import pytest
 
 from ark.graph import DescribedSchema, NodeTypeSummary, RelationSummary, Schema
 from ark.index import build_index
-from ark.linking import RelationLinker, read_chain, read_question
 from ark.probes import label_mentions, word_scores
+from ark.reading import RelationLinker, read_chain, read_question
 from ark.words import word_match
 
 LONG = "began formal museum operations in"

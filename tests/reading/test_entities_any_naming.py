@@ -6,8 +6,8 @@ share them, and taken only where nothing surer is named."""
 import pytest
 
 from _helpers import tsv_index
-from ark.linking import spot_entities
 from ark.probes import FUZZY
+from ark.reading import spot_entities
 
 # Every name in lower case, as FreebaseQA's graph writes them; "film" stands in many
 # names, "valet" and "album" in one each.

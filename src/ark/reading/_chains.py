@@ -57,8 +57,8 @@ from typing import Any
 import numpy as np
 
 from ark.graph import code_steps
-from ark.linking._linker import DENSE_RANGE, RelationLinker
-from ark.linking._mediators import mediator_steps
+from ark.reading._linker import DENSE_RANGE, RelationLinker
+from ark.reading._mediators import mediator_steps
 from ark.words import (
     STOPWORDS,
     content,
@@ -169,7 +169,7 @@ class Chain:
     #: The score of the next-best path the search found that reaches other nodes
     #: (None: it found no other): two paths to different nodes read almost as well
     #: make a reading to be less sure of; two ways to the same nodes do not. For a
-    #: rival read as the other choice (:func:`ark.linking.read_chain_and_rival`), the
+    #: rival read as the other choice (:func:`ark.reading.read_chain_and_rival`), the
     #: best chain's score, above its own.
     runner_up: float | None = field(default=None, compare=False)
 

@@ -3,7 +3,7 @@
 import pytest
 
 from _helpers import tsv_index
-from ark.linking import read_question, spot_entities
+from ark.reading import read_question, spot_entities
 
 NAMES = "\n".join(
     [
