@@ -90,7 +90,7 @@ async def answer_one(
         index,
         record["query"],
         [trajectories[t] for t in record["trajectory_ids"]],
-        query_id=record["query_id"],
+        question_id=record["query_id"],
         fusion=config.get("fusion") or "vote",
         linked_passages=int(config.get("linked_passages", 3)),
         seed=config.get("seed"),

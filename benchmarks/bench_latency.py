@@ -91,9 +91,9 @@ COLUMNS = (
 )
 
 
-def run_question(retriever: Retriever, text: str, qid: str) -> dict[str, Any]:
+def run_question(retriever: Retriever, question: str, qid: str) -> dict[str, Any]:
     started = time.perf_counter()
-    result = asyncio.run(retriever.aretrieve(text, qid))
+    result = asyncio.run(retriever.aretrieve(question, qid))
     wall = time.perf_counter() - started
     prof = query_profile(result.trajectories)
     return {
@@ -230,8 +230,8 @@ def observation_tokens(index: Any, tokenize: Any, n: int, seed: int = 0) -> dict
             g: ToolSession(
                 index,
                 config=ToolConfig(multi_neighborhood=True, grouped_observations=g),
-                question=t.query,
-                observers=[ChainHints(index, t.query)],
+                question=t.question,
+                observers=[ChainHints(index, t.question)],
             )
             for g in (False, True)
         }

@@ -42,17 +42,17 @@ class SyntheticAgents:
         self.index = index
         self.agents = agents
 
-    def _walk(self, query: str, query_id: str, agent: int) -> Trajectory:
+    def _walk(self, question: str, question_id: str, agent: int) -> Trajectory:
         session = ToolSession(self.index)
         traj = Trajectory(
-            query=query,
+            question=question,
             model="synthetic-walk",
             config={"agent": agent, "strategy": "synthetic"},
             id=uuid.uuid4().hex,
-            query_id=query_id,
+            question_id=question_id,
             synthetic=True,
         )
-        entity = (re.findall(r"\[(.+?)\]", query) or [query])[0]
+        entity = (re.findall(r"\[(.+?)\]", question) or [question])[0]
         plan: list[tuple[str, dict]] = [("search_in_graph", {"query": entity})]
         for i in range(5):
             name, args = plan[i] if i < len(plan) else ("finish", {})
@@ -90,8 +90,8 @@ class SyntheticAgents:
         traj.answer = list(session.answer)
         return traj
 
-    async def __call__(self, query_id: str, text: str) -> MethodOutput:
-        trajectories = [self._walk(text, query_id, a) for a in range(self.agents)]
+    async def __call__(self, question_id: str, question: str) -> MethodOutput:
+        trajectories = [self._walk(question, question_id, a) for a in range(self.agents)]
         ranking = [n for n, _ in fuse_vote([t.answer for t in trajectories])]
         return MethodOutput(ranking=ranking, trajectories=trajectories)
 

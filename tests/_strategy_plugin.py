@@ -16,21 +16,21 @@ class FirstHit:
     def __init__(self, ctx: StrategyContext) -> None:
         self.ctx = ctx
 
-    async def run(self, query: str, query_id: str | None = None) -> Trajectory:
+    async def run(self, question: str, question_id: str | None = None) -> Trajectory:
         session = ToolSession(self.ctx.index, tools=self.ctx.tools)
-        out = session.call("search_in_graph", {"query": query, "k": 1})
+        out = session.call("search_in_graph", {"query": question, "k": 1})
         session.call("add_to_answer", {"node_indices": out.nodes})
         session.call("finish", {})
         step = StepRecord(0, 0.0, 0, 0, "", module="lookup")
         step.tool_calls.append(
-            ToolCallRecord("c0", "search_in_graph", {"query": query}, "", out.observation, True)
+            ToolCallRecord("c0", "search_in_graph", {"query": question}, "", out.observation, True)
         )
         return Trajectory(
-            query=query,
+            question=question,
             model=self.ctx.llm.name,
             config={"agent": self.ctx.agent_number},
             id=uuid.uuid4().hex,
-            query_id=query_id,
+            question_id=question_id,
             steps=[step],
             answer=session.answer,
             stop_reason="finish",

@@ -20,7 +20,7 @@ def step(i, prompt, completion, latency, cached=False, tool_s=()):
 
 
 def traj(model="m", steps=()):
-    return Trajectory(query="q", model=model, config={}, steps=list(steps))
+    return Trajectory(question="q", model=model, config={}, steps=list(steps))
 
 
 def test_cached_steps_are_not_paid_for():

@@ -65,6 +65,20 @@ def test_old_version_1_files_still_read(tmp_path):
     assert t.steps[0].tool_calls[0].center is None
 
 
+def test_the_question_is_stored_under_the_records_keys(tmp_path):
+    # ``question``/``question_id`` in code, ``query``/``query_id`` in every record (old
+    # runs and their readers), in the order a record has always had them.
+    t = Trajectory.from_dict(OLD)
+    assert (t.question, t.question_id) == ("q", "q1") and t.extra == {}
+    out = t.to_dict()
+    assert list(out)[:5] == ["query", "model", "config", "id", "query_id"]
+    assert "question" not in out and "question_id" not in out
+    assert all(out[k] == v for k, v in OLD.items() if k != "steps")
+    # A stored key named like the attribute is an unknown field, kept as it was.
+    odd = Trajectory.from_dict({**OLD, "question": "kept"})
+    assert odd.question == "q" and odd.to_dict()["question"] == "kept"
+
+
 def test_unknown_fields_of_a_newer_minor_are_kept(tmp_path):
     newer = json.loads(json.dumps(OLD))
     newer.update(schema_minor=9, judge_score=0.5)
@@ -132,7 +146,7 @@ def test_from_outcome_records_what_the_call_did(tmp_path):
     failed = ToolCallRecord.from_outcome("c3", "search_in_neighborhood", None, bad)
     assert not failed.ok and failed.error_code == bad.code is not None
 
-    t = Trajectory(query="q", model="m", config={})
+    t = Trajectory(question="q", model="m", config={})
     t.steps.append(StepRecord(0, 0.0, 0, 0, "", [rec, shown, failed]))
     path = write_trajectories(tmp_path / "t.jsonl", [t])
     (back,) = read_trajectories(path)

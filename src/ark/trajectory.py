@@ -11,7 +11,10 @@ in ``extra`` and written back unchanged.
 
 Fields (version 1):
 
-* ``id``, ``query_id``, ``query``, ``created`` (UTC ISO time)
+* ``id``, ``query_id``, ``query``, ``created`` (UTC ISO time). ``query`` is the
+  user's question and ``query_id`` the caller's id of it: the record keeps the keys
+  it was first written with, which :attr:`Trajectory.question` and
+  :attr:`Trajectory.question_id` read and write (``STORED_AS``).
 * ``model``: the model name; ``config``: agent settings (max_steps, temperature,
   tool ablations, agent number, seed, strategy). Never an API key.
 * ``messages``: the whole conversation as sent to the model (system, user,
@@ -73,17 +76,26 @@ SCHEMA_MINOR = 5
 StopReason = Literal["finish", "max_steps", "error"]
 
 
+#: The key a record stores a field under where the two differ: a trajectory's question
+#: and its id are ``query`` and ``query_id`` in every record (old runs, the viewer, the
+#: reports and resumed runs read them), ``question`` and ``question_id`` in code.
+STORED_AS = {"question": "query", "question_id": "query_id"}
+
+
 def _split_known(cls: type, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The fields ``cls`` declares, and the rest (kept for writing back)."""
-    names = {f.name for f in fields(cls)} - {"extra"}
-    known = {k: v for k, v in data.items() if k in names}
+    """The fields ``cls`` declares (read from their stored keys), and the rest (kept
+    for writing back)."""
+    names = {STORED_AS.get(f.name, f.name): f.name for f in fields(cls) if f.name != "extra"}
+    known = {names[k]: v for k, v in data.items() if k in names}
     extra = {k: v for k, v in data.items() if k not in names and k != "extra"}
     extra.update(data.get("extra") or {})
     return known, extra
 
 
 def _with_extra(d: dict[str, Any]) -> dict[str, Any]:
+    """A record's dict: each field under its stored key, then the kept unknown fields."""
     extra = d.pop("extra", None) or {}
+    d = {STORED_AS.get(k, k): v for k, v in d.items()}
     return {**d, **{k: v for k, v in extra.items() if k not in d}}
 
 
@@ -191,11 +203,11 @@ class StepRecord:
 
 @dataclass
 class Trajectory:
-    query: str
+    question: str  # stored as "query" (STORED_AS)
     model: str
     config: dict[str, Any]
     id: str = ""
-    query_id: str | None = None
+    question_id: str | None = None  # stored as "query_id"
     created: str = ""
     messages: list[dict[str, Any]] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
@@ -288,13 +300,14 @@ class StepLog:
     """Steps written as they happen (``ark ask --save-trajectories DIR``).
 
     The whole trajectories are written when the agents finish; until then each tool
-    call is one line of ``DIR/steps.PID.partial.jsonl`` (query, agent, step, tool,
+    call is one line of ``DIR/steps.PID.partial.jsonl`` (the question's id and the
+    question under the trajectory's keys ``query_id`` and ``query``, agent, step, tool,
     arguments, ok, summary, who chose the call), flushed at once. :meth:`done` removes
     the file once the trajectories are written; after a kill it stays with every
     step taken.
     """
 
-    def __init__(self, folder: str | Path, query: str, query_id: str | None = None) -> None:
+    def __init__(self, folder: str | Path, question: str, question_id: str | None = None) -> None:
         import os
 
         from ark._files import open_append
@@ -302,11 +315,11 @@ class StepLog:
         self.path = Path(folder) / STEP_LOG.format(pid=os.getpid())
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open_append(self.path)
-        self.query = query
-        self.query_id = query_id
+        self.question = question
+        self.question_id = question_id
 
     def write(self, record: dict[str, Any]) -> None:
-        line = {"query_id": self.query_id, "query": self.query, **record}
+        line = {"query_id": self.question_id, "query": self.question, **record}
         self._file.write(dumps(line) + "\n")
         self._file.flush()
 

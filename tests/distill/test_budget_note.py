@@ -26,7 +26,7 @@ def test_the_note_says_how_many_steps_are_left():
 def _agent_notes(index, hints: bool) -> dict[int, str]:
     model = ScriptedChatModel(lambda messages: tool_call("search_in_graph", query="Tom Hanks"))
     agent = (GuidedAgent if hints else Agent)(index, model, AgentConfig(max_steps=MAX_STEPS))
-    traj = asyncio.run(agent.run("Which films did Tom Hanks star in?", query_id="q"))
+    traj = asyncio.run(agent.run("Which films did Tom Hanks star in?", question_id="q"))
     assert len(traj.steps) == MAX_STEPS
     return {s.index: _note(s.tool_calls[-1].observation) for s in traj.steps}
 

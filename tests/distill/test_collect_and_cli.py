@@ -50,7 +50,7 @@ def test_collect_runs_each_query_three_times_and_resumes(movie_index, tmp_path):
     summary = collect(qs, movie_index, teacher(), out, resume=True)
     assert summary["queries"] == 3 and summary["trajectories"] == 9
     trajs = list(read_trajectories(out / "trajectories.jsonl"))
-    assert sorted(t.query_id for t in trajs) == ["a"] * 3 + ["b"] * 3 + ["c"] * 3
+    assert sorted(t.question_id for t in trajs) == ["a"] * 3 + ["b"] * 3 + ["c"] * 3
     assert all(t.answer and t.stop_reason == "finish" for t in trajs)
     records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert all("metrics" not in r and "gold" not in r for r in records)
@@ -175,4 +175,4 @@ def test_collect_resume_redoes_failed_queries_and_a_locked_out_is_refused(movie_
     assert again["failed"] == 0 and again["redone"] == {"failed": 1, "missing_trajectories": 0}
     assert again["trajectories"] == 6
     trajs = list(read_trajectories(out / "trajectories.jsonl"))
-    assert sorted(t.query_id for t in trajs) == ["a"] * 3 + ["b"] * 3
+    assert sorted(t.question_id for t in trajs) == ["a"] * 3 + ["b"] * 3

@@ -248,7 +248,7 @@ def test_a_graph_of_mixed_names_synthesizes_english(tmp_path):
     (tmp_path / "kb.txt").write_text(TRIPLES, encoding="utf-8")
     index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
     cfg = SynthConfig(n=30, seed=1, hops=(1, 2), intersection_share=0.0)
-    seen = [t.query for t in synthesize(index, cfg)]
+    seen = [t.question for t in synthesize(index, cfg)]
     text = "\n".join(seen)
     for bad in ("the writes", "writes inverse", "spouse s", "CITES", "member of of", "memberOf"):
         assert bad not in text, (bad, text)

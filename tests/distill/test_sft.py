@@ -65,7 +65,7 @@ def test_the_mask_of_a_real_record_is_exactly_the_assistant_turns(
     full = template.render(messages, tools, add_generation_prompt=False)
     assert tokenizer.decode(rec.input_ids) == full
     masked = tokenizer.decode([i for i, m in zip(rec.input_ids, rec.mask, strict=True) if not m])
-    assert t.messages[0]["content"] in masked and t.query in masked
+    assert t.messages[0]["content"] in masked and t.question in masked
     for m in t.messages:
         if m["role"] == "tool":
             assert m["content"] in masked and m["content"] not in trained

@@ -56,11 +56,11 @@ def test_paths_are_valid_and_answers_exact(movie_index, trajectories):
         syn = t.extra["synthesis"]
         assert t.synthetic and t.model == "oracle" and t.stop_reason == "finish"
         gold = expected_answers(movie_index, syn)
-        assert gold and set(t.answer) == gold == set(syn["answers"]), t.query
+        assert gold and set(t.answer) == gold == set(syn["answers"]), t.question
         # Every hop of the path is a real edge sequence: its relation names are in the
         # schema and each anchor's name is in the question.
         for anchor in syn["anchors"]:
-            assert movie_index.graph.name(anchor) in t.query
+            assert movie_index.graph.name(anchor) in t.question
 
 
 def test_every_observation_is_a_real_tool_output(movie_index, trajectories):
@@ -80,7 +80,7 @@ def test_messages_are_the_agents_format(movie_index, trajectories):
     for t in trajectories:
         m = t.messages
         assert m[0] == {"role": "system", "content": prompt}
-        assert m[1] == {"role": "user", "content": t.query}
+        assert m[1] == {"role": "user", "content": t.question}
         calls = [x for x in m if x["role"] == "assistant"]
         tools = [x for x in m if x["role"] == "tool"]
         assert len(calls) == len(tools) == len(t.steps)
@@ -163,7 +163,7 @@ def test_hop_over_a_set_is_taught_with_real_observations(movie_index):
     for t in trajs:
         assert t.config["tools"] == tools.to_dict()
         assert t.messages[0]["content"] == system_prompt(movie_index.schema, tools, 20, "short")
-        assert set(t.answer) == expected_answers(movie_index, t.extra["synthesis"]), t.query
+        assert set(t.answer) == expected_answers(movie_index, t.extra["synthesis"]), t.question
         replay = ToolSession(movie_index, config=tools)
         for step in t.steps:
             (call,) = step.tool_calls
@@ -192,7 +192,7 @@ def test_hints_are_taught_with_the_observations_the_guided_agent_sees(movie_inde
     hinted = 0
     for t in synthesize(movie_index, cfg):
         assert t.config["hints"] is True
-        replay = hinted_session(movie_index, t.query, config=tools)
+        replay = hinted_session(movie_index, t.question, config=tools)
         hinted += _replayed(t, replay, cfg.max_steps)
         assert replay.answer == t.answer
     assert hinted >= 20
@@ -242,7 +242,7 @@ def test_slips_after_the_first_hop_come_back_empty_and_are_fixed(movie_index):
                 in {g.type_name(node)} | {h[2] for h in t.extra["synthesis"]["path"][0]}
                 or c.arguments["edge_type"] not in movie_index.graph.relation_names
             )
-            assert fix.nodes, t.query  # the fix is on a node the hop leads on from
+            assert fix.nodes, t.question  # the fix is on a node the hop leads on from
             later += node != anchor
     assert later >= 3
 
@@ -282,13 +282,13 @@ def test_intersections_are_taken_in_one_call_over_both_anchors(movie_index):
         syn = t.extra["synthesis"]
         if syn["kind"] != "intersection":
             continue
-        assert set(t.answer) == expected_answers(movie_index, syn), t.query
-        assert "linked to" not in t.query and " and " in t.query, t.query
+        assert set(t.answer) == expected_answers(movie_index, syn), t.question
+        assert "linked to" not in t.question and " and " in t.question, t.question
         hops = [c for c in _calls(t) if c.name == "search_in_neighborhood"]
         if len(hops) == 1 and sorted(hops[0].arguments["node_index"]) == sorted(syn["anchors"]):
             met += 1
             assert sorted(hops[0].arguments["edge_type"]) == sorted({p[0][0] for p in syn["path"]})
-        replay = hinted_session(movie_index, t.query, config=tools)
+        replay = hinted_session(movie_index, t.question, config=tools)
         for call in _calls(t):
             outcome = replay.call(call.name, call.arguments, call.raw_arguments)
             assert call.observation.startswith(outcome.observation)

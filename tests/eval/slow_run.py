@@ -19,9 +19,9 @@ class DelayedMethod:
         self.inner = inner
         self.delay = delay
 
-    async def __call__(self, query_id: str, text: str) -> MethodOutput:
+    async def __call__(self, question_id: str, question: str) -> MethodOutput:
         await asyncio.sleep(self.delay)
-        return await self.inner(query_id, text)
+        return await self.inner(question_id, question)
 
 
 def queries(index):

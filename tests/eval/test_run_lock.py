@@ -140,8 +140,8 @@ def test_two_writers_without_the_lock_leave_one_record_per_query(index, tmp_path
     assert sorted(r["query_id"] for r in records) == ["q0", "q1", "q2", "q3"]
 
     class Never:
-        async def __call__(self, query_id, text):
-            raise AssertionError(f"{query_id} was redone")
+        async def __call__(self, question_id, question):
+            raise AssertionError(f"{question_id} was redone")
 
     summary = asyncio.run(run_queries(qs, Never(), RunStore(out), CONFIG, resume=True))
     assert summary["queries"] == summary["scored"] == 4 and "redone" not in summary

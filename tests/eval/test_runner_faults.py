@@ -135,9 +135,9 @@ class CountingBM25:
         self.inner = BM25Method(index)
         self.asked: list[str] = []
 
-    async def __call__(self, query_id, text):
-        self.asked.append(query_id)
-        return await self.inner(query_id, text)
+    async def __call__(self, question_id, question):
+        self.asked.append(question_id)
+        return await self.inner(question_id, question)
 
 
 def bm25_run(index, out, *, resume=False):

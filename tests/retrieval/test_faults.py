@@ -58,7 +58,7 @@ def test_one_crashing_agent_does_not_lose_the_others(movie_index):
     ]
 
     class Crashes:
-        async def run(self, query, query_id=None) -> Trajectory:
+        async def run(self, question, question_id=None) -> Trajectory:
             raise RuntimeError("strategy bug")
 
     from ark.strategies import Agent

@@ -56,11 +56,11 @@ def test_vote_fusion_over_agents(movie_index):
         return zemeckis_script(movie_index, answers[who % 3])(messages)
 
     retriever = Retriever(movie_index, ScriptedChatModel(script), n_agents=3)
-    result = retriever.retrieve("genres of Zemeckis films", query_id="q7")
+    result = retriever.retrieve("genres of Zemeckis films", question_id="q7")
     ranked = [(r.name, r.votes) for r in result.ranking]
     assert ranked[0] == ("Comedy", 3)
     assert {n for n, _ in ranked} == {"Drama", "Comedy", "Adventure"}
-    assert result.query_id == "q7"
+    assert result.question_id == "q7"
     assert len(result.trajectories) == 3
     assert [t.config["agent"] for t in result.trajectories] == [0, 1, 2]
     assert not result.failed
@@ -75,7 +75,7 @@ def test_all_agents_failing_is_reported(movie_index):
 
 def test_trajectories_round_trip_through_jsonl(movie_index, tmp_path):
     model = ScriptedChatModel(zemeckis_script(movie_index, ["Drama", "Comedy"]))
-    result = Retriever(movie_index, model, n_agents=2).retrieve("q", query_id="abc")
+    result = Retriever(movie_index, model, n_agents=2).retrieve("q", question_id="abc")
     path = write_trajectories(tmp_path / "t.jsonl", result.trajectories)
     back = list(read_trajectories(path))
     assert [t.to_dict() for t in back] == [t.to_dict() for t in result.trajectories]

@@ -83,7 +83,7 @@ def test_chat_in_a_terminal(metaqa_index, tmp_path):
             child.close()
     assert child.exitstatus == 0
     saved = list(read_trajectories(tmp_path / "saved.jsonl"))
-    assert [t.query for t in saved] == ["who directed [Forrest Gump]"] * 2
+    assert [t.question for t in saved] == ["who directed [Forrest Gump]"] * 2
     assert saved[0].answer == [zemeckis]
     assert (tmp_path / "ark-chat.html").stat().st_size > 100_000
     assert len(server.requests) == 8  # two questions of four model calls each
@@ -102,7 +102,7 @@ def test_reach_path_follows_centers_back_to_a_global_search(metaqa_index, tmp_pa
         ("search_in_neighborhood", {"node_index": gump, "edge_type": "directed_by"}),
         ("search_in_neighborhood", {"node_index": zemeckis, "edge_type": "directed_by"}),
     ]
-    t = Trajectory(query="q", model="m", config={})
+    t = Trajectory(question="q", model="m", config={})
     for i, (name, args) in enumerate(plan):
         o = session.call(name, args)
         call = ToolCallRecord(f"c{i}", name, args, "", o.observation, o.ok, o.code, o.nodes,

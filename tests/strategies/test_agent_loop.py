@@ -9,8 +9,8 @@ from ark.strategies import Agent, AgentConfig, agent_tool_specs, steps_left_note
 from ark.tools import ToolConfig
 
 
-def run(agent: Agent, query: str = "Which genres do Robert Zemeckis films have?"):
-    return asyncio.run(agent.run(query, query_id="q1"))
+def run(agent: Agent, question: str = "Which genres do Robert Zemeckis films have?"):
+    return asyncio.run(agent.run(question, question_id="q1"))
 
 
 def test_happy_path_search_explore_add_finish(movie_index):
@@ -47,7 +47,7 @@ def test_happy_path_search_explore_add_finish(movie_index):
     roles = [m["role"] for m in traj.messages]
     assert roles[:2] == ["system", "user"]
     assert roles[2:] == ["assistant", "tool"] * 5
-    assert traj.query_id == "q1" and traj.model == "scripted-test-model"
+    assert traj.question_id == "q1" and traj.model == "scripted-test-model"
     assert traj.usage["completion_tokens"] == 25
 
 

@@ -127,7 +127,7 @@ def test_the_agent_reads_which_relations_a_phrase_used(phrase_graphs):
             tool_call("finish"),
         ]
     )
-    traj = asyncio.run(Agent(index, model).run("What did Ann Lee write?", query_id="q"))
+    traj = asyncio.run(Agent(index, model).run("What did Ann Lee write?", question_id="q"))
     observation = traj.steps[1].tool_calls[0].observation
     assert "edge_type 'wrote' matched: written by (lemma)" in observation
     assert "The Silent Shore (entity) via written by(in)" in observation

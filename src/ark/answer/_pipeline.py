@@ -91,7 +91,7 @@ class AnsweredRetrieval:
 async def aanswer_question(
     retriever: Retriever,
     question: str,
-    query_id: str | None = None,
+    question_id: str | None = None,
     *,
     writer: str = DEFAULT_WRITER,
     max_nodes: int = ANSWER_NODES,
@@ -110,7 +110,7 @@ async def aanswer_question(
     evidence paths.
     """
     write = writer_named(writer)  # an unknown name fails before the retrieval
-    retrieval = await retriever.aretrieve(question, query_id)
+    retrieval = await retriever.aretrieve(question, question_id)
     options.setdefault("seed", 0 if retriever.seed is None else retriever.seed)
     return await answer_retrieval(
         retriever.llm,
@@ -125,10 +125,10 @@ async def aanswer_question(
 
 
 def answer_question(
-    retriever: Retriever, question: str, query_id: str | None = None, **options: Any
+    retriever: Retriever, question: str, question_id: str | None = None, **options: Any
 ) -> AnsweredRetrieval:
     """Synchronous :func:`aanswer_question` (runs its own event loop)."""
-    return asyncio.run(aanswer_question(retriever, question, query_id, **options))
+    return asyncio.run(aanswer_question(retriever, question, question_id, **options))
 
 
 async def answer_retrieval(
@@ -153,14 +153,14 @@ async def answer_retrieval(
     found = _single_basis(result)
     if found is not None:
         trajectory, key, basis = found
-        answer = await write_from_basis(llm, result.query, index, basis, **options)
+        answer = await write_from_basis(llm, result.question, index, basis, **options)
         elapsed = time.perf_counter() - started
         record_answer(trajectory, key, answer, elapsed, on_event)
         wall = round(result.wall_s + elapsed, 4)
         return AnsweredRetrieval(result, answer, wall, recorded=True)
     nodes = answer_nodes(result, max_nodes, max_passages)
     edges = path_edges(result, nodes)
-    answer = await write(llm, result.query, index, nodes, edges=edges, **options)
+    answer = await write(llm, result.question, index, nodes, edges=edges, **options)
     wall = round(result.wall_s + time.perf_counter() - started, 4)
     return AnsweredRetrieval(result, answer, wall)
 

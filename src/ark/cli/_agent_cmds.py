@@ -212,7 +212,7 @@ def _run(
 
 
 def _print_ranking(result: RetrievalResult, wall_s: float) -> None:
-    title = f"Answer to: {esc(clean_text(result.query))}"
+    title = f"Answer to: {esc(clean_text(result.question))}"
     table = Table("rank", "index", "name", "type", "votes", title=title)
     for rank, r in enumerate(result.ranking, start=1):
         table.add_row(str(rank), str(r.index), esc(clean_text(r.name)), esc(r.type), str(r.votes))

@@ -132,7 +132,7 @@ def rendered_parts(
 @dataclass
 class SFTRecord:
     id: str
-    query_id: str | None
+    question_id: str | None
     synthetic: bool
     input_ids: list[int]
     mask: list[int]
@@ -140,7 +140,7 @@ class SFTRecord:
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "query_id": self.query_id,
+            "query_id": self.question_id,  # the trajectory's key for it
             "synthetic": self.synthetic,
             "n_tokens": len(self.input_ids),
             "n_trained": sum(self.mask),
@@ -188,11 +188,11 @@ def agreeing(trajectories: Sequence[Trajectory]) -> list[Trajectory]:
     """Label-free agreement filter: per query, the nodes in more than half of its
     trajectories' answers form the vote; keep a trajectory whose answer overlaps it
     at Jaccard >= 0.5."""
-    by_query: dict[str | None, list[Trajectory]] = {}
+    by_question: dict[str | None, list[Trajectory]] = {}
     for t in trajectories:
-        by_query.setdefault(t.query_id or t.query, []).append(t)
+        by_question.setdefault(t.question_id or t.question, []).append(t)
     kept = []
-    for group in by_query.values():
+    for group in by_question.values():
         votes = Counter(n for t in group for n in set(t.answer))
         vote = {n for n, c in votes.items() if c > len(group) / 2}
         for t in group:
@@ -242,7 +242,7 @@ def build_records(
         counts["kept"] += 1
         counts["tokens"] += len(ids)
         counts["trained_tokens"] += sum(mask)
-        yield SFTRecord(t.id, t.query_id, t.synthetic, ids, mask)
+        yield SFTRecord(t.id, t.question_id, t.synthetic, ids, mask)
 
 
 def _ok_turns(t: Trajectory, messages: Sequence[Message]) -> set[int]:

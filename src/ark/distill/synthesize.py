@@ -301,7 +301,7 @@ class Oracle:
         cfg = self.config
         key = f"{cfg.seed}:{number}:{path.question}"
         return Trajectory(
-            query=path.question,
+            question=path.question,
             model="oracle",
             config={
                 "max_steps": cfg.max_steps,
@@ -314,7 +314,7 @@ class Oracle:
                 "hints": cfg.hints,
             },
             id=hashlib.sha256(key.encode()).hexdigest()[:32],
-            query_id=f"synth-{cfg.seed}-{number}",
+            question_id=f"synth-{cfg.seed}-{number}",
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             messages=[m.to_dict() for m in messages],
             steps=steps,

@@ -44,14 +44,14 @@ class AnsweringMethod:
         self.index = index
         self.k = k
 
-    async def __call__(self, query_id: str, text: str) -> MethodOutput:
-        out = await self.method(query_id, text)
+    async def __call__(self, question_id: str, question: str) -> MethodOutput:
+        out = await self.method(question_id, question)
         if out.error is not None:  # nothing retrieved: no answer, scored as an empty one
             out.answer = no_answer(f"retrieval failed: {out.error}")
             return out
         passages = out.passages if out.passages is not None else out.ranking
         try:
-            answer = await self.write(self.model, text, self.index, passages[: self.k])
+            answer = await self.write(self.model, question, self.index, passages[: self.k])
         except ArkError as exc:  # a node the answer step refuses: this question only
             out.answer = no_answer(f"{type(exc).__name__}: {exc}")
             return out

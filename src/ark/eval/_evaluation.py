@@ -159,7 +159,7 @@ class Evaluation:
         ``retry_failed`` redoes its failed queries. ``llm``: a chat model to use instead
         of building one from :attr:`model` (your own backend, or
         ``ark.testing.ScriptedChatModel``). ``progress(done, total)`` after each query;
-        ``on_event`` for each agent's tool call; ``on_retry(query_id, attempt, why)``
+        ``on_event`` for each agent's tool call; ``on_retry(question_id, attempt, why)``
         when a Ray worker died; ``status`` for a line of news (Ray starting).
         """
         self.check()

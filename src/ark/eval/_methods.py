@@ -54,9 +54,12 @@ def evidence_passages(result: RetrievalResult, index: Index) -> list[int]:
 
 
 class Method(Protocol):
+    """A way to retrieve for one question of a set: the runner calls it with the
+    question's id and the question."""
+
     name: str
 
-    async def __call__(self, query_id: str, text: str) -> MethodOutput: ...
+    async def __call__(self, question_id: str, question: str) -> MethodOutput: ...
 
 
 class BM25Method:
@@ -94,11 +97,11 @@ class BM25Method:
             docs = self._docs[docs]
         return [int(d) for d in docs]
 
-    async def __call__(self, query_id: str, text: str) -> MethodOutput:
-        ranking = self.search(text)
+    async def __call__(self, question_id: str, question: str) -> MethodOutput:
+        ranking = self.search(question)
         if self.passages_only and self.linked and ranking:
             lead = ranking[0]
-            relevance = question_relevance(self.index, text)
+            relevance = question_relevance(self.index, question)
             links = linked_passages(self.index.graph, lead, relevance, limit=self.linked)
             ranking = list(dict.fromkeys([lead, *links, *ranking]))
         return MethodOutput(ranking=ranking, passages=ranking if self.passages_only else None)
@@ -128,8 +131,8 @@ class DenseMethod:
             else DenseIndex(dense.path, np.asarray(dense.embeddings[passages]), dense.meta)
         )
 
-    async def __call__(self, query_id: str, text: str) -> MethodOutput:
-        vector = self.encoder.encode([text])[0]
+    async def __call__(self, question_id: str, question: str) -> MethodOutput:
+        vector = self.encoder.encode([question])[0]
         if self._rows is None or self.passages is None:
             docs, _ = self.dense.top_k(vector, self.k)
             return MethodOutput(ranking=[int(d) for d in docs])
@@ -151,15 +154,15 @@ class RetrieverMethod:
         self.answer = answer
         self.answer_writer = DEFAULT_WRITER
 
-    async def __call__(self, query_id: str, text: str) -> MethodOutput:
+    async def __call__(self, question_id: str, question: str) -> MethodOutput:
         answered: AnsweredRetrieval | None = None
         if self.answer:
             answered = await aanswer_question(
-                self.retriever, text, query_id, writer=self.answer_writer
+                self.retriever, question, question_id, writer=self.answer_writer
             )
             result = answered.retrieval
         else:
-            result = await self.retriever.aretrieve(text, query_id)
+            result = await self.retriever.aretrieve(question, question_id)
         trajectories = result.trajectories
         out = MethodOutput(
             ranking=[r.index for r in result.ranking],

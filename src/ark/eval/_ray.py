@@ -79,9 +79,9 @@ class QueryWorker:
         model = retriever.llm.name if retriever is not None else getattr(encoder, "name", None)
         return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(), "model": model}
 
-    async def run(self, query_id: str, text: str) -> MethodOutput:
+    async def run(self, question_id: str, question: str) -> MethodOutput:
         try:
-            return await self.method(query_id, text)
+            return await self.method(question_id, question)
         except Exception as exc:  # a method bug is this query's failure, not the worker's
             return MethodOutput(ranking=[], error=f"{type(exc).__name__}: {exc}")
 
@@ -187,7 +187,7 @@ class RayMethod:
             self._ray.kill(actor, no_restart=True)
         self._spawn()
 
-    async def __call__(self, query_id: str, text: str) -> MethodOutput:
+    async def __call__(self, question_id: str, question: str) -> MethodOutput:
         ray = self._ray
         free = self._queue()
         attempts = 0
@@ -198,17 +198,17 @@ class RayMethod:
                 continue
             attempts += 1
             try:
-                out: MethodOutput = await actor.run.remote(query_id, text)
+                out: MethodOutput = await actor.run.remote(question_id, question)
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
                 self._lost(number)
                 self.retries += 1
                 reason = str(exc).splitlines()[0][:200]
                 if attempts >= self.max_attempts:
                     raise ArkError(
-                        f"{attempts} Ray workers died while running query {query_id}: {reason}"
+                        f"{attempts} Ray workers died while running query {question_id}: {reason}"
                     ) from exc
                 if self.on_retry:
-                    self.on_retry(query_id, attempts, reason)
+                    self.on_retry(question_id, attempts, reason)
                 continue
             except BaseException:
                 free.put_nowait(number)

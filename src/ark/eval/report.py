@@ -129,10 +129,10 @@ def neighborhood_calls_by_outcome(run: Run) -> dict[str, list[int]]:
     }
     out: dict[str, list[int]] = {"success": [], "failure": []}
     for t in run.trajectories:
-        if (t.query_id or "") not in hit:
+        if (t.question_id or "") not in hit:
             continue
         n = sum(1 for name in t.tool_names() if name == "search_in_neighborhood")
-        out["success" if hit[t.query_id or ""] else "failure"].append(n)
+        out["success" if hit[t.question_id or ""] else "failure"].append(n)
     return out
 
 

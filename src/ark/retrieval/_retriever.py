@@ -52,11 +52,14 @@ class RankedNode:
 
 @dataclass
 class RetrievalResult:
-    query: str
+    """What the agents found for ``question`` (with the caller's ``question_id``, a
+    question set's, say): the fused ranking, its evidence and the trajectories."""
+
+    question: str
     ranking: list[RankedNode]
     trajectories: list[Trajectory]
     wall_s: float
-    query_id: str | None = None
+    question_id: str | None = None
     errors: list[str] = field(default_factory=list)
     #: Per node of ``ranking`` (same order): the agents that added it and the recorded
     #: paths that reached it (:mod:`ark.retrieval._evidence`).
@@ -102,8 +105,8 @@ class RetrievalResult:
         (:func:`ark.profile.query_profile`); with the ``graph``, ``evidence_nodes``
         names every node on the evidence paths, so a reader needs no index."""
         out: dict[str, object] = {
-            "query": self.query,
-            "query_id": self.query_id,
+            "query": self.question,  # the record's name for the question (as a trajectory's)
+            "query_id": self.question_id,
             "ranking": [r.to_dict() for r in self.ranking],
             "evidence": [e.to_dict() for e in self.evidence],
         }
@@ -185,7 +188,7 @@ class Retriever:
         )
         self._tools = GraphTools(self.index, phrase_encoder=self.config.tools.phrase_encoder)
 
-    async def aretrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
+    async def aretrieve(self, question: str, question_id: str | None = None) -> RetrievalResult:
         started = time.perf_counter()
         agents = [
             self.strategy(
@@ -205,19 +208,19 @@ class Retriever:
         # Every agent runs to its end whatever the others do: one agent raising must
         # not discard (or leave running unobserved) the others' work.
         outcomes = await asyncio.gather(
-            *(a.run(query, query_id) for a in agents), return_exceptions=True
+            *(a.run(question, question_id) for a in agents), return_exceptions=True
         )
         trajectories = [
-            o if isinstance(o, Trajectory) else self._crashed(query, query_id, i, o)
+            o if isinstance(o, Trajectory) else self._crashed(question, question_id, i, o)
             for i, o in enumerate(outcomes)
         ]
         for t in trajectories:
             t.config.setdefault("strategy", self.strategy_name)
         result = fuse_trajectories(
             self.index,
-            query,
+            question,
             trajectories,
-            query_id=query_id,
+            question_id=question_id,
             fusion=self.fusion,
             top_k=self.top_k,
             linked_passages=self.linked_passages,
@@ -227,25 +230,25 @@ class Retriever:
         return result
 
     def _crashed(
-        self, query: str, query_id: str | None, agent: int, exc: BaseException
+        self, question: str, question_id: str | None, agent: int, exc: BaseException
     ) -> Trajectory:
         """The record of an agent whose strategy raised instead of returning."""
         if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not ours to keep
             raise exc
         return Trajectory(
-            query=query,
+            question=question,
             model=getattr(self.llm, "name", "unknown"),
             config={**self.config.to_dict(), "agent": agent},
             id=uuid.uuid4().hex,
-            query_id=query_id,
+            question_id=question_id,
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             stop_reason="error",
             error=f"{type(exc).__name__}: {exc}",
         )
 
-    def retrieve(self, query: str, query_id: str | None = None) -> RetrievalResult:
+    def retrieve(self, question: str, question_id: str | None = None) -> RetrievalResult:
         """Synchronous entry point (runs its own event loop)."""
-        return asyncio.run(self.aretrieve(query, query_id))
+        return asyncio.run(self.aretrieve(question, question_id))
 
 
 def shown_nodes(trajectories: list[Trajectory]) -> list[int]:
@@ -265,10 +268,10 @@ def shown_nodes(trajectories: list[Trajectory]) -> list[int]:
 
 def fuse_trajectories(
     index: Index,
-    query: str,
+    question: str,
     trajectories: list[Trajectory],
     *,
-    query_id: str | None = None,
+    question_id: str | None = None,
     fusion: str = "vote",
     top_k: int = 20,
     linked_passages: int = MAX_LINKED,
@@ -282,7 +285,7 @@ def fuse_trajectories(
     if fusion not in FUSIONS:
         raise ArkError(f"unknown fusion {fusion!r}; choose one of {sorted(FUSIONS)}")
     # Only the agents that ended normally vote: a failed agent's partial list is
-    # kept in its trajectory but is not an answer (the query fails when all failed).
+    # kept in its trajectory but is not an answer (the question fails when all failed).
     voters = [t for t in trajectories if t.stop_reason != "error"]
     lists = [t.answer for t in voters]
     if fusion == "random":
@@ -295,18 +298,18 @@ def fuse_trajectories(
     ranking = [RankedNode(n, g.name(n), g.type_name(n), v) for n, v in fused]
     evidence = explain(trajectories, fused)
     return RetrievalResult(
-        query=query,
+        question=question,
         ranking=ranking,
         trajectories=trajectories,
         wall_s=0.0,
-        query_id=query_id,
+        question_id=question_id,
         errors=[t.error for t in trajectories if t.error],
         evidence=evidence,
         passages=evidence_passages(
             g,
             evidence,
             seen=shown_nodes(trajectories),
-            relevance=question_relevance(index, query),
+            relevance=question_relevance(index, question),
             max_linked=linked_passages,
         ),
     )

@@ -90,7 +90,7 @@ def replay(index: Index, tools: GraphTools, calls: list[Any]) -> Trajectory:
                 str(i), name, dict(args), outcome, observation="", timed=False
             )
         steps.append(StepRecord(i, 0.0, 0, 0, "", [record]))
-    return Trajectory(query="", model="mcp-client", config={"agent": 0}, steps=steps)
+    return Trajectory(question="", model="mcp-client", config={"agent": 0}, steps=steps)
 
 
 def why(index: Index, tools: GraphTools, args: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

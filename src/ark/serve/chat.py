@@ -92,13 +92,13 @@ class ChatSession:
     # -- asking ----------------------------------------------------------------------------
 
     async def ask(self, question: str) -> RetrievalResult:
-        query_id = f"chat-{len(self.results) + 1}"
+        question_id = f"chat-{len(self.results) + 1}"
         answer: Answer | None = None
         if self.answer:
-            answered = await aanswer_question(self.retriever, question, query_id)
+            answered = await aanswer_question(self.retriever, question, question_id)
             result, answer = answered.retrieval, answered.answer
         else:
-            result = await self.retriever.aretrieve(question, query_id=query_id)
+            result = await self.retriever.aretrieve(question, question_id=question_id)
         self.results.append(result)
         self.last_answer = answer
         self._show_ranking(result)

@@ -81,7 +81,7 @@ class Strategy(Protocol):
     """One agent: ``run`` returns the trajectory of one question (never raises for
     anything the model or the tools do; a backend failure is ``stop_reason="error"``)."""
 
-    async def run(self, query: str, query_id: str | None = None) -> Trajectory: ...
+    async def run(self, question: str, question_id: str | None = None) -> Trajectory: ...
 
 
 @dataclass(frozen=True)
@@ -105,15 +105,15 @@ StrategyFactory = Callable[[StrategyContext], Strategy]
 
 
 def start_trajectory(
-    query: str, query_id: str | None, model: str, config: dict[str, Any]
+    question: str, question_id: str | None, model: str, config: dict[str, Any]
 ) -> Trajectory:
     """A new trajectory record with its id and creation time, for any strategy."""
     return Trajectory(
-        query=query,
+        question=question,
         model=model,
         config=config,
         id=uuid.uuid4().hex,
-        query_id=query_id,
+        question_id=question_id,
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
 

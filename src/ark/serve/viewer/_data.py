@@ -53,11 +53,11 @@ def load_source(
         header = {"title": source.name, "source": str(source), "kind": "trajectories"}
         groups: dict[str, list[Trajectory]] = {}
         for t in trajectories:
-            groups.setdefault(t.query_id or t.query, []).append(t)
+            groups.setdefault(t.question_id or t.question, []).append(t)
         records = [
             {
                 "query_id": qid,
-                "query": ts[0].query,
+                "query": ts[0].question,
                 "status": "ok",
                 "ranking": [n for n, _ in fuse_vote([t.answer for t in ts], MAX_RANKING)],
                 "gold": [],

@@ -146,31 +146,31 @@ class Agent:
     def from_context(cls, ctx: StrategyContext, options: AgentOptions | None = None) -> Agent:
         return cls(ctx.index, ctx.llm, ctx.config, options=options, **ctx.shared())
 
-    def new_session(self, query: str | None = None) -> ToolSession:
+    def new_session(self, question: str | None = None) -> ToolSession:
         """The session of one run (no observers: the paper's loop has no aids)."""
         return ToolSession(
             self.index,
             tools=self.tools,
             config=self.config.tools,
-            question=query,
+            question=question,
             texts_once=self.options.texts_once,
         )
 
-    async def run(self, query: str, query_id: str | None = None) -> Trajectory:
+    async def run(self, question: str, question_id: str | None = None) -> Trajectory:
         cfg = self.config
         started = time.perf_counter()
         traj = start_trajectory(
-            query,
-            query_id,
+            question,
+            question_id,
             self.llm.name,
             {**cfg.to_dict(), "agent": self.agent_number, **self._options_record()},
         )
         messages = [
             Message(role="system", content=self.system),
-            Message(role="user", content=query),
+            Message(role="user", content=question),
         ]
-        planned = await self._planned(query, traj, messages)
-        session = planned if planned is not None else self.new_session(query)
+        planned = await self._planned(question, traj, messages)
+        session = planned if planned is not None else self.new_session(question)
         stop = "finish" if session.finished else "max_steps"
         # The model goes on after the steps already taken: a plan's handed over part
         # way, or a choice's call that chose no plan (a model call of the budget).
@@ -238,7 +238,7 @@ class Agent:
     #    :class:`ark.strategies.guided.GuidedAgent`); here, the paper's loop ------------
 
     async def _planned(
-        self, query: str, traj: Trajectory, messages: list[Message]
+        self, question: str, traj: Trajectory, messages: list[Message]
     ) -> ToolSession | None:
         """A session whose first steps ran before the model's, recorded in ``traj``
         and ``messages``; None: the model runs every step (the paper's loop)."""

@@ -114,14 +114,14 @@ class GraphSearch:
     ) -> GraphSearch:
         return cls(ctx.index, ctx.llm, ctx.config, workflow=workflow, **ctx.shared())
 
-    async def run(self, query: str, query_id: str | None = None) -> Trajectory:
+    async def run(self, question: str, question_id: str | None = None) -> Trajectory:
         """Run the workflow; any failure ends it with ``stop_reason="error"`` and the
         error recorded, keeping what was found (one agent failing must not cost the
         others' answers). Only cancellation and interpreter exits propagate."""
         started = time.perf_counter()
         self._traj = start_trajectory(
-            query,
-            query_id,
+            question,
+            question_id,
             self.llm.name,
             {
                 **self.config.to_dict(),
@@ -150,7 +150,7 @@ class GraphSearch:
             self._doc = DocumentGraph.of(self.index, self.workflow.dense)
             self._free = prompts.free_relations(self.index.schema, self._doc is not None)
             try:
-                if await self._workflow(query):
+                if await self._workflow(question):
                     stop = "finish"
             except _OutOfBudget:
                 pass

@@ -106,7 +106,7 @@ class GuidedAgent(Agent):
     ) -> GuidedAgent:
         return cls(ctx.index, ctx.llm, ctx.config, options=options, guided=guided, **ctx.shared())
 
-    def new_session(self, query: str | None = None, *, rival: bool = False) -> ToolSession:
+    def new_session(self, question: str | None = None, *, rival: bool = False) -> ToolSession:
         """The session of one run, the hints observing it (``rival``: hints following
         the reading's rival chain, for a plan choice); a call on a node no result
         showed is refused."""
@@ -114,8 +114,8 @@ class GuidedAgent(Agent):
             self.index,
             tools=self.tools,
             config=self.config.tools,
-            question=query,
-            observers=[ChainHints(self.index, query, rival=rival)],
+            question=question,
+            observers=[ChainHints(self.index, question, rival=rival)],
             refuse_unseen=True,
             texts_once=self.options.texts_once,
         )
@@ -134,7 +134,7 @@ class GuidedAgent(Agent):
         return {"options": {k: changed[k] for k in _RECORD_ORDER if k in changed}}
 
     async def _planned(
-        self, query: str, traj: Trajectory, messages: list[Message]
+        self, question: str, traj: Trajectory, messages: list[Message]
     ) -> ToolSession | None:
         """The session of the reading's plan, run without the model, when the plan runs
         to its finish with a confidence of at least ``plan_threshold``, or when the
@@ -146,7 +146,7 @@ class GuidedAgent(Agent):
         threshold = self.config.plan_threshold
         if threshold is None:
             return None
-        session = self.new_session(query)
+        session = self.new_session(question)
         hints = _hints(session)
         assert hints is not None
         if hints.documents:
@@ -173,11 +173,13 @@ class GuidedAgent(Agent):
             return self._handed_over(session, run, traj, messages)
         if not self.guided.choose_plans:
             return None
-        return await self._chosen(query, traj, messages, model, (session, hints, run), confidence)
+        return await self._chosen(
+            question, traj, messages, model, (session, hints, run), confidence
+        )
 
     async def _chosen(
         self,
-        query: str,
+        question: str,
         traj: Trajectory,
         messages: list[Message],
         model: PlanModel,
@@ -194,7 +196,7 @@ class GuidedAgent(Agent):
         threshold = self.config.plan_threshold
         assert threshold is not None
         record = traj.config["plan"]
-        other = self.new_session(query, rival=True)
+        other = self.new_session(question, rival=True)
         rival_hints = _hints(other)
         if rival_hints is None or rival_hints.chain is None:
             return None
@@ -209,7 +211,7 @@ class GuidedAgent(Agent):
         readings = [plan_words(h, r) for _, h, r in plans]
         try:
             completion = await self.llm.complete(
-                choice_messages(query, readings),
+                choice_messages(question, readings),
                 (),
                 temperature=self.config.temperature,
                 max_tokens=CHOICE_TOKENS,
