@@ -16,7 +16,7 @@ import yaml
 
 from ark import ErrorCode
 from ark.cli import app
-from ark.trajectory import StepRecord, ToolCallRecord, Trajectory
+from ark.trajectory import STORED_AS, StepRecord, ToolCallRecord, Trajectory
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -112,7 +112,8 @@ def test_every_trajectory_field_is_documented(record):
     text = (DOCS / "reference" / "trajectory-schema.md").read_text(encoding="utf-8")
     for f in dataclasses.fields(record):
         if f.name != "extra":  # unknown fields kept as they are, not a field of the JSON
-            assert f"`{f.name}`" in text, f"{record.__name__}.{f.name} is not documented"
+            key = STORED_AS.get(f.name, f.name) if record is Trajectory else f.name
+            assert f"`{key}`" in text, f"{record.__name__}.{f.name} ({key}) is not documented"
 
 
 def test_readme_is_short_and_names_every_top_level_command():
