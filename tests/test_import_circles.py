@@ -19,12 +19,9 @@ A second test keeps ``tests/`` and ``benchmarks/`` on the public faces of ``ark`
 import no private module (``ark.x._y``, ``ark._y``), only the packages' ``__init__``
 names, public modules (``ark.graph.columns``), and the two named faces for internals,
 ``ark.testing`` (chat models for tests) and ``ark.probes`` (what a benchmark or test
-measures below the API). It is a test rather than import-linter's ``private`` contract
-with ``tests`` as a root package: that would need ``tests/`` to be an importable package
-(``__init__.py`` files in every folder), which changes how pytest names and collects the
-test modules (``pythonpath = ["tests"]``, rootdir-relative module names). ``benchmarks/``
-is a root package of the contracts and so covered by ``private`` as well; the test reads
-it too, so that one rule for both folders is written in one place. (Code in a string that
+measures below the API). ``lint-imports`` keeps the same rule (``benchmarks`` and
+``tests``, the latter a namespace package with no ``__init__.py``, are root packages of
+the ``private`` contract); this test says it at pytest time too, naming each import. (Code in a string that
 a test runs in a child process is read by neither: keep such scripts on ``ark.probes``.)
 """
 
