@@ -21,8 +21,9 @@ names, public modules (``ark.graph.columns``), and the two named faces for inter
 ``ark.testing`` (chat models for tests) and ``ark.probes`` (what a benchmark or test
 measures below the API). ``lint-imports`` keeps the same rule (``benchmarks`` and
 ``tests``, the latter a namespace package with no ``__init__.py``, are root packages of
-the ``private`` contract); this test says it at pytest time too, naming each import. (Code in a string that
-a test runs in a child process is read by neither: keep such scripts on ``ark.probes``.)
+the ``private`` contract); this test says it at pytest time too, naming each import.
+(Code in a string that a test runs in a child process is read by neither: keep such
+scripts on ``ark.probes``.)
 """
 
 from __future__ import annotations
