@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -39,6 +38,7 @@ from ark.profile import profile_line, query_profile
 from ark.retrieval import RetrievalResult, Retriever, render_evidence, render_path
 from ark.strategies import AgentEvent, strategy_info, strategy_names
 from ark.strategies.guided.plans import DEFAULT_THRESHOLD, FIT_KEY, plan_model, threshold_setting
+from ark.tools import written_arguments
 from ark.trajectory import StepLog, write_trajectories
 
 DEMO_QUESTION = "Which genres do the films directed by Robert Zemeckis belong to?"
@@ -51,7 +51,7 @@ def _cache_dir() -> Path:
 def _format_args(arguments: dict[str, Any] | None) -> str:
     if arguments is None:
         return "<invalid arguments>"
-    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return written_arguments(arguments)
 
 
 def _events(

@@ -11,7 +11,6 @@ History is kept across questions (arrow keys; ``--history-file`` keeps it on dis
 from __future__ import annotations
 
 import asyncio
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from ark.index import Index
 from ark.llm import ChatModel
 from ark.retrieval import RetrievalResult, Retriever, paths_to
 from ark.strategies import AgentEvent
+from ark.tools import written_arguments
 from ark.trajectory import ToolCallRecord, Trajectory, write_trajectories
 
 
@@ -49,7 +49,7 @@ Type a question to retrieve its answer from the graph. Commands:
 def format_args(arguments: dict[str, Any] | None) -> str:
     if arguments is None:
         return "<invalid arguments>"
-    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return written_arguments(arguments)
 
 
 class ChatSession:

@@ -26,6 +26,7 @@ from ark.tools._tool_specs import (
     allowed_arguments,
     argument_defaults,
     tool_specs,
+    written_arguments,
 )
 from ark.tools._tools import GLOBAL_K, MAX_K, MAX_QUERY_CHARS, NEIGHBOR_K, GraphTools
 
@@ -57,4 +58,5 @@ __all__ = [
     "phrase_encoder_name",
     "recorded_phrase_encoder",
     "tool_specs",
+    "written_arguments",
 ]

@@ -9,6 +9,8 @@ applied in one place.
 from __future__ import annotations
 
 import copy
+import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -270,3 +272,10 @@ def tool_parameters() -> dict[str, tuple[frozenset[str], tuple[str, ...]]]:
         )
         for name, spec in TOOL_SPECS.items()
     }
+
+
+def written_arguments(arguments: Mapping[str, Any]) -> str:
+    """A call's arguments as ``name=value`` pairs, each value in JSON
+    (``node_index=[3, 7], edge_type="mentions"``): how the CLI and chat show a call to a
+    person, and how the documents hints write a call for the model to copy."""
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())

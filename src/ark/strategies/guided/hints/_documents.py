@@ -26,7 +26,6 @@ when a graph has this layout (:func:`has_passages`) and calls these.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ark.graph import MENTIONS, PASSAGE_TYPE, is_document_graph
 from ark.session import Hint, NextCall, Note
 from ark.strategies.guided.hints._lines import written as _written
+from ark.tools import written_arguments
 from ark.words import STOPWORDS, tokens
 
 if TYPE_CHECKING:
@@ -158,10 +158,7 @@ def passages_call(ids: Sequence[int], query: str, multi: bool) -> NextCall:
 
 def _passages_written(call: NextCall) -> str:
     """A passages call as these hints write it: each value in JSON."""
-    values = ", ".join(
-        f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items()
-    )
-    return f"{call.tool}({values})"
+    return f"{call.tool}({written_arguments(call.arguments)})"
 
 
 def _add(ids: Sequence[int]) -> NextCall:
