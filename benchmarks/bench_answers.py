@@ -80,7 +80,6 @@ async def answer_one(
     config: dict[str, Any],
     record: dict[str, Any],
     trajectories: dict[str, Any],
-    chain_schema: bool = False,
 ) -> dict[str, Any]:
     """``record`` with its answer written again from its rebuilt retrieval."""
     missing = [t for t in record["trajectory_ids"] if t not in trajectories]
@@ -104,7 +103,6 @@ async def answer_one(
         # A run made before the writer had its name recorded it as the reader.
         writer=config.get("answer_writer") or config.get("answer_reader") or "steps",
         seed=0 if seed is None else seed,
-        **({"chain_schema": True} if chain_schema else {}),
     )
     answer = answered.answer
     elapsed = time.perf_counter() - started
@@ -183,7 +181,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = [done[r["query_id"]] for r in records if r["query_id"] in done]
     todo = [r for r in records if r["query_id"] not in done]
     for record in todo:
-        row = await answer_one(llm, index, config, record, trajectories, args.chain_schema)
+        row = await answer_one(llm, index, config, record, trajectories)
         with results.open("a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
         rows.append(row)
@@ -201,9 +199,6 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--limit", type=int, default=None, help="the first N answered questions")
     p.add_argument(
         "--ids", type=Path, default=None, help="a file of question ids: only those (one a line)"
-    )
-    p.add_argument(
-        "--chain-schema", action="store_true", help="the plan held to chains (plan_schema)"
     )
     p.add_argument("--label", default="rerun", help="run name under --out")
     p.add_argument("--out", type=Path, default=Path(".bench/answers"))

@@ -108,23 +108,18 @@ def test_a_plan_whose_lookups_do_not_build_on_each_other_is_not_read_in_steps(in
     assert not chained(["Where was Lena Marsh born?", "Who is the mayor of #2?"])  # not earlier
 
 
-def test_the_plan_schema_admits_one_lookup_or_a_chain_and_nothing_else():
-    # A plan chained() rejects is a call thrown away: under the schema it cannot be
-    # written (each lookup after the first names an earlier answer).
+def test_the_plan_schema_bounds_the_lookups_and_leaves_the_chain_to_chained():
+    # The chain is checked after the reply (chained), not by the grammar: a grammar
+    # that will not close a later lookup until it names an earlier answer made the
+    # 1.5B write past its closing quote to the token limit.
     jsonschema = pytest.importorskip("jsonschema")
     valid = jsonschema.Draft202012Validator(plan_schema(4)).is_valid
     assert valid({"lookups": ["Where was Lena Marsh born?"]})
     assert valid({"lookups": ["Where was Lena Marsh born?", "Who is the mayor of #1?"]})
-    assert valid({"lookups": ["Who wrote X?", "Where was #1 born?", "Who leads #2?"]})
-    assert valid({"lookups": ["Who wrote X?", "Who is #1's wife?", "Is #1 older than #2?"]})
-    assert not valid({"lookups": ["Who is the mayor?", "Where was Lena Marsh born?"]})
-    assert not valid({"lookups": ["Where was Lena Marsh born?", "Who is the mayor of #2?"]})
-    assert not valid({"lookups": ["a", "b of #1", "c of #3"]})  # names no earlier answer
+    assert valid({"lookups": ["Who is the mayor?", "Where was Lena Marsh born?"]})
     assert not valid({"lookups": ["a", *(f"b of #{k}" for k in range(1, 5))]})  # five
     assert not valid({"lookups": []})
-    for n in (1, 2, 4, 12):  # one tuple per length, the longest the maximum
-        tuples = plan_schema(n)["properties"]["lookups"]["anyOf"]
-        assert [len(t["prefixItems"]) for t in tuples] == list(range(1, n + 1))
+    assert not valid({"lookups": ["x" * 201]})
 
 
 def test_the_plan_schema_is_a_grammar_the_local_model_can_follow():
@@ -134,7 +129,7 @@ def test_the_plan_schema_is_a_grammar_the_local_model_can_follow():
     from ark.llm.local import json_grammar
 
     grammar = json_grammar(plan_schema())
-    assert '"#" [1-3]' in grammar  # the fourth lookup names #1, #2 or #3
+    assert "#" not in grammar  # no pattern on the lookups' text
     LlamaGrammar.from_string(grammar, verbose=False)
 
 

@@ -11,7 +11,7 @@ The steps, each one JSON reply under a schema:
 
 1. **Plan**: the model splits the question into at most :data:`MAX_LOOKUPS` lookups, a
    later one naming an earlier one's answer as ``#1``, ``#2`` (a one-fact question is
-   one lookup); with ``chain_schema`` the reply's schema admits only such chains.
+   one lookup).
 2. **Look up**, in order: ``#k`` is replaced by lookup k's answer; the given nodes are
    ranked for the lookup by BM25 with the index's statistics (ties keep the given
    order) and the first :data:`NODES_PER_LOOKUP` are shown; the model answers the
@@ -89,45 +89,22 @@ LOOKUP_SYSTEM = (
 )
 
 
-def plan_schema(max_lookups: int = MAX_LOOKUPS, *, chains: bool = True) -> dict[str, Any]:
-    """The plan's reply: one lookup, or a chain of up to ``max_lookups`` in which
-    every lookup after the first names an earlier one's answer (lookup k writes one of
-    ``#1`` .. ``#k-1``).
-
-    Why a chain in the schema rather than only :func:`chained` after the reply: a plan
-    that is not a chain is not read in steps, so its call is paid for and thrown away
-    before the one-call reading; under a grammar (the local model, a server that
-    follows ``response_format``) such a plan cannot be written. Each length is a tuple
-    (``prefixItems``) so that each position has its own pattern; a server that ignores
-    the schema is still held to :func:`chained`. ``chains=False``: any list of up to
-    ``max_lookups`` lookups (the schema before; :func:`write_answer_in_steps` still
-    uses it by default until the chained one is judged on MuSiQue)."""
-    first = {"type": "string", "maxLength": MAX_LOOKUP_CHARS}
-    if not chains:
-        return {
-            "type": "object",
-            "properties": {
-                "lookups": {"type": "array", "items": first, "minItems": 1, "maxItems": max_lookups}
-            },
-            "required": ["lookups"],
-        }
-
-    def later(k: int) -> dict[str, Any]:  # lookup k (k >= 2) names some #j, j < k
-        refs = f"[1-{k - 1}]" if k <= 10 else "[1-9][0-9]?"
-        return {"type": "string", "pattern": f'^[^"\\\\#]*#{refs}[^"\\\\]*$'}
-
-    chains = [
-        {
-            "type": "array",
-            "prefixItems": [first, *(later(k) for k in range(2, n + 1))],
-            "minItems": n,
-            "maxItems": n,
-        }
-        for n in range(1, max_lookups + 1)
-    ]
+def plan_schema(max_lookups: int = MAX_LOOKUPS) -> dict[str, Any]:
+    """The plan's reply: a list of one to ``max_lookups`` lookups. Whether they chain
+    is checked after the reply (:func:`chained`), not in the schema: a grammar that
+    forbids closing a later lookup before it names an earlier answer sends the small
+    model past the quote it wanted to write, and the reply runs to the token limit
+    (``docs/decisions/answer-and-tools.md``)."""
     return {
         "type": "object",
-        "properties": {"lookups": {"anyOf": chains}},
+        "properties": {
+            "lookups": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": MAX_LOOKUP_CHARS},
+                "minItems": 1,
+                "maxItems": max_lookups,
+            }
+        },
         "required": ["lookups"],
     }
 
@@ -231,15 +208,13 @@ async def write_answer_in_steps(
     max_tokens: int = 300,
     temperature: float = 0.0,
     seed: int | None = 0,
-    chain_schema: bool = False,
 ) -> Answer:
     """``model``'s short answer to ``question`` from the text of ``nodes``, read in
     lookups (see the module docstring); the same contract as
     :func:`ark.answer.write_answer`: citations only among the nodes shown, an
     unanswered :class:`Answer` saying why instead of an exception, a node outside the
     graph an :class:`~ark.errors.ArkError`. ``temperature`` applies to the fallback
-    one-call reading; the plan and the lookups are greedy. ``chain_schema``: the plan's
-    reply held to chains (:func:`plan_schema`), off until judged."""
+    one-call reading; the plan and the lookups are greedy."""
     _check_budget(max_chars, max_node_chars)
     if max_lookups < 1 or nodes_per_lookup < 1:
         raise ArkError("max_lookups and nodes_per_lookup must be at least 1")
@@ -271,7 +246,7 @@ async def write_answer_in_steps(
 
     q = question if len(question) <= MAX_QUESTION_CHARS else question[:MAX_QUESTION_CHARS]
     try:
-        plan = plan_schema(max_lookups, chains=chain_schema)
+        plan = plan_schema(max_lookups)
         data = await _ask(
             model, PLAN_SYSTEM, f"Question: {q}", plan, 40 + 60 * max_lookups, seed, usage
         )
