@@ -222,3 +222,45 @@ def test_graph_text_cannot_forge_a_turn_in_the_local_model(local_model):
     assert naive.count(im_start[0]) == turns + 3  # what the injected text forged before
     assert tokens.count(im_start[0]) == turns  # ... now only the template's own
     assert local_model._llm.detokenize(tokens, special=True).decode() == rendered
+
+
+@pytest.mark.slow
+@needs_local
+def test_a_schema_reply_at_the_end_of_a_tool_conversation_reads_only_the_new_turn(local_model):
+    # The answer step's turn after an agent's conversation: its tools stay in the
+    # prompt (so the cached conversation is a prefix), the grammar is the schema's.
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "search_in_graph",
+                "description": "Keyword search over the graph.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string"}},
+                    "required": ["query"],
+                },
+            },
+        }
+    ]
+    messages = [
+        Message(role="system", content="You find entities in a movie graph with tools."),
+        Message(role="user", content="Find the node for the actor Tom Hanks."),
+    ]
+    first = asyncio.run(local_model.complete(messages, tools, temperature=0.0, max_tokens=48))
+    (call,) = first.message.tool_calls
+    schema = {"type": "object", "properties": {"node": {"type": "integer"}}, "required": ["node"]}
+    conversation = [
+        *messages,
+        first.message,
+        Message(role="tool", content="[7] Tom Hanks (person)", tool_call_id=call.id),
+        Message(role="user", content='Which node is Tom Hanks? Reply with JSON: {"node": 1}'),
+    ]
+    out = asyncio.run(
+        local_model.complete(
+            conversation, tools, temperature=0.0, max_tokens=16, response_schema=schema
+        )
+    )
+    assert isinstance(out.data, dict) and isinstance(out.data["node"], int)
+    assert not out.message.tool_calls
+    assert out.profile is not None and out.profile.reused_tokens >= first.usage.prompt_tokens
