@@ -1,6 +1,7 @@
 """The answer step alone, rerun on a stored run's retrievals.
 
     python benchmarks/bench_answers.py RUN/ROW --index IDX --out DIR --label L [--model 1.5b]
+        [--writer one|steps|conversation]
     python benchmarks/compare_rows.py --dirs RUN/ROW DIR/L   # paired EM and F1
 
 Why: on MuSiQue the agents take about three quarters of a question's seconds and the
@@ -35,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ark.answer import answer_retrieval
+from ark.answer import WRITERS, answer_retrieval
 from ark.errors import ArkError
 from ark.eval import answer_record, scored_text
 from ark.eval.metrics import score_answer
@@ -153,6 +154,8 @@ def summary_table(label: str, rows: list[dict[str, Any]]) -> str:
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     config, records, trajectories = load_run(args.row)
+    if args.writer is not None:  # the stored run's writer unless told
+        config = {**config, "answer_writer": args.writer}
     if args.ids is not None:
         wanted = set(args.ids.read_text(encoding="utf-8").split())
         records = [r for r in records if r["query_id"] in wanted]
@@ -199,6 +202,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--limit", type=int, default=None, help="the first N answered questions")
     p.add_argument(
         "--ids", type=Path, default=None, help="a file of question ids: only those (one a line)"
+    )
+    p.add_argument(
+        "--writer",
+        choices=list(WRITERS),
+        default=None,
+        help="the answer writer (default: the stored run's); a replay has no cached "
+        "conversation, so `conversation` reads each one whole",
     )
     p.add_argument("--label", default="rerun", help="run name under --out")
     p.add_argument("--out", type=Path, default=Path(".bench/answers"))
