@@ -17,7 +17,7 @@ with its own score:
   its nodes have the word (BM25's document frequency): from :data:`UNKNOWN_WORD` for
   one node down to :data:`COMMON_WORD` for many (*film*); such a word is a name only
   where the question names no node more surely;
-- the name without what qualifies it, a parenthesis or a year at its end
+- the name without what qualifies it, a parenthesis at its end
   (``Big (1988 film)`` named "Big"): :data:`QUALIFIED` times the core's own score;
 - all of a long name's words but one, in order (``Prince Miguel of Viseu``):
   :data:`PARTIAL` times the share of its words found, when some word found is written
@@ -71,7 +71,7 @@ FUZZY_RATIO = 0.8
 #: capital.
 CASED = 0.2
 
-_QUALIFIER = re.compile(r"\s*(\([^()]*\)|,?\s*\b1[5-9]\d\d\b|,?\s*\b20\d\d\b)\s*$")
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
