@@ -115,18 +115,9 @@ def _one_word(
         return 1.0, False
     if any(c.isdigit() for c in word) or "_" in name:
         return (1.0 if written else UNKNOWN_WORD), False
-    if word in STOPWORDS or _prefix_of_compound(raw, question):
+    if word in STOPWORDS:
         return 0.0, False
     return (common, True) if _known_word(word) else (UNKNOWN_WORD, False)
-
-
-def _prefix_of_compound(raw: str, question: str) -> bool:
-    """Whether the question writes ``raw`` (lower case) only as the first part of a
-    hyphenated word (*ex*-wife, *anti*-war): a part of a word, not a name of its own
-    (a graph may have a node called *co*; a prefix that is no word, *co*-starred, is
-    not read as a word at all: :func:`ark.words.written`)."""
-    ahead = re.compile(rf"(?<![^\W_]){re.escape(raw)}(?![^\W_])(?!-[^\W\d_])")
-    return raw.islower() and ahead.search(question) is None
 
 
 def _graph_writes_lower_case(index: Any) -> bool:
