@@ -43,8 +43,6 @@ COVERAGE = 0.5
 #: Shortest first part of a compound matched by its head (``screen|writer``): shorter
 #: ones are prefixes, not words (``con|forms``, ``per|forms``, ``re|formed``).
 MODIFIER = 4
-#: Longest bound prefix dropped before a hyphen (``co-``, ``non-``, ``re-``).
-PREFIX = 3
 
 #: Score of a match by spelling alone (``fonction`` / ``function``, ``auteur`` /
 #: ``author``, a misspelt ``foootball``): below a derivation, so a word's own lemma
@@ -79,31 +77,10 @@ def _words_of(text: str) -> list[str]:
 
 def _matches(text: str) -> Iterator[tuple[str, re.Match[str]]]:
     """The words of ``text`` (underscores as spaces) as regex matches on that spaced
-    text, bound prefixes left out: what :func:`tokens` and :func:`written` both read."""
+    text: what :func:`tokens` and :func:`written` both read."""
     spaced = text.replace("_", " ")
     for m in _TOKEN.finditer(spaced):
-        if not _bound_prefix(spaced, m):
-            yield spaced, m
-
-
-def _bound_prefix(text: str, m: re.Match[str]) -> bool:
-    """Whether the word ``m`` found in ``text`` is a bound prefix joined by a hyphen to
-    the word after it (``co-star``, ``co-director``, ``non-fiction``, ``re-elected``):
-    lower case, at most :data:`PREFIX` letters, and no English word by itself. It is
-    dropped, so the head carries the meaning: kept, the ``co`` of an alias
-    *co-director* matched the ``co`` of a question's *co-star*. A prefix that is a word
-    (``ex-wife``, ``step-father``) stays a word."""
-    t = m.group()
-    end = m.end()
-    return (
-        len(t) <= PREFIX
-        and t.isalpha()
-        and t.islower()
-        and end + 1 < len(text)
-        and text[end] in "-‐"
-        and text[end + 1].isalpha()
-        and not _is_word(t)
-    )
+        yield spaced, m
 
 
 def written(text: str) -> list[tuple[str, bool]]:
