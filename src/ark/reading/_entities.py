@@ -24,9 +24,6 @@ with its own score:
   as a name is (a capital or a digit) or is no English word (``viseu``): a run of
   common words in lower case (*live album*) is how a question speaks, not a name
   (``double live album``), as a lower-case English word is not one either;
-- a two-word name by its one word written as a name is, when the other is an English
-  word (*Yale* for ``yale university``, *Geneva* for ``lake geneva``): how people
-  shorten a name made of a proper word and a common one, :data:`HEADLESS`;
 - written otherwise: accents dropped (*Rene Descartes*: equal), without its spaces or
   dashes (*F15* for ``f-15``) or with one word of five letters or more spelt
   otherwise (*Canegham*): :data:`FUZZY`.
@@ -59,9 +56,6 @@ COMMON_WORD = 0.3
 QUALIFIED = 0.9
 #: A long name found but for one of its words, times the share found.
 PARTIAL = 0.8
-#: A two-word name found by its proper word alone, the other an English word
-#: (``Yale`` for ``yale university``): under a whole one-word name, over :data:`ACCEPT`.
-HEADLESS = 0.6
 #: A name written otherwise (one word spelt otherwise, ``Cointrea`` for ``cointreau``;
 #: without its spaces or dashes, ``F15`` for ``f-15``), times its score as written.
 FUZZY = 0.85
@@ -228,25 +222,6 @@ def _partial(words: Sequence[str], own: Sequence[str]) -> tuple[int, int, float]
     return None
 
 
-def _headless(
-    words: Sequence[str], own: Sequence[str], index: Any
-) -> tuple[int, int, float] | None:
-    """(start, end, score) of a name of two words found by one alone (*Yale* for
-    ``yale university``), :data:`HEADLESS`, when that word is no English word and no
-    other node has it (BM25's document frequency: *American* is in many names, so it
-    names none of them), and the other is an English word, the kind a person leaves
-    out. Whether the word is written as a name is the caller's test."""
-    if len(own) != 2 or any(w in STOPWORDS for w in own):
-        return None
-    for found, other in ((own[0], own[1]), (own[1], own[0])):
-        if not _known_word(other) or _known_word(found):
-            continue
-        at = _find(words, [found])
-        if at is not None and _nodes_with(index, found) == 1:
-            return at, at + 1, HEADLESS
-    return None
-
-
 def _nodes_with(index: Any, word: str) -> int:
     """How many nodes' texts have ``word`` (BM25's document frequency of its first
     term; 0 when the index has no term for it)."""
@@ -276,8 +251,8 @@ def spot_entities(
         for n in range(min(6, len(words) - i), 0, -1):
             squashed.setdefault("".join(words[i : i + n]), (i, i + n))
 
-    #: Mentions read as an English word in lower case (``album``), or as one word of a
-    #: two-word name: taken only when the question names no node more surely.
+    #: Mentions read as an English word in lower case (``album``): taken only when the
+    #: question names no node more surely.
     weak: set[int] = set()
 
     def one_word(name: str, word: str, at: int, doc: int) -> float:
@@ -298,7 +273,6 @@ def spot_entities(
             continue
         seen_names.add(key)
         best: tuple[int, int, float] | None = None
-        shortened = False  # found by one word of two (:func:`_headless`)
         at = _find(words, own)
         if at is not None:
             n = len(own)
@@ -321,10 +295,6 @@ def spot_entities(
                 and any(_name_like(w, question) for w in words[part[0] : part[1]] if w in own)
             ):
                 best = part
-        if best is None:
-            head = _headless(words, own, index)
-            if head is not None and _name_like(words[head[0]], question):
-                best, shortened = head, True
         if best is None or best[2] < FUZZY:
             span = _fuzzy(words, own, squashed)
             if span is not None:
@@ -332,11 +302,9 @@ def spot_entities(
                 # One word found otherwise stands as a one-word name does.
                 alone = 1.0 if j - i > 1 or len(own) > 1 else one_word(name, own[0], i, doc)
                 if best is None or FUZZY * alone > best[2]:
-                    best, shortened = (i, j, FUZZY * alone), False
+                    best = (i, j, FUZZY * alone)
         if best is None or best[2] < ACCEPT or set(range(best[0], best[1])) & banned:
             continue
-        if shortened:  # *American* says where, not ``american beauty``: only if alone
-            weak.add(doc)
         found.append(EntityMention(int(doc), name, best[0], best[1], round(best[2], 3)))
     # A lower-case English word is a name only where nothing surer is: *the album Night
     # Train* names Night Train, not the node called album.
