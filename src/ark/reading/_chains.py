@@ -36,11 +36,8 @@ node instead, each scored by how well its relations account for the question's w
   X*) costs; a node type the question names (*which movies*) that the path never
   reaches costs most; a word several relations have counts for one of them in full
   where the graph offers no other at the hop that takes it (*party* names ``parti``
-  from a legislature); a type word just before a noun naming one of the node's own
-  relations (*the film script for X*, *the movie 's director*) says whose that is,
-  not what is asked, and a word the encoder links joins a label's mention of the same
-  relation across such a modifier and function words (*the creator of the film
-  script*: one mention).
+  from a legislature); a word the encoder links joins a label's mention of the same
+  relation across function words (*the creator of the script*: one mention).
 
 The best path gives the relations in order with their number of uses; the words no
 relation of it explains are what the hints must not pretend are answered.
@@ -147,9 +144,6 @@ SILENT_COST = DEFAULT_COSTS.silent
 NAMES = DEFAULT_COSTS.names
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")
-
-#: A possessive's token, split from its noun (*the movie 's script*: movie, s, script).
-POSSESSIVES = frozenset({"s", "'s"})
 
 
 @dataclass(frozen=True)
@@ -558,39 +552,10 @@ def read_chains(
     def between(i: int) -> list[int]:
         return list(range(i + 1, start)) if i < start else list(range(end, i))
 
-    anchor_type = (
-        index.graph.node_type_names[int(index.graph.node_type[anchor])]
-        if anchor_span is not None
-        else None
-    )
-    own_steps = {table.steps[s][0] for s in table.first_steps(anchor)}
-
-    def modifier(i: int) -> bool:
-        """A word naming the node's own type just before a noun that a label or alias
-        of one of the node's own relations holds modifies that noun (*the creator of
-        the film script for Judas Kiss*, *the movie director of X*): it says whose the
-        noun is, not what the question asks for. A verb there (*films written by*)
-        is not a noun, so *the films written by X's writer* still asks for films. A
-        possessive between them reads the same (*the movie 's script for X*)."""
-        nxt = i + 1
-        if nxt < len(words) and words[nxt] in POSSESSIVES:
-            nxt += 1
-        if anchor_type is None or nxt >= len(words) or nxt in masked or nxt in type_words:
-            return False
-        if not any(t == anchor_type and i in at for t, at in types):
-            return False
-        kinds = parts_of_speech(words[nxt])
-        if kinds and "NOUN" not in kinds:
-            return False
-        return any(lexical[nxt, col[r]] for r in own_steps if r in col)
-
     def own_type(i: int) -> bool:
         """A type word with only function words between it and the node's name is
-        the node's own (*the film Big*, *what type of film is Big*), and so is one
-        that modifies a noun naming the node's relation (:func:`modifier`)."""
-        return anchor_span is not None and (
-            all(words[j] in STOPWORDS for j in between(i)) or modifier(i)
-        )
+        the node's own (*the film Big*, *what type of film is Big*)."""
+        return anchor_span is not None and all(words[j] in STOPWORDS for j in between(i))
 
     def distance(i: int) -> int:
         """Content words between position ``i`` and the node's name, the node's own
@@ -650,14 +615,10 @@ def read_chains(
     )
 
     def one_phrase(i: int, j: int) -> bool:
-        """Whether words ``i`` and ``j`` are one noun phrase: only function words and
-        a modifying type word between them, and no node's name (*the creator of the
-        film script*, not *the daughter of X 's parent*)."""
+        """Whether words ``i`` and ``j`` are one noun phrase: only function words
+        between them, and no node's name (not *the daughter of X 's parent*)."""
         lo, hi = sorted((i, j))
-        return all(
-            k not in masked and (words[k] in STOPWORDS or (k in type_words and modifier(k)))
-            for k in range(lo + 1, hi)
-        )
+        return all(k not in masked and words[k] in STOPWORDS for k in range(lo + 1, hi))
 
     def in_context(path: tuple[int, ...], cols: list[int]) -> np.ndarray:
         """The counted words' scores for the relations ``cols`` of ``path``: a word
