@@ -146,7 +146,7 @@ def word_match(asked: str, own: str) -> float:
     for word in (asked, own):
         other = b if word is asked else a
         for i in range(MODIFIER, len(word) - 4):  # a head of five letters or more
-            if not _is_word(word[:i]):
+            if not is_word(word[:i]):
                 continue
             head = word[i:]
             tail = frozenset(w for w in lemmas(head) if w[:3] == head[:3])
@@ -160,7 +160,7 @@ def _spelled_alike(asked: str, own: str) -> bool:
     language (``prédécesseur`` / ``predecessor``, ``parti`` / ``party``) or a
     misspelling (``honorifc``). Tried only when one of them is no English word: two
     English words spelt alike are two words (``county`` / ``country``)."""
-    if _is_word(asked) and _is_word(own):
+    if is_word(asked) and is_word(own):
         return False
     return spelt_alike(_folded(asked), _folded(own), least=SPELLING, shortest=4)
 
@@ -192,9 +192,10 @@ def _folded(word: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _is_word(text: str) -> bool:
+def is_word(text: str) -> bool:
     """Whether ``text`` is an English word (a lemma in lemminflect's lexicon); without
-    lemminflect, every text is."""
+    lemminflect, every text is. The one test of the reading's spotter, mediators and
+    word matching alike."""
     try:
         from lemminflect import getAllLemmas
     except ImportError:

@@ -38,10 +38,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from ark.words import STOPWORDS, spelt_alike, tokens, without_accents, written
+from ark.words import STOPWORDS, is_word, spelt_alike, tokens, without_accents, written
 
 #: Candidates fetched from BM25 for one question.
 CANDIDATES = 200
@@ -80,16 +79,6 @@ class EntityMention:
     score: float = 1.0
 
 
-@lru_cache(maxsize=65536)
-def _known_word(word: str) -> bool:
-    """Whether ``word`` is an English word (a lemma in lemminflect's lexicon)."""
-    try:
-        from lemminflect import getAllLemmas
-    except ImportError:  # without it, every lower-case word reads as a known one
-        return True
-    return bool(getAllLemmas(word))
-
-
 def _one_word(
     name: str, word: str, question: str, written_as: tuple[str, bool], common: float
 ) -> tuple[float, bool]:
@@ -111,7 +100,7 @@ def _one_word(
         return (1.0 if written else UNKNOWN_WORD), False
     if word in STOPWORDS:
         return 0.0, False
-    return (common, True) if _known_word(word) else (UNKNOWN_WORD, False)
+    return (common, True) if is_word(word) else (UNKNOWN_WORD, False)
 
 
 def _graph_writes_lower_case(index: Any) -> bool:
@@ -163,7 +152,7 @@ def _fuzzy(
     if len(joined) >= 4 and joined in squashed:
         return squashed[joined]
     n = len(own)
-    if n == 1 and _known_word(own[0]):  # an English word spelt otherwise is another word
+    if n == 1 and is_word(own[0]):  # an English word spelt otherwise is another word
         return None
     for i in range(len(words) - n + 1):
         odd = [k for k in range(n) if words[i + k] != own[k]]
@@ -184,7 +173,7 @@ def _name_like(word: str, question: str) -> bool:
     if any(c.isdigit() for c in word):
         return True
     written = re.findall(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", question, re.I)
-    return any(w != w.casefold() for w in written) or not _known_word(word)
+    return any(w != w.casefold() for w in written) or not is_word(word)
 
 
 def _find(words: Sequence[str], own: Sequence[str]) -> int | None:

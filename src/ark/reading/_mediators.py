@@ -48,6 +48,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ark.words import is_word
+
 #: Fewest letters and digits (separators aside) an identifier has.
 CODE_LENGTH = 6
 #: Fewest letter/digit alternations in an identifier.
@@ -75,9 +77,7 @@ _VOWELS = frozenset("aeiou")
 def _is_word(run: str, vocabulary: Any) -> bool:
     """Whether a letter run reads as a word: the English lexicon has it, or the index's
     names use it as a word of their own (``vocabulary``: the BM25 index, or None)."""
-    from ark.reading._entities import _known_word
-
-    if _known_word(run):
+    if is_word(run):
         return True
     if vocabulary is not None:
         try:
