@@ -39,22 +39,16 @@ def test_a_name_with_underscores_is_found_written_with_spaces_and_capitals(names
     assert spotted(names, "who are the parents of Prince Miguel, Duke of Viseu ?") == [
         ("prince_miguel_duke_of_viseu", 1.0)
     ]
-    # All of its words but one, in order: found, with a lower score.
-    (found,) = spot_entities(names, "who is prince miguel of viseu's parent ?")
-    assert found.name == "prince_miguel_duke_of_viseu" and 0.5 <= found.score < 1.0
 
 
 def test_common_words_in_lower_case_are_not_part_of_a_name(names):
-    """All of "double live album" but one, yet "live album" is how the question speaks:
-    no word of it is written as a name is or unknown to English."""
+    """A part of a name ("live album" of "double live album") is no name."""
     question = "Where did the band form that made the live album Maiden Japan?"
     assert spotted(names, question) == [("Maiden Japan", 1.0)]
 
 
-def test_a_name_is_found_without_its_parenthesis_or_with_its_year(names):
+def test_a_name_is_found_without_its_parenthesis(names):
     assert spotted(names, "who directed Big ?") == [("Big (1988 film)", 0.9)]
-    (found,) = spot_entities(names, "who directed big (1988) ?")
-    assert found.name == "Big (1988 film)" and found.score < 0.9
 
 
 def test_one_word_of_a_two_word_name_names_nothing(names):

@@ -19,11 +19,6 @@ with its own score:
   where the question names no node more surely;
 - the name without what qualifies it, a parenthesis at its end
   (``Big (1988 film)`` named "Big"): :data:`QUALIFIED` times the core's own score;
-- all of a long name's words but one, in order (``Prince Miguel of Viseu``):
-  :data:`PARTIAL` times the share of its words found, when some word found is written
-  as a name is (a capital or a digit) or is no English word (``viseu``): a run of
-  common words in lower case (*live album*) is how a question speaks, not a name
-  (``double live album``), as a lower-case English word is not one either;
 - written otherwise: accents dropped (*Rene Descartes*: equal), without its spaces or
   dashes (*F15* for ``f-15``) or with one word of five letters or more spelt
   otherwise (*Canegham*): :data:`FUZZY`.
@@ -53,8 +48,6 @@ COMMON_WORD = 0.3
 #: A name found without its qualifier (``Big`` for ``Big (1988 film)``), times the
 #: core's own score.
 QUALIFIED = 0.9
-#: A long name found but for one of its words, times the share found.
-PARTIAL = 0.8
 #: A name written otherwise (one word spelt otherwise, ``Cointrea`` for ``cointreau``;
 #: without its spaces or dashes, ``F15`` for ``f-15``), times its score as written.
 FUZZY = 0.85
@@ -165,49 +158,12 @@ def _fuzzy(
     return None
 
 
-def _name_like(word: str, question: str) -> bool:
-    """Whether ``word`` (case folded) is written in ``question`` as names are, with a
-    capital or a digit, or is a word no English lexicon has; stopwords never are."""
-    if word in STOPWORDS:
-        return False
-    if any(c.isdigit() for c in word):
-        return True
-    written = re.findall(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", question, re.I)
-    return any(w != w.casefold() for w in written) or not is_word(word)
-
-
 def _find(words: Sequence[str], own: Sequence[str]) -> int | None:
     """Where ``own`` stands contiguously in ``words``, or None."""
     n = len(own)
     for i in range(len(words) - n + 1):
         if list(words[i : i + n]) == list(own):
             return i
-    return None
-
-
-def _partial(words: Sequence[str], own: Sequence[str]) -> tuple[int, int, float] | None:
-    """(start, end, score) where all but one of a long name's content words stand in
-    order, with at most one other word between them and nothing else (:data:`PARTIAL`
-    times the share found)."""
-    kept = [w for w in own if w not in STOPWORDS]
-    if len(kept) < 3:
-        return None
-    for skip in range(len(kept)):
-        want = kept[:skip] + kept[skip + 1 :]
-        for i in range(len(words)):
-            if words[i] != want[0]:
-                continue
-            j, k, extra = i, 0, 0
-            while j < len(words) and k < len(want):
-                if words[j] == want[k]:
-                    k += 1
-                elif words[j] not in STOPWORDS:
-                    extra += 1
-                    if extra > 1:
-                        break
-                j += 1
-            if k == len(want):
-                return i, j, PARTIAL * len(want) / len(kept)
     return None
 
 
@@ -276,14 +232,6 @@ def spot_entities(
                 score = QUALIFIED * own_score
                 if best is None or score > best[2]:
                     best = (at, at + n, score)
-        if best is None or best[2] < ACCEPT:
-            part = _partial(words, own)
-            if (
-                part is not None
-                and (best is None or part[2] > best[2])
-                and any(_name_like(w, question) for w in words[part[0] : part[1]] if w in own)
-            ):
-                best = part
         if best is None or best[2] < FUZZY:
             span = _fuzzy(words, own, squashed)
             if span is not None:
