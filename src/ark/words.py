@@ -52,8 +52,10 @@ SPELLED = 0.7
 SPELLING = 0.65
 
 # Letters of any script (a name's ``é``, ``ß``), not only ASCII: ``prédécesseur`` is
-# one word, not ``pr d cesseur``.
-_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W\d_]+)?")
+# one word, not ``pr d cesseur``. Anything else splits words, an apostrophe too
+# (*Kalama's*: ``kalama``, ``s``; *d'Algérie*: ``d``, ``algérie``), as it does in the
+# questions that write *Kalama 's*.
+_TOKEN = re.compile(r"[^\W_]+")
 # What may stand between a sentence's end and its first word.
 _OPENING = frozenset(" \t\n\"'`‘“«(")
 
@@ -68,7 +70,7 @@ def tokens(text: str) -> list[str]:
 def _tokens(text: str) -> tuple[str, ...]:
     """:func:`tokens`, cached: a reading splits the same node names and labels again
     and again."""
-    return tuple(w.casefold().replace("’", "'") for w in _words_of(text))
+    return tuple(w.casefold() for w in _words_of(text))
 
 
 def _words_of(text: str) -> list[str]:
@@ -117,15 +119,13 @@ def _split_camel(word: str) -> list[str]:
 def lemmas(word: str) -> frozenset[str]:
     """Every lemma of ``word`` under any part of speech, and the word itself."""
     out = {word}
-    base = word.split("'")[0]
-    out.add(base)
     try:
         from lemminflect import getAllLemmas, getAllLemmasOOV
     except ImportError:  # the [core] install has it; keep working without, by the word
         return frozenset(out)
-    found = getAllLemmas(base)
+    found = getAllLemmas(word)
     if not found:
-        found = {**getAllLemmasOOV(base, "NOUN"), **getAllLemmasOOV(base, "VERB")}
+        found = {**getAllLemmasOOV(word, "NOUN"), **getAllLemmasOOV(word, "VERB")}
     for forms in found.values():
         out.update(f.casefold() for f in forms)
     return frozenset(out)
@@ -188,7 +188,7 @@ def without_accents(word: str) -> str:
 @lru_cache(maxsize=65536)
 def _folded(word: str) -> str:
     """``word`` without accents, letters only (``légende`` -> ``legende``)."""
-    return "".join(c for c in without_accents(word.split("'")[0]) if c.isalpha())
+    return "".join(c for c in without_accents(word) if c.isalpha())
 
 
 @lru_cache(maxsize=65536)
@@ -212,7 +212,7 @@ def parts_of_speech(word: str) -> frozenset[str]:
         from lemminflect import getAllLemmas
     except ImportError:
         return frozenset()
-    return frozenset(getAllLemmas(word.split("'")[0]))
+    return frozenset(getAllLemmas(word))
 
 
 def names_phrase(explained: int, total: int) -> bool:

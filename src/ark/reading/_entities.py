@@ -129,9 +129,8 @@ def _common_score(index: Any, word: str, lower_case_graph: bool) -> float:
 
 
 def _plain_words(text: str) -> list[str]:
-    """The words of ``text`` as names are compared: a possessive is the name's own word
-    (*Viseu's parent*), accents folded."""
-    return [without_accents(w.split("'")[0] or w) for w in tokens(text)]
+    """The words of ``text`` as names are compared: accents folded."""
+    return [without_accents(w) for w in tokens(text)]
 
 
 def _fuzzy(
