@@ -20,3 +20,9 @@ def test_lemma_key_is_one_form_for_a_word_and_its_inflections():
     assert lemma_key("plays") == lemma_key("play") == lemma_key("played")
     assert lemma_key("children") == lemma_key("child")
     assert lemma_key("director") != lemma_key("direct")  # a derivation is another word
+
+
+def test_an_apostrophe_splits_words_as_a_space_does():
+    # A possessive reads the same written "Kalama's" or "Kalama 's": no rule for 's.
+    assert tokens("Kalama's husband") == tokens("Kalama 's husband") == ["kalama", "s", "husband"]
+    assert tokens("d’Algérie") == ["d", "algérie"]

@@ -43,8 +43,6 @@ COVERAGE = 0.5
 #: Shortest first part of a compound matched by its head (``screen|writer``): shorter
 #: ones are prefixes, not words (``con|forms``, ``per|forms``, ``re|formed``).
 MODIFIER = 4
-#: Longest bound prefix dropped before a hyphen (``co-``, ``non-``, ``re-``).
-PREFIX = 3
 
 #: Score of a match by spelling alone (``fonction`` / ``function``, ``auteur`` /
 #: ``author``, a misspelt ``foootball``): below a derivation, so a word's own lemma
@@ -54,8 +52,10 @@ SPELLED = 0.7
 SPELLING = 0.65
 
 # Letters of any script (a name's ``é``, ``ß``), not only ASCII: ``prédécesseur`` is
-# one word, not ``pr d cesseur``.
-_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W\d_]+)?")
+# one word, not ``pr d cesseur``. Anything else splits words, an apostrophe too
+# (*Kalama's*: ``kalama``, ``s``; *d'Algérie*: ``d``, ``algérie``), as it does in the
+# questions that write *Kalama 's*.
+_TOKEN = re.compile(r"[^\W_]+")
 # What may stand between a sentence's end and its first word.
 _OPENING = frozenset(" \t\n\"'`‘“«(")
 
@@ -70,7 +70,7 @@ def tokens(text: str) -> list[str]:
 def _tokens(text: str) -> tuple[str, ...]:
     """:func:`tokens`, cached: a reading splits the same node names and labels again
     and again."""
-    return tuple(w.casefold().replace("’", "'") for w in _words_of(text))
+    return tuple(w.casefold() for w in _words_of(text))
 
 
 def _words_of(text: str) -> list[str]:
@@ -79,31 +79,10 @@ def _words_of(text: str) -> list[str]:
 
 def _matches(text: str) -> Iterator[tuple[str, re.Match[str]]]:
     """The words of ``text`` (underscores as spaces) as regex matches on that spaced
-    text, bound prefixes left out: what :func:`tokens` and :func:`written` both read."""
+    text: what :func:`tokens` and :func:`written` both read."""
     spaced = text.replace("_", " ")
     for m in _TOKEN.finditer(spaced):
-        if not _bound_prefix(spaced, m):
-            yield spaced, m
-
-
-def _bound_prefix(text: str, m: re.Match[str]) -> bool:
-    """Whether the word ``m`` found in ``text`` is a bound prefix joined by a hyphen to
-    the word after it (``co-star``, ``co-director``, ``non-fiction``, ``re-elected``):
-    lower case, at most :data:`PREFIX` letters, and no English word by itself. It is
-    dropped, so the head carries the meaning: kept, the ``co`` of an alias
-    *co-director* matched the ``co`` of a question's *co-star*. A prefix that is a word
-    (``ex-wife``, ``step-father``) stays a word."""
-    t = m.group()
-    end = m.end()
-    return (
-        len(t) <= PREFIX
-        and t.isalpha()
-        and t.islower()
-        and end + 1 < len(text)
-        and text[end] in "-‐"
-        and text[end + 1].isalpha()
-        and not _is_word(t)
-    )
+        yield spaced, m
 
 
 def written(text: str) -> list[tuple[str, bool]]:
@@ -140,15 +119,13 @@ def _split_camel(word: str) -> list[str]:
 def lemmas(word: str) -> frozenset[str]:
     """Every lemma of ``word`` under any part of speech, and the word itself."""
     out = {word}
-    base = word.split("'")[0]
-    out.add(base)
     try:
         from lemminflect import getAllLemmas, getAllLemmasOOV
     except ImportError:  # the [core] install has it; keep working without, by the word
         return frozenset(out)
-    found = getAllLemmas(base)
+    found = getAllLemmas(word)
     if not found:
-        found = {**getAllLemmasOOV(base, "NOUN"), **getAllLemmasOOV(base, "VERB")}
+        found = {**getAllLemmasOOV(word, "NOUN"), **getAllLemmasOOV(word, "VERB")}
     for forms in found.values():
         out.update(f.casefold() for f in forms)
     return frozenset(out)
@@ -169,7 +146,7 @@ def word_match(asked: str, own: str) -> float:
     for word in (asked, own):
         other = b if word is asked else a
         for i in range(MODIFIER, len(word) - 4):  # a head of five letters or more
-            if not _is_word(word[:i]):
+            if not is_word(word[:i]):
                 continue
             head = word[i:]
             tail = frozenset(w for w in lemmas(head) if w[:3] == head[:3])
@@ -183,7 +160,7 @@ def _spelled_alike(asked: str, own: str) -> bool:
     language (``prédécesseur`` / ``predecessor``, ``parti`` / ``party``) or a
     misspelling (``honorifc``). Tried only when one of them is no English word: two
     English words spelt alike are two words (``county`` / ``country``)."""
-    if _is_word(asked) and _is_word(own):
+    if is_word(asked) and is_word(own):
         return False
     return spelt_alike(_folded(asked), _folded(own), least=SPELLING, shortest=4)
 
@@ -211,13 +188,14 @@ def without_accents(word: str) -> str:
 @lru_cache(maxsize=65536)
 def _folded(word: str) -> str:
     """``word`` without accents, letters only (``légende`` -> ``legende``)."""
-    return "".join(c for c in without_accents(word.split("'")[0]) if c.isalpha())
+    return "".join(c for c in without_accents(word) if c.isalpha())
 
 
 @lru_cache(maxsize=65536)
-def _is_word(text: str) -> bool:
+def is_word(text: str) -> bool:
     """Whether ``text`` is an English word (a lemma in lemminflect's lexicon); without
-    lemminflect, every text is."""
+    lemminflect, every text is. The one test of the reading's spotter, mediators and
+    word matching alike."""
     try:
         from lemminflect import getAllLemmas
     except ImportError:
@@ -234,7 +212,7 @@ def parts_of_speech(word: str) -> frozenset[str]:
         from lemminflect import getAllLemmas
     except ImportError:
         return frozenset()
-    return frozenset(getAllLemmas(word.split("'")[0]))
+    return frozenset(getAllLemmas(word))
 
 
 def names_phrase(explained: int, total: int) -> bool:

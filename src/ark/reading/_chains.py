@@ -19,12 +19,6 @@ node instead, each scored by how well its relations account for the question's w
   densely (all-MiniLM-L6-v2 over the single words no label or alias shares, function
   words included when the encoder ties them strongly to a relation: *where* to a
   country);
-- **voice**: where the named node has a relation both ways (a paper cites papers and
-  is cited by papers), the way its first step leaves the node is read from the
-  grammar of the words naming it: the relation's label is active (``cites``) or
-  passive (``cited by``), and the question says whether the node does the verb
-  (*papers cited by X*, *what does X cite*) or undergoes it (*papers that cite X*,
-  *X is cited by which papers*);
 - **cost**: each hop costs a little (of two paths that explain the same words the
   shorter wins), a first relation other than the one named nearest the node a little,
   a relation no word names more, and so does each mention of a relation by its own
@@ -36,11 +30,8 @@ node instead, each scored by how well its relations account for the question's w
   X*) costs; a node type the question names (*which movies*) that the path never
   reaches costs most; a word several relations have counts for one of them in full
   where the graph offers no other at the hop that takes it (*party* names ``parti``
-  from a legislature); a type word just before a noun naming one of the node's own
-  relations (*the film script for X*, *the movie 's director*) says whose that is,
-  not what is asked, and a word the encoder links joins a label's mention of the same
-  relation across such a modifier and function words (*the creator of the film
-  script*: one mention).
+  from a legislature); a word the encoder links joins a label's mention of the same
+  relation across function words (*the creator of the script*: one mention).
 
 The best path gives the relations in order with their number of uses; the words no
 relation of it explains are what the hints must not pretend are answered.
@@ -50,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +56,6 @@ from ark.words import (
     lemma_key,
     mention_groups,
     names_phrase,
-    parts_of_speech,
     tokens,
     word_match,
 )
@@ -126,10 +116,6 @@ class ChainCosts:
     #: strongly (rescaled as the linker rescales): *where* -> country, not *of* ->
     #: anything.
     function_word: float = 0.5
-    #: What a first step costs that leaves the named node against the voice the
-    #: question uses for its relation (*papers that cite X* go in along ``cites``,
-    #: *papers cited by X* out), where the node has the relation both ways.
-    voice: float = 0.3
 
     def replace(self, **changes: float) -> ChainCosts:
         """These costs with ``changes`` (unknown names are an error)."""
@@ -148,9 +134,6 @@ NAMES = DEFAULT_COSTS.names
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")
 
-#: A possessive's token, split from its noun (*the movie 's script*: movie, s, script).
-POSSESSIVES = frozenset({"s", "'s"})
-
 
 @dataclass(frozen=True)
 class Chain:
@@ -163,9 +146,6 @@ class Chain:
     explains: tuple[tuple[str, tuple[int, ...]], ...]
     #: Words of the question that no relation of the path explains.
     unexplained: tuple[str, ...]
-    #: Whether the first step's way was read from the question's voice (the anchor
-    #: has its relation both ways; see :func:`voiced_ways`), not merely taken.
-    voiced: bool = False
     #: The score of the next-best path the search found that reaches other nodes
     #: (None: it found no other): two paths to different nodes read almost as well
     #: make a reading to be less sure of; two ways to the same nodes do not. For a
@@ -198,7 +178,6 @@ class Chain:
             "steps": [list(s) for s in self.steps],
             "score": round(self.score, 3),
             "unexplained": list(self.unexplained),
-            "voiced": self.voiced,
             "guessed": self.guessed,
         }
 
@@ -427,64 +406,6 @@ def label_mentions(
     return out
 
 
-def _verb(word: str) -> bool:
-    """A word that can be a verb (not only an auxiliary): ``cites``, ``directed``."""
-    return "VERB" in parts_of_speech(word) and word not in STOPWORDS
-
-
-def _verb_labels(linker: RelationLinker) -> list[tuple[str, bool, list[str]]]:
-    """Per forward relation whose label is a verb phrase: (relation, passive, the
-    label's verbs), read once per linker (it does not depend on the question)."""
-    cached = linker.__dict__.get("_verb_labels")
-    if cached is None:
-        cached = []
-        for rel in linker.described.relations:
-            forward = linker.canonical.get(rel.name, rel.name)
-            if forward != rel.name:
-                continue  # a stored reverse: its forward relation's label says it
-            own = tokens(rel.label)
-            passive = len(own) >= 2 and own[-1] == "by" and _verb(own[-2])
-            verbs = [own[-2]] if passive else [w for w in own if _verb(w)]
-            if verbs and (passive or "by" not in own):
-                cached.append((forward, passive, verbs))
-        linker.__dict__["_verb_labels"] = cached
-    return cached  # type: ignore[no-any-return]
-
-
-def voiced_ways(
-    linker: RelationLinker,
-    words: Sequence[str],
-    masked: set[int],
-    anchor_span: tuple[int, int],
-    only: Collection[str] | None = None,
-) -> dict[str, str]:
-    """Per (forward) relation whose label is a verb phrase and that the question names
-    by that verb, the way a first step along it leaves the named node, read from
-    voice: a label ending in *by* after a verb is passive (``cited by``: its source is
-    what the verb is done to), any other label with a verb active (``cites``); the
-    question's word followed by *by* is passive too. The named node does the verb when
-    it follows a passive word (*cited by X*) or comes before an active one (*X cites*,
-    *what does X cite*), and undergoes it otherwise (*papers that cite X*, *what cited
-    X*, *X is cited by*). An active relation leaves the node doing the verb forward
-    ("out"), a passive one backward. A word that is also a noun (*references*) counts
-    only before *by*: without it, it may be the noun. ``only``: the relations to read
-    (by default every one)."""
-    start, end = anchor_span
-    ways: dict[str, str] = {}
-    for forward, passive, verbs in _verb_labels(linker):
-        if only is not None and forward not in only:
-            continue
-        for i, word in enumerate(words):
-            if i in masked or not any(word_match(word, v) == 1.0 for v in verbs):
-                continue
-            by = i + 1 < len(words) and words[i + 1] == "by"
-            if not by and (not _verb(word) or "NOUN" in parts_of_speech(word)):
-                continue
-            does = (by and i < start) or (not by and i >= end)
-            ways.setdefault(forward, "out" if does != passive else "in")
-    return ways
-
-
 def runner_ups(
     scores: Sequence[float], reached: Sequence[np.ndarray | None], limit: int
 ) -> list[float | None]:
@@ -546,51 +467,14 @@ def read_chains(
     start, end = anchor_span or (-1, -1)
     if mentions is None:
         mentions = label_mentions(linker, words, masked)
-    # The way the voice asks a first step to leave the node, for relations the node
-    # has both ways (elsewhere the graph allows one way only).
-    voiced: dict[str, str] = {}
-    if anchor_span is not None:
-        firsts = {table.steps[s] for s in table.first_steps(anchor)}
-        both = {rel for rel, way in firsts if way == "out" and (rel, "in") in firsts}
-        if both:
-            voiced = voiced_ways(linker, words, masked, anchor_span, only=both)
 
     def between(i: int) -> list[int]:
         return list(range(i + 1, start)) if i < start else list(range(end, i))
 
-    anchor_type = (
-        index.graph.node_type_names[int(index.graph.node_type[anchor])]
-        if anchor_span is not None
-        else None
-    )
-    own_steps = {table.steps[s][0] for s in table.first_steps(anchor)}
-
-    def modifier(i: int) -> bool:
-        """A word naming the node's own type just before a noun that a label or alias
-        of one of the node's own relations holds modifies that noun (*the creator of
-        the film script for Judas Kiss*, *the movie director of X*): it says whose the
-        noun is, not what the question asks for. A verb there (*films written by*)
-        is not a noun, so *the films written by X's writer* still asks for films. A
-        possessive between them reads the same (*the movie 's script for X*)."""
-        nxt = i + 1
-        if nxt < len(words) and words[nxt] in POSSESSIVES:
-            nxt += 1
-        if anchor_type is None or nxt >= len(words) or nxt in masked or nxt in type_words:
-            return False
-        if not any(t == anchor_type and i in at for t, at in types):
-            return False
-        kinds = parts_of_speech(words[nxt])
-        if kinds and "NOUN" not in kinds:
-            return False
-        return any(lexical[nxt, col[r]] for r in own_steps if r in col)
-
     def own_type(i: int) -> bool:
         """A type word with only function words between it and the node's name is
-        the node's own (*the film Big*, *what type of film is Big*), and so is one
-        that modifies a noun naming the node's relation (:func:`modifier`)."""
-        return anchor_span is not None and (
-            all(words[j] in STOPWORDS for j in between(i)) or modifier(i)
-        )
+        the node's own (*the film Big*, *what type of film is Big*)."""
+        return anchor_span is not None and all(words[j] in STOPWORDS for j in between(i))
 
     def distance(i: int) -> int:
         """Content words between position ``i`` and the node's name, the node's own
@@ -650,14 +534,10 @@ def read_chains(
     )
 
     def one_phrase(i: int, j: int) -> bool:
-        """Whether words ``i`` and ``j`` are one noun phrase: only function words and
-        a modifying type word between them, and no node's name (*the creator of the
-        film script*, not *the daughter of X 's parent*)."""
+        """Whether words ``i`` and ``j`` are one noun phrase: only function words
+        between them, and no node's name (not *the daughter of X 's parent*)."""
         lo, hi = sorted((i, j))
-        return all(
-            k not in masked and (words[k] in STOPWORDS or (k in type_words and modifier(k)))
-            for k in range(lo + 1, hi)
-        )
+        return all(k not in masked and words[k] in STOPWORDS for k in range(lo + 1, hi))
 
     def in_context(path: tuple[int, ...], cols: list[int]) -> np.ndarray:
         """The counted words' scores for the relations ``cols`` of ``path``: a word
@@ -748,8 +628,6 @@ def read_chains(
             first = table.steps[path[0]][0]
             if near and first in near and near[first] > min(near.values()):
                 cost += c.order
-            if first in voiced and table.steps[path[0]][1] != voiced[first]:
-                cost += c.voice
         # A relation that explains no word better than the path's others do is silent:
         # the question does not name it (a detour, or a relation added for one word
         # another relation of the path explains as well).
@@ -772,10 +650,8 @@ def read_chains(
         ends = {table.steps[path[-1]]}
         if len(path) > 1 and has_mediators and into[path[-2]]:
             ends.add(table.steps[path[-2]])
-        # What the question asks for first is the relation's object, or, where the
-        # voice says which end the named node is, the other end (*which papers cite X*
-        # ask for the citing ones).
-        if head is not None and (head, voiced.get(head, "out")) not in ends:
+        # What the question asks for first is the relation's object.
+        if head is not None and (head, "out") not in ends:
             ending += c.head
         # Out along a relation from the node and straight back (X's co-stars, the films
         # that share X's director) is what a modifier of the relation's name can say.
@@ -865,7 +741,6 @@ def read_chains(
                 total,
                 tuple((r, tuple(at)) for r, at in explains.items()),
                 tuple(words[i] for i in loose),
-                voiced=voiced.get(table.steps[path[0]][0]) == table.steps[path[0]][1],
                 runner_up=rivals[rank],
             )
         )

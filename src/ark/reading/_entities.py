@@ -17,16 +17,8 @@ with its own score:
   its nodes have the word (BM25's document frequency): from :data:`UNKNOWN_WORD` for
   one node down to :data:`COMMON_WORD` for many (*film*); such a word is a name only
   where the question names no node more surely;
-- the name without what qualifies it, a parenthesis or a year at its end
+- the name without what qualifies it, a parenthesis at its end
   (``Big (1988 film)`` named "Big"): :data:`QUALIFIED` times the core's own score;
-- all of a long name's words but one, in order (``Prince Miguel of Viseu``):
-  :data:`PARTIAL` times the share of its words found, when some word found is written
-  as a name is (a capital or a digit) or is no English word (``viseu``): a run of
-  common words in lower case (*live album*) is how a question speaks, not a name
-  (``double live album``), as a lower-case English word is not one either;
-- a two-word name by its one word written as a name is, when the other is an English
-  word (*Yale* for ``yale university``, *Geneva* for ``lake geneva``): how people
-  shorten a name made of a proper word and a common one, :data:`HEADLESS`;
 - written otherwise: accents dropped (*Rene Descartes*: equal), without its spaces or
   dashes (*F15* for ``f-15``) or with one word of five letters or more spelt
   otherwise (*Canegham*): :data:`FUZZY`.
@@ -41,10 +33,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from ark.words import STOPWORDS, spelt_alike, tokens, without_accents, written
+from ark.words import STOPWORDS, is_word, spelt_alike, tokens, without_accents, written
 
 #: Candidates fetched from BM25 for one question.
 CANDIDATES = 200
@@ -57,11 +48,6 @@ COMMON_WORD = 0.3
 #: A name found without its qualifier (``Big`` for ``Big (1988 film)``), times the
 #: core's own score.
 QUALIFIED = 0.9
-#: A long name found but for one of its words, times the share found.
-PARTIAL = 0.8
-#: A two-word name found by its proper word alone, the other an English word
-#: (``Yale`` for ``yale university``): under a whole one-word name, over :data:`ACCEPT`.
-HEADLESS = 0.6
 #: A name written otherwise (one word spelt otherwise, ``Cointrea`` for ``cointreau``;
 #: without its spaces or dashes, ``F15`` for ``f-15``), times its score as written.
 FUZZY = 0.85
@@ -71,7 +57,7 @@ FUZZY_RATIO = 0.8
 #: capital.
 CASED = 0.2
 
-_QUALIFIER = re.compile(r"\s*(\([^()]*\)|,?\s*\b1[5-9]\d\d\b|,?\s*\b20\d\d\b)\s*$")
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,16 +70,6 @@ class EntityMention:
     start: int
     end: int
     score: float = 1.0
-
-
-@lru_cache(maxsize=65536)
-def _known_word(word: str) -> bool:
-    """Whether ``word`` is an English word (a lemma in lemminflect's lexicon)."""
-    try:
-        from lemminflect import getAllLemmas
-    except ImportError:  # without it, every lower-case word reads as a known one
-        return True
-    return bool(getAllLemmas(word))
 
 
 def _one_word(
@@ -115,18 +91,9 @@ def _one_word(
         return 1.0, False
     if any(c.isdigit() for c in word) or "_" in name:
         return (1.0 if written else UNKNOWN_WORD), False
-    if word in STOPWORDS or _prefix_of_compound(raw, question):
+    if word in STOPWORDS:
         return 0.0, False
-    return (common, True) if _known_word(word) else (UNKNOWN_WORD, False)
-
-
-def _prefix_of_compound(raw: str, question: str) -> bool:
-    """Whether the question writes ``raw`` (lower case) only as the first part of a
-    hyphenated word (*ex*-wife, *anti*-war): a part of a word, not a name of its own
-    (a graph may have a node called *co*; a prefix that is no word, *co*-starred, is
-    not read as a word at all: :func:`ark.words.written`)."""
-    ahead = re.compile(rf"(?<![^\W_]){re.escape(raw)}(?![^\W_])(?!-[^\W\d_])")
-    return raw.islower() and ahead.search(question) is None
+    return (common, True) if is_word(word) else (UNKNOWN_WORD, False)
 
 
 def _graph_writes_lower_case(index: Any) -> bool:
@@ -162,9 +129,8 @@ def _common_score(index: Any, word: str, lower_case_graph: bool) -> float:
 
 
 def _plain_words(text: str) -> list[str]:
-    """The words of ``text`` as names are compared: a possessive is the name's own word
-    (*Viseu's parent*), accents folded."""
-    return [without_accents(w.split("'")[0] or w) for w in tokens(text)]
+    """The words of ``text`` as names are compared: accents folded."""
+    return [without_accents(w) for w in tokens(text)]
 
 
 def _fuzzy(
@@ -178,7 +144,7 @@ def _fuzzy(
     if len(joined) >= 4 and joined in squashed:
         return squashed[joined]
     n = len(own)
-    if n == 1 and _known_word(own[0]):  # an English word spelt otherwise is another word
+    if n == 1 and is_word(own[0]):  # an English word spelt otherwise is another word
         return None
     for i in range(len(words) - n + 1):
         odd = [k for k in range(n) if words[i + k] != own[k]]
@@ -191,68 +157,12 @@ def _fuzzy(
     return None
 
 
-def _name_like(word: str, question: str) -> bool:
-    """Whether ``word`` (case folded) is written in ``question`` as names are, with a
-    capital or a digit, or is a word no English lexicon has; stopwords never are."""
-    if word in STOPWORDS:
-        return False
-    if any(c.isdigit() for c in word):
-        return True
-    written = re.findall(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", question, re.I)
-    return any(w != w.casefold() for w in written) or not _known_word(word)
-
-
 def _find(words: Sequence[str], own: Sequence[str]) -> int | None:
     """Where ``own`` stands contiguously in ``words``, or None."""
     n = len(own)
     for i in range(len(words) - n + 1):
         if list(words[i : i + n]) == list(own):
             return i
-    return None
-
-
-def _partial(words: Sequence[str], own: Sequence[str]) -> tuple[int, int, float] | None:
-    """(start, end, score) where all but one of a long name's content words stand in
-    order, with at most one other word between them and nothing else (:data:`PARTIAL`
-    times the share found)."""
-    kept = [w for w in own if w not in STOPWORDS]
-    if len(kept) < 3:
-        return None
-    for skip in range(len(kept)):
-        want = kept[:skip] + kept[skip + 1 :]
-        for i in range(len(words)):
-            if words[i] != want[0]:
-                continue
-            j, k, extra = i, 0, 0
-            while j < len(words) and k < len(want):
-                if words[j] == want[k]:
-                    k += 1
-                elif words[j] not in STOPWORDS:
-                    extra += 1
-                    if extra > 1:
-                        break
-                j += 1
-            if k == len(want):
-                return i, j, PARTIAL * len(want) / len(kept)
-    return None
-
-
-def _headless(
-    words: Sequence[str], own: Sequence[str], index: Any
-) -> tuple[int, int, float] | None:
-    """(start, end, score) of a name of two words found by one alone (*Yale* for
-    ``yale university``), :data:`HEADLESS`, when that word is no English word and no
-    other node has it (BM25's document frequency: *American* is in many names, so it
-    names none of them), and the other is an English word, the kind a person leaves
-    out. Whether the word is written as a name is the caller's test."""
-    if len(own) != 2 or any(w in STOPWORDS for w in own):
-        return None
-    for found, other in ((own[0], own[1]), (own[1], own[0])):
-        if not _known_word(other) or _known_word(found):
-            continue
-        at = _find(words, [found])
-        if at is not None and _nodes_with(index, found) == 1:
-            return at, at + 1, HEADLESS
     return None
 
 
@@ -285,8 +195,8 @@ def spot_entities(
         for n in range(min(6, len(words) - i), 0, -1):
             squashed.setdefault("".join(words[i : i + n]), (i, i + n))
 
-    #: Mentions read as an English word in lower case (``album``), or as one word of a
-    #: two-word name: taken only when the question names no node more surely.
+    #: Mentions read as an English word in lower case (``album``): taken only when the
+    #: question names no node more surely.
     weak: set[int] = set()
 
     def one_word(name: str, word: str, at: int, doc: int) -> float:
@@ -307,7 +217,6 @@ def spot_entities(
             continue
         seen_names.add(key)
         best: tuple[int, int, float] | None = None
-        shortened = False  # found by one word of two (:func:`_headless`)
         at = _find(words, own)
         if at is not None:
             n = len(own)
@@ -322,18 +231,6 @@ def spot_entities(
                 score = QUALIFIED * own_score
                 if best is None or score > best[2]:
                     best = (at, at + n, score)
-        if best is None or best[2] < ACCEPT:
-            part = _partial(words, own)
-            if (
-                part is not None
-                and (best is None or part[2] > best[2])
-                and any(_name_like(w, question) for w in words[part[0] : part[1]] if w in own)
-            ):
-                best = part
-        if best is None:
-            head = _headless(words, own, index)
-            if head is not None and _name_like(words[head[0]], question):
-                best, shortened = head, True
         if best is None or best[2] < FUZZY:
             span = _fuzzy(words, own, squashed)
             if span is not None:
@@ -341,11 +238,9 @@ def spot_entities(
                 # One word found otherwise stands as a one-word name does.
                 alone = 1.0 if j - i > 1 or len(own) > 1 else one_word(name, own[0], i, doc)
                 if best is None or FUZZY * alone > best[2]:
-                    best, shortened = (i, j, FUZZY * alone), False
+                    best = (i, j, FUZZY * alone)
         if best is None or best[2] < ACCEPT or set(range(best[0], best[1])) & banned:
             continue
-        if shortened:  # *American* says where, not ``american beauty``: only if alone
-            weak.add(doc)
         found.append(EntityMention(int(doc), name, best[0], best[1], round(best[2], 3)))
     # A lower-case English word is a name only where nothing surer is: *the album Night
     # Train* names Night Train, not the node called album.

@@ -14,13 +14,12 @@ relations):
   RDF blank-node label (``_:b3``), or a name without spaces, in ASCII, with a piece
   (letters and digits between separators) that is a *code*: six characters or more,
   letters and digits alternating at least twice (``m.0abc12``, ``cvt_f7f4f801f4``, a
-  UUID, a hex hash) or with a run of four letters no vowel breaks (``m.02mjmr``), or
-  a letter tag with a serial number of six digits or more (``tt0111161``); and no
-  run of four letters or more in it is a word, by the English lexicon (lemminflect's,
-  as the entity spotter reads it) or by the graph's own names (the index's BM25
-  vocabulary): ``event_3fa85f64`` says *event*. A run of five letters or more with
-  a vowel (``iphone``, unknown to both) asks one alternation more. People write
-  numbers with units and words with numbers (``1980s``, ``10000m``, ``node_17``,
+  UUID, a hex hash), or a letter tag with a serial number of six digits or more
+  (``tt0111161``); and no run of four letters or more in it is a word, by the English
+  lexicon (lemminflect's, as the entity spotter reads it) or by the graph's own names
+  (the index's BM25 vocabulary): ``event_3fa85f64`` says *event*. A run of five
+  letters or more (``iphone``, unknown to both) asks one alternation more. People
+  write numbers with units and words with numbers (``1980s``, ``10000m``, ``node_17``,
   ``iphone_5s``), short codes (``R2D2``, ``F-15``, ``se7en``: under six characters),
   names with spaces (*Friday the 13th*) and names of words: none of these is an
   identifier (what it marks on the dev graphs: ``docs/decisions/reading.md``);
@@ -48,14 +47,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ark.words import is_word
+
 #: Fewest letters and digits (separators aside) an identifier has.
 CODE_LENGTH = 6
 #: Fewest letter/digit alternations in an identifier.
 ALTERNATIONS = 2
 #: Letter runs this long or longer are checked for being words.
 WORD_RUN = 4
-#: A letter run this long with a vowel, though no word, may be a name's own word
-#: (``iphone``): a code around it must alternate once more.
+#: A letter run this long, though no word, may be a name's own word (``iphone``): a
+#: code around it must alternate once more.
 SAYABLE_RUN = 5
 #: A run of this many digits or more with a letter tag is a serial number.
 SERIAL = 6
@@ -69,15 +70,12 @@ INTO = 0.5
 _BLANK = "_:"
 _PIECES = re.compile(r"[^\W_]+")
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
-_VOWELS = frozenset("aeiou")
 
 
 def _is_word(run: str, vocabulary: Any) -> bool:
     """Whether a letter run reads as a word: the English lexicon has it, or the index's
     names use it as a word of their own (``vocabulary``: the BM25 index, or None)."""
-    from ark.reading._entities import _known_word
-
-    if _known_word(run):
+    if is_word(run):
         return True
     if vocabulary is not None:
         try:
@@ -90,16 +88,14 @@ def _is_word(run: str, vocabulary: Any) -> bool:
 def _code(piece: str, alternations: int) -> bool:
     """Whether one piece of a name (letters and digits between separators) is a code:
     :data:`CODE_LENGTH` characters or more, letters and digits, alternating at least
-    ``alternations`` times or with a run of :data:`WORD_RUN` letters no vowel breaks
-    (``02mjmr``: no language says *mjmr*)."""
+    ``alternations`` times."""
     if len(piece) < CODE_LENGTH:
         return False
     runs = _RUNS.findall(piece)
     letters = [r for r in runs if not r.isdigit()]
     if not letters or len(letters) == len(runs):
         return False
-    unsaid = any(len(r) >= WORD_RUN and not _VOWELS & set(r) for r in letters)
-    return len(runs) - 1 >= alternations or unsaid
+    return len(runs) - 1 >= alternations
 
 
 def _serial(pieces: list[str]) -> bool:
@@ -126,10 +122,10 @@ def identifier_name(name: str, vocabulary: Any = None) -> bool:
     long_runs = [r for r in letters if len(r) >= WORD_RUN]
     if any(_is_word(r, vocabulary) for r in long_runs):
         return False
-    # A run of letters a voice could say (``kawasaki``, unknown to the lexicon) may be
-    # a name's word: its code must alternate once more than a model number does
-    # (``iphone5s`` is a word and a number; a hash alternates all along).
-    sayable = any(len(r) >= SAYABLE_RUN and _VOWELS & set(r) for r in long_runs)
+    # A long run of letters (``kawasaki``, unknown to the lexicon) may be a name's
+    # word: its code must alternate once more than a model number does (``iphone5s``
+    # is a word and a number; a hash alternates all along).
+    sayable = any(len(r) >= SAYABLE_RUN for r in long_runs)
     if sayable:
         return any(_code(p, ALTERNATIONS + 1) for p in pieces)
     return _serial(pieces) or any(_code(p, ALTERNATIONS) for p in pieces)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -437,12 +437,12 @@ class ChainHints(SessionObserver):
                 multi=multi,
                 onward=onward,
             )
-        hits = self._voiced_hits(result.hits, centers, hop)
+        hits = [(h.index, h.type) for h in result.hits]
         found = mediators(self.index)
         nameless = [i for i, _ in hits if i in found] if len(found) else []
         if not self.question:
             return _lines.after_neighborhood(schema, hits, explored, multi=multi, nameless=nameless)
-        part = _lines.chain_hint(
+        return _lines.chain_hint(
             schema,
             self._named,
             hits,
@@ -462,11 +462,6 @@ class ChainHints(SessionObserver):
             nameless=nameless,
             unnamed=self._unnamed,
         )
-        if len(hits) < len(result.hits) and self.chain is not None and part is not None:
-            relation, step = self.chain.steps[0]
-            said = f"The question's wording reads {relation}({step}) from [{centers[0]}]. "
-            part = replace(part, text=said + part.text, nodes=(centers[0], *part.nodes))
-        return part
 
     def _unread_hop(self, session: ToolSession, result: Any) -> Hint | None:
         """The first hop when the reading is a guess (:attr:`guess`): from the node the
@@ -480,32 +475,6 @@ class ChainHints(SessionObserver):
         if part is not None and not returned:
             self.shown.add(anchor)
         return part
-
-    def _voiced_hits(
-        self, hits: Sequence[Any], centers: list[int], hop: list[str]
-    ) -> list[tuple[int, str]]:
-        """``(index, type)`` of the hits the hint may name. On the first hop from the
-        named node along a relation it has both ways (*papers that cite X*), only
-        those reached the way the question's voice reads (:attr:`Chain.voiced`): the
-        others are the relation's other end (the papers X cites)."""
-        chain = self.chain
-        every = [(h.index, h.type) for h in hits]
-        if chain is None or not chain.voiced or centers != [chain.anchor] or not hop:
-            return every
-        relation, way = chain.steps[0]
-        if hop != [relation]:
-            return every
-
-        def ways(hit: Any) -> set[str]:
-            out = set()
-            for r in hit.relations:
-                forward = self._canonical.get(r.type, r.type)
-                if forward == relation:  # a stored reverse reads the other way
-                    out.add(r.direction if forward == r.type else _OTHER_WAY[r.direction])
-            return out
-
-        kept = [(h.index, h.type) for h in hits if way in ways(h)]
-        return kept or every
 
     def _matching_relations(self) -> list[str]:
         """The relations whose labels or aliases (or, with the encoder, meaning) match
@@ -591,10 +560,6 @@ class ChainHints(SessionObserver):
             self._uses.add(use)
             self.followed.append(relation)
         return [relation]
-
-
-#: The other way along an edge: a stored reverse's "out" is its forward relation's "in".
-_OTHER_WAY = {"out": "in", "in": "out"}
 
 
 def _made(

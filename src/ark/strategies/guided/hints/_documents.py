@@ -82,8 +82,9 @@ def has_passages(index: Index) -> bool:
 
 
 def plain_name_words(text: str) -> list[str]:
-    """:func:`ark.words.tokens` with a possessive ``'s`` dropped (*Love's* is *Love*)."""
-    return [w[:-2] if w.endswith("'s") else w for w in tokens(text)]
+    """:func:`ark.words.tokens`: a possessive's ``s`` is a word of its own there
+    (*Love's* is ``love``, ``s``), in a name as in the question."""
+    return tokens(text)
 
 
 def named_in(question: str, name: str) -> bool:
