@@ -1,7 +1,7 @@
 """The answer step alone, rerun on a stored run's retrievals.
 
     python benchmarks/bench_answers.py RUN/ROW --index IDX --out DIR --label L [--model 1.5b]
-        [--writer one|steps|conversation]
+        [--writer one|steps]
     python benchmarks/compare_rows.py --dirs RUN/ROW DIR/L   # paired EM and F1
 
 Why: on MuSiQue the agents take about three quarters of a question's seconds and the
@@ -204,11 +204,7 @@ def main(argv: list[str] | None = None) -> None:
         "--ids", type=Path, default=None, help="a file of question ids: only those (one a line)"
     )
     p.add_argument(
-        "--writer",
-        choices=list(WRITERS),
-        default=None,
-        help="the answer writer (default: the stored run's); a replay has no cached "
-        "conversation, so `conversation` reads each one whole",
+        "--writer", choices=list(WRITERS), default=None, help="default: the stored run's"
     )
     p.add_argument("--label", default="rerun", help="run name under --out")
     p.add_argument("--out", type=Path, default=Path(".bench/answers"))

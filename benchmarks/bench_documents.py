@@ -5,8 +5,7 @@
         [--models]
         [--limit N] [--sample-seed 0] [--agents 1] [--max-steps 8] [--seed 0]
         [--temperature 0.7] [--model 1.5b|0.5b|GGUF | --base-url URL --model NAME]
-        [--no-answer] [--writer one|steps|conversation] [--embed]
-        [--out .bench/documents] [--label current]
+        [--no-answer] [--writer one|steps] [--embed] [--out .bench/documents] [--label current]
 
 One table over the same questions (a MuSiQue- or HotpotQA-format file, ``musique:FILE``
 or ``hotpotqa:FILE``, or your own, ``docqa:FILE``, over an index built from its
@@ -32,9 +31,7 @@ The answering rows write in one call unless ``--writer steps`` has them (not
 ``graphsearch``, whose answer is written in one call from its workflow's own answer
 basis; ``--reader`` is the option's old name) write in lookups of one fact each
 (``ark.answer.write_answer_in_steps``, the library's default since session 55); such a
-row's run goes to ``OUT/LABEL/ROW+steps``; ``--writer conversation`` writes as one more
-turn of the one agent's conversation (``ark.answer.write_answer_in_conversation``),
-into ``ROW+conversation``. One call stays this bench's default so that
+row's run goes to ``OUT/LABEL/ROW+steps``. One call stays this bench's default so that
 its rows compare with the runs recorded before.
 
 Without ``--rows``, the rows needing no model (``bm25``, ``dense``) run, and with
@@ -52,7 +49,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ark.answer import WRITERS
 from ark.errors import ArkError
 from ark.eval import Evaluation
 from ark.index import open_index
@@ -229,10 +225,9 @@ def main(argv: list[str] | None = None) -> None:
         "--writer",
         "--reader",  # its old name
         dest="writer",
-        choices=list(WRITERS),
+        choices=["one", "steps"],
         default="one",
-        help="how the answering rows write: one call, in lookups, or as one more turn of "
-        "the agent's conversation (ark.answer.WRITERS)",
+        help="how the answering rows write: one call, or in lookups (ark.answer.WRITERS)",
     )
     p.add_argument("--embed", action="store_true", help="embed the index for dense if needed")
     p.add_argument(

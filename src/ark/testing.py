@@ -99,7 +99,6 @@ class ScriptedChatModel:
         self.delay = delay
         self.calls: list[list[Message]] = []
         self.schemas: list[dict[str, Any] | None] = []  # response_schema of each call
-        self.tools: list[list[dict[str, Any]]] = []  # the tools each call offered
         self.temperatures: list[float] = []  # the temperature each call asked for
         if callable(script):
             self._script: Script = script
@@ -131,7 +130,6 @@ class ScriptedChatModel:
         history = list(messages)
         self.calls.append(history)
         self.schemas.append(response_schema)
-        self.tools.append(list(tools))
         self.temperatures.append(temperature)
         if self.delay:
             await asyncio.sleep(self.delay)

@@ -295,7 +295,7 @@ def test_an_unknown_answer_writer_is_refused_before_anything_runs(doc_index, tmp
         dataset="metaqa:1-hop", index=doc_index, out=tmp_path / "r", answer=True,
         answer_writer="twice",
     )  # fmt: skip
-    with pytest.raises(ArkError, match="unknown answer writer 'twice'; use one of one, steps"):
+    with pytest.raises(ArkError, match="unknown answer writer 'twice'; use one or steps"):
         run.check()
     assert not (tmp_path / "r").exists()
 

@@ -25,21 +25,17 @@ def test_parse_json_reply_finds_the_value_inside_prose_or_a_fence():
     assert parse_json_reply('{"a": ') is None
 
 
-def test_openai_sends_a_json_schema_and_parses_the_reply(monkeypatch):
+def test_openai_sends_a_json_schema_without_tools_and_parses_the_reply(monkeypatch):
     pytest.importorskip("openai")
     from ark.probes import OpenAIChatModel
     from fake_openai import FakeOpenAIServer, chat_reply
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    replies = [(200, chat_reply('{"verdict": "no"}')), (200, chat_reply("{}"))]
-    with FakeOpenAIServer(replies) as server:
+    with FakeOpenAIServer([(200, chat_reply('{"verdict": "no"}'))]) as server:
         model = OpenAIChatModel("m", base_url=server.base_url)
-        out = asyncio.run(model.complete(ASK, (), response_schema=SCHEMA))
-        # Tools with a schema are the conversation's: shown, never called.
-        asyncio.run(model.complete(ASK, TOOLS, response_schema=SCHEMA))
+        out = asyncio.run(model.complete(ASK, TOOLS, response_schema=SCHEMA))
     sent = server.requests[0]
-    assert "tools" not in sent and "tool_choice" not in sent
-    assert server.requests[1]["tools"] == TOOLS and server.requests[1]["tool_choice"] == "none"
+    assert "tools" not in sent
     assert sent["response_format"]["type"] == "json_schema"
     assert sent["response_format"]["json_schema"]["schema"] == SCHEMA
     assert out.data == {"verdict": "no"} and out.message.content == '{"verdict": "no"}'

@@ -9,20 +9,10 @@ answer from the basis its workflow recorded, any other retrieval's from its rank
 and evidence passages. The writers: :func:`write_answer` writes in one call (the
 pipeline, a strategy's basis and the evaluation's naive-RAG baseline call it);
 :func:`write_answer_in_steps` reads the same nodes in lookups of one fact each (for
-multi-hop questions and small models), falling back to the one call;
-:func:`write_answer_in_conversation` writes the answer as one more turn of the one
-agent's conversation, whose tool results the model has read already (a backend's
-prefix cache keeps them), falling back to the steps. "Reading" is
+multi-hop questions and small models), falling back to the one call. "Reading" is
 the linker's word for a question; the answer step *writes*.
 """
 
-from ark.answer._conversation import (
-    ANSWER_TURN,
-    Conversation,
-    conversation_of,
-    trajectory_conversation,
-    write_answer_in_conversation,
-)
 from ark.answer._pipeline import (
     ANSWER_EDGES,
     ANSWER_NODES,
@@ -36,7 +26,7 @@ from ark.answer._pipeline import (
     record_answer,
     write_from_basis,
 )
-from ark.answer._steps import write_answer_in_steps
+from ark.answer._steps import DEFAULT_WRITER, WRITERS, write_answer_in_steps, writer_named
 from ark.answer._support import check_citations, recited_note, unsupported_terms
 from ark.answer._write import (
     ANSWER_SCHEMA,
@@ -52,14 +42,12 @@ from ark.answer._write import (
     write_answer,
     write_answer_sync,
 )
-from ark.answer._writers import DEFAULT_WRITER, WRITERS, writer_named
 
 __all__ = [
     "ANSWER_EDGES",
     "ANSWER_NODES",
     "ANSWER_PASSAGES",
     "ANSWER_SCHEMA",
-    "ANSWER_TURN",
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_NODE_CHARS",
     "DEFAULT_WRITER",
@@ -70,7 +58,6 @@ __all__ = [
     "Answer",
     "AnswerStatus",
     "AnsweredRetrieval",
-    "Conversation",
     "Edge",
     "aanswer_question",
     "answer_nodes",
@@ -78,14 +65,11 @@ __all__ = [
     "answer_question",
     "answer_retrieval",
     "check_citations",
-    "conversation_of",
     "path_edges",
     "recited_note",
     "record_answer",
-    "trajectory_conversation",
     "unsupported_terms",
     "write_answer",
-    "write_answer_in_conversation",
     "write_answer_in_steps",
     "write_answer_sync",
     "write_from_basis",

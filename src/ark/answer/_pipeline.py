@@ -27,9 +27,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ark.answer._conversation import READS_CONVERSATION, conversation_of
+from ark.answer._steps import DEFAULT_WRITER, writer_named
 from ark.answer._write import Answer, Edge, write_answer
-from ark.answer._writers import DEFAULT_WRITER, writer_named
 from ark.cost import PriceTable
 from ark.graph import MENTIONS, Graph
 from ark.index import Index
@@ -161,8 +160,6 @@ async def answer_retrieval(
         return AnsweredRetrieval(result, answer, wall, recorded=True)
     nodes = answer_nodes(result, max_nodes, max_passages)
     edges = path_edges(result, nodes)
-    if write in READS_CONVERSATION:
-        options["conversation"] = conversation_of(result, index)
     answer = await write(llm, result.question, index, nodes, edges=edges, **options)
     wall = round(result.wall_s + time.perf_counter() - started, 4)
     return AnsweredRetrieval(result, answer, wall)

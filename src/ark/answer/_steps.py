@@ -302,3 +302,20 @@ async def write_answer_in_steps(
         steps=steps,
     )
     return checked(answer, question, index_or_graph)
+
+
+#: The answer writers by name: ``one`` (one call over every node) and ``steps``
+#: (:func:`write_answer_in_steps`). Both take the same arguments.
+WRITERS = {"one": write_answer, "steps": write_answer_in_steps}
+
+#: The writer ``ark.answer.answer_question``, ``ark ask --answer`` and ``ark eval
+#: --answer`` use unless told: in steps (why: docs/decisions/answer-and-tools.md).
+DEFAULT_WRITER = "steps"
+
+
+def writer_named(name: str) -> Any:
+    """The answer writer called ``name`` (see :data:`WRITERS`)."""
+    try:
+        return WRITERS[name]
+    except KeyError:
+        raise ArkError(f"unknown answer writer {name!r}; use {' or '.join(WRITERS)}") from None

@@ -34,7 +34,7 @@ from ark.answer._support import check_citations
 from ark.errors import ArkError
 from ark.graph import Graph
 from ark.index import Index
-from ark.llm import ChatModel, Completion, LLMError, Message
+from ark.llm import ChatModel, LLMError, Message
 from ark.strategies import Edge  # (head, relation, tail): a strategy records them too
 
 __all__ = [
@@ -321,21 +321,7 @@ async def write_answer(
     except LLMError as exc:
         reason = f"the model failed: {exc}"
         return Answer("", [], False, "model_error", reason, model=_name(model), **seen)
-    return read_reply(completion, question, index_or_graph, ev.citable, seen)
-
-
-def read_reply(
-    completion: Completion,
-    question: str,
-    index_or_graph: Index | Graph,
-    citable: set[int],
-    seen: dict[str, Any],
-) -> Answer:
-    """The :class:`Answer` an :data:`ANSWER_SCHEMA` reply gives: its citations kept
-    among ``citable``, its claim checked against the cited nodes' text; ``seen``: what
-    the model was shown (:class:`Answer`'s fields). Every writer whose reply is that
-    JSON reads it here, so a reply means the same whoever asked for it."""
-    call: dict[str, Any] = {
+    call = {
         "model": completion.model,
         "prompt_tokens": completion.usage.prompt_tokens,
         "completion_tokens": completion.usage.completion_tokens,
@@ -346,7 +332,7 @@ def read_reply(
     if problem is not None:
         return Answer("", [], False, "bad_reply", problem, **seen, **call)
     assert isinstance(data, dict)
-    citations, dropped = _citations(data.get("citations"), citable)
+    citations, dropped = _citations(data.get("citations"), ev.citable)
     text = data["answer"].strip()
     over = max(0, len(text) - MAX_ANSWER_CHARS)
     text = cut_text(text, MAX_ANSWER_CHARS)

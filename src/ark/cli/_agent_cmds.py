@@ -416,10 +416,8 @@ WriterOpt = Annotated[
         "--writer",
         help="How --answer writes: in lookups of one fact each, the question split "
         "first (steps, the default; a question of one fact falls back to one call), "
-        "one call over everything retrieved (one), or one more turn of the agent's "
-        "own conversation, whose tool results the model has read (conversation; one "
-        "agent, else in steps). GraphSearch's own answer is written in one call from "
-        "its workflow's evidence.",
+        "or one call over everything retrieved (one). GraphSearch's own answer is "
+        "written in one call from its workflow's evidence.",
     ),
 ]
 #: ``--reader``, the writer's name before it was called the writer (hidden; "reading"

@@ -144,8 +144,7 @@ def eval_cmd(
         typer.Option(
             "--writer",
             help="How --answer writes: in lookups of one fact each (steps, the "
-            "default), one call (one), or one more turn of the agent's conversation "
-            "(conversation), as `ark ask --writer`.",
+            "default), or one call (one), as `ark ask --writer`.",
         ),
     ] = DEFAULT_WRITER,
     reader: ReaderAliasOpt = None,

@@ -140,10 +140,8 @@ class OpenAIChatModel:
             "messages": clean([to_openai(m) for m in messages]),
             "temperature": temperature,
         }
-        if tools:
+        if tools and response_schema is None:
             payload["tools"] = list(tools)
-            if response_schema is not None:  # shown as the conversation offered them
-                payload["tool_choice"] = "none"
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
         if seed is not None:

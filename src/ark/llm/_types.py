@@ -150,10 +150,8 @@ class ChatModel(Protocol):
 
     ``response_schema`` (optional, a JSON schema) asks for one JSON value instead of
     tool calls: a local model decodes it under a grammar made from the schema, a
-    server gets JSON mode; the parsed value is ``Completion.data``. Tools passed with
-    it are shown, never called: the prompt is the conversation that offered them, so
-    a prefix cache keeps it, and the reply is the schema's JSON (the answer step
-    writes at the end of an agent's conversation this way).
+    server gets JSON mode; the parsed value is ``Completion.data``. Callers that pass
+    it pass no tools.
 
     A backend whose decoding can write only some of the tools it offers says so with
     a true ``restricts_tools`` attribute and accepts ``allowed_tools=NAMES``: the

@@ -198,13 +198,14 @@ class LocalBatchedChatModel(LocalChatModel):
         allowed_tools: Sequence[str] | None = None,
         prediction: Any = None,  # decoded without drafts here: nothing to predict for
     ) -> Completion:
-        prompt = self.tokenize_prompt(messages, tools)  # under a schema: shown, never written
+        if response_schema is not None:
+            tools = ()
+        prompt = self.tokenize_prompt(messages, tools)
         if len(prompt) >= self.n_ctx:
             raise LLMError(
                 f"local model failed: the prompt has {len(prompt)} tokens, the context {self.n_ctx}"
             )
-        written = () if response_schema is not None else allowed(tools, allowed_tools)
-        grammar = self._grammar_for(written, response_schema)
+        grammar = self._grammar_for(allowed(tools, allowed_tools), response_schema)
         for _ in range(self.max_retries + 1):
             request = _Request(
                 prompt, grammar, temperature, max_tokens or 512, seed, self.request_timeout

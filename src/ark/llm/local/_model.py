@@ -431,10 +431,11 @@ class LocalChatModel:
         allowed_tools: Sequence[str] | None = None,
         prediction: ToolCall | None = None,
     ) -> Completion:
+        if response_schema is not None:
+            tools = ()
         prompt = self.tokenize_prompt(messages, tools)
         self.check_context(prompt, messages, tools, max_tokens or 512)
-        # Under a schema the tools are shown, never written: the grammar is the schema's.
-        written = () if response_schema is not None else allowed(tools, allowed_tools)
+        written = allowed(tools, allowed_tools)
         expected = ""
         if prediction is not None and written and isinstance(prediction.arguments, dict):
             expected = predicted_text(written, prediction.name, prediction.arguments)

@@ -105,7 +105,7 @@ class LocalStatesChatModel(LocalChatModel):
         prediction: Any = None,
     ) -> Any:
         # The same tokens the parent sends: special tokens only from the template.
-        tokens = self.tokenize_prompt(messages, tools)
+        tokens = self.tokenize_prompt(messages, () if response_schema is not None else tools)
         with self._lock:
             restore_s = self.stats.restore_s
             self._restore(tokens)
