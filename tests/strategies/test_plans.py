@@ -191,6 +191,16 @@ def test_a_fit_is_stored_in_the_index_with_the_reading_it_was_made_for(fitted_in
     assert stale is None and "described again" in why
 
 
+@pytest.mark.slow
+def test_a_fit_made_by_another_version_of_the_reading_is_stale(fitted_index, monkeypatch):
+    import ark.reading
+
+    assert plan_model(open_index(fitted_index.path))[0] is not None
+    monkeypatch.setattr(ark.reading, "READING_VERSION", ark.reading.READING_VERSION + 1)
+    stale, why = plan_model(open_index(fitted_index.path))
+    assert stale is None and "another version of ARK's reading" in why
+
+
 def test_an_index_without_a_fit_runs_no_plan_and_says_why(movie_index):
     model, why = plan_model(movie_index)
     assert model is None and "ark index fit-plans" in why

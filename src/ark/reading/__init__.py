@@ -42,6 +42,7 @@ __all__ = [
     "BEAM",
     "CONFIDENT",
     "DEFAULT_COSTS",
+    "READING_VERSION",
     "Chain",
     "ChainCosts",
     "Encoder",
@@ -63,6 +64,12 @@ __all__ = [
     "read_question",
     "spot_entities",
 ]
+
+
+#: What the reading computes, numbered: a fit made on another number's readings (the
+#: plan confidence, ``ark index fit-plans``) is stale. Raised when a change alters how
+#: questions are read (2: the English rules of issue 64 removed).
+READING_VERSION = 2
 
 
 @dataclass(frozen=True)

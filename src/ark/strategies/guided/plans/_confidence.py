@@ -246,14 +246,17 @@ def calibration_error(
 
 
 def reading_digest(index: Index) -> str:
-    """What a fit is valid for: the described schema's words (its fits aside) and the
-    linking encoder; describing the index again makes a new reading, and an old fit
-    stale."""
+    """What a fit is valid for: the described schema's words (its fits aside), the
+    linking encoder and the reading's version (:data:`ark.reading.READING_VERSION`);
+    describing the index again, or another version of the reading, makes a new
+    reading, and an old fit stale."""
+    import ark.reading
     from ark.index import linking_encoder
 
     described = index.described.to_dict()
     described.pop("fits", None)
-    text = json.dumps([described, linking_encoder()], sort_keys=True, ensure_ascii=False)
+    parts = [described, linking_encoder(), ark.reading.READING_VERSION]
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -282,7 +285,7 @@ def _plan_model(index: Index) -> tuple[PlanModel | None, str]:
         return None, "the plan confidence was fitted by another ARK: ark index fit-plans"
     if model.info.get("reading") != reading_digest(index):
         return None, (
-            "the plan confidence was fitted before the schema was described again: "
-            "ark index fit-plans"
+            "the plan confidence was fitted for another reading (the schema described "
+            "again since, or another version of ARK's reading): ark index fit-plans"
         )
     return model, f"plan confidence fitted on {model.info.get('n', '?')} synthetic questions"
