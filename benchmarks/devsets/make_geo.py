@@ -63,7 +63,7 @@ SPLIT = "dev"
 # an entity of the database: (kind, name, state), the state "" but for a city
 Key = tuple[str, str, str]
 
-# the entity a column holds: (table, column) -> kind; a column not listed holds a number
+# the kind of entity a column holds, in whichever table; a column not listed holds a number
 ENTITY_COLUMNS = {
     "state_name": "state",
     "border": "state",
@@ -117,15 +117,15 @@ def facts(db: sqlite3.Connection) -> list[tuple[Key, str, Key]]:
         columns = [c[0].lower() for c in cursor.description]
         for row in cursor.fetchall():
             values = dict(zip(columns, row, strict=True))
-            head = entity(table, key, values)
+            head = entity(key, values)
             for column, value in values.items():
                 if column == key or value is None or value == "":
                     continue
-                out[(head, column, entity(table, column, values))] = None
+                out[(head, column, entity(column, values))] = None
     return list(out)
 
 
-def entity(table: str, column: str, values: dict[str, Any]) -> Key:
+def entity(column: str, values: dict[str, Any]) -> Key:
     """The entity a row's column holds: a city with its state (the row's, or the state's
     own for a capital), a number by its digits."""
     kind = ENTITY_COLUMNS.get(column)
