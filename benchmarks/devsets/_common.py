@@ -20,16 +20,26 @@ Triple = tuple[str, str, str]  # (head, relation, tail), as kb.tsv writes it
 
 
 def parse_args(
-    doc: str | None, *, mirror: Path, commit: str, out: Path, argv: list[str] | None
+    doc: str | None,
+    *,
+    mirror: Path,
+    commit: str,
+    out: Path,
+    argv: list[str] | None,
+    extra: Sequence[tuple[str, Path | str, str]] = (),
 ) -> argparse.Namespace:
     """``--source`` (a folder or a git directory; default the fetched ``mirror``),
-    ``--commit``, ``--out``, ``--n`` (questions, 300) and ``--seed`` (0)."""
+    ``--commit``, ``--out``, ``--n`` (questions, 300) and ``--seed`` (0); ``extra``
+    adds options of a script whose set reads a second repository (``(flag, default,
+    help)``, the option of the default's type)."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--source", type=Path, default=mirror)
     ap.add_argument("--commit", default=commit)
     ap.add_argument("--out", type=Path, default=out)
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
+    for flag, default, text in extra:
+        ap.add_argument(flag, type=type(default), default=default, help=text)
     return ap.parse_args(argv)
 
 
