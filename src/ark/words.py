@@ -203,18 +203,6 @@ def is_word(text: str) -> bool:
     return bool(getAllLemmas(text))
 
 
-@lru_cache(maxsize=65536)
-def parts_of_speech(word: str) -> frozenset[str]:
-    """The parts of speech lemminflect knows ``word`` under (``cites``: VERB; ``stars``:
-    NOUN and VERB; ``has``: AUX and VERB); empty without lemminflect or for a word it
-    does not know."""
-    try:
-        from lemminflect import getAllLemmas
-    except ImportError:
-        return frozenset()
-    return frozenset(getAllLemmas(word))
-
-
 def names_phrase(explained: int, total: int) -> bool:
     """Whether a question that has ``explained`` of a phrase's ``total`` content words
     (each by lemma, derivation or compound head) names the phrase: at least

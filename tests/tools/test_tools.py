@@ -207,3 +207,13 @@ def test_a_tie_across_the_cut_is_still_broken_by_name(tmp_path):
     for k in (1, 2, 3):
         hits = tools.search_in_graph("Tom Hanks", k=k).hits
         assert hits[0].name == "Tom Hanks" and len(hits) == k
+
+
+def test_a_call_is_written_as_name_json_pairs_and_unparsed_arguments_say_so():
+    from ark.tools import written_arguments
+
+    assert written_arguments({"node_index": [3, 7], "edge_type": "mentions"}) == (
+        'node_index=[3, 7], edge_type="mentions"'
+    )
+    assert written_arguments({"query": "Émile"}) == 'query="Émile"'  # not \u-escaped
+    assert written_arguments(None) == "<invalid arguments>"  # the CLI's and chat's line

@@ -48,12 +48,6 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("ARK_CACHE_DIR", Path.home() / ".cache" / "ark"))
 
 
-def _format_args(arguments: dict[str, Any] | None) -> str:
-    if arguments is None:
-        return "<invalid arguments>"
-    return written_arguments(arguments)
-
-
 def _events(
     show: Callable[[AgentEvent], None] | None, steps: StepLog | None
 ) -> Callable[[AgentEvent], None] | None:
@@ -105,7 +99,7 @@ def _live_printer(n_agents: int) -> Any:
         tag = f"[{color}]agent {event.agent + 1}[/]" if n_agents > 1 else "agent"
         mark = "" if event.ok else "[red]✗[/] "
         mark += "[dim](plan)[/] " if event.by == "plan" else ""
-        args = esc(clean_text(_format_args(event.arguments)))
+        args = esc(clean_text(written_arguments(event.arguments)))
         err_console.print(
             f"{tag} step {event.step + 1}: [bold]{esc(clean_text(event.tool))}[/]({args})"
             f" → {mark}{esc(clean_text(event.summary))}",

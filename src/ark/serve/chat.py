@@ -46,12 +46,6 @@ Type a question to retrieve its answer from the graph. Commands:
   /quit         leave (also Ctrl-D)"""
 
 
-def format_args(arguments: dict[str, Any] | None) -> str:
-    if arguments is None:
-        return "<invalid arguments>"
-    return written_arguments(arguments)
-
-
 class ChatSession:
     """The state of one chat: a retriever and every answer given so far."""
 
@@ -126,7 +120,7 @@ class ChatSession:
         mark = "" if event.ok else "[red]✗[/] "
         self.console.print(
             f"  {tag}step {event.step + 1}: [bold]{event.tool}[/]"
-            f"({escape(format_args(event.arguments))}) → {mark}{escape(event.summary)}",
+            f"({escape(written_arguments(event.arguments))}) → {mark}{escape(event.summary)}",
             soft_wrap=True,
         )
 
@@ -194,7 +188,7 @@ class ChatSession:
                     first = c.observation.splitlines()[0] if c.observation else ""
                     mark = "" if c.ok else f"✗ {c.error_code}: "
                     lines.append(
-                        f"  step {s.index + 1}: {c.name}({format_args(c.arguments)}) "
+                        f"  step {s.index + 1}: {c.name}({written_arguments(c.arguments)}) "
                         f"→ {mark}{first}"
                     )
                 if not s.tool_calls:
@@ -257,7 +251,7 @@ def _ints(value: object) -> list[int]:
 def _render_call(c: ToolCallRecord, node: int, g: Any) -> str:
     """A recorded call as ``/why`` shows it: the call, and how ``node`` came out of it
     (the relations it was reached by, or its rank among the search's hits)."""
-    text = f"{c.name}({format_args(c.arguments)})"
+    text = f"{c.name}({written_arguments(c.arguments)})"
     if node not in c.nodes:
         return text
     text += f" → [{node}] {g.name(node)}"

@@ -274,8 +274,11 @@ def tool_parameters() -> dict[str, tuple[frozenset[str], tuple[str, ...]]]:
     }
 
 
-def written_arguments(arguments: Mapping[str, Any]) -> str:
+def written_arguments(arguments: Mapping[str, Any] | None) -> str:
     """A call's arguments as ``name=value`` pairs, each value in JSON
     (``node_index=[3, 7], edge_type="mentions"``): how the CLI and chat show a call to a
-    person, and how the documents hints write a call for the model to copy."""
+    person, and how the documents hints write a call for the model to copy. None (the
+    model's arguments did not parse) is shown as ``<invalid arguments>``."""
+    if arguments is None:
+        return "<invalid arguments>"
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())

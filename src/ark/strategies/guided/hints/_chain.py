@@ -35,7 +35,7 @@ from ark.reading import (
 )
 from ark.session import Hint, Note, Part, SessionObserver
 from ark.strategies.guided.hints import _documents, _lines
-from ark.words import STOPWORDS
+from ark.words import STOPWORDS, tokens
 
 if TYPE_CHECKING:
     from ark.session import ToolSession
@@ -586,7 +586,7 @@ def _named_nodes(
         if t != passage_type and i not in named and _documents.named_in(question, name):
             named[i] = (i, name, t)
     nodes = list(named.values())
-    words = {i: " ".join(_documents.plain_name_words(n)) for i, n, _ in nodes}
+    words = {i: " ".join(tokens(n)) for i, n, _ in nodes}
     kept = [
         (i, n, t)
         for i, n, t in nodes

@@ -81,22 +81,16 @@ def has_passages(index: Index) -> bool:
     )
 
 
-def plain_name_words(text: str) -> list[str]:
-    """:func:`ark.words.tokens`: a possessive's ``s`` is a word of its own there
-    (*Love's* is ``love``, ``s``), in a name as in the question."""
-    return tokens(text)
-
-
 def named_in(question: str, name: str) -> bool:
     """Whether ``name`` is written in ``question`` as a name: its words in a row, and
     written with a capital or a digit (*the area*, *song*, *state* are nodes of such a
     graph too, but a question's common nouns do not name them)."""
     if not any(c.isupper() or c.isdigit() for c in name):
         return False
-    own = plain_name_words(name)
+    own = tokens(name)
     if not own or all(w in STOPWORDS for w in own):
         return False
-    words = plain_name_words(question)
+    words = tokens(question)
     n = len(own)
     return any(words[i : i + n] == own for i in range(len(words) - n + 1))
 
@@ -122,9 +116,9 @@ def query_words(question: str, names: Iterable[str]) -> str:
     """The question's content words that none of ``names`` has, in order, at most
     :data:`MAX_QUERY_WORDS`: what a neighborhood ``query`` ranks the passages by once
     the named node has chosen them."""
-    taken = {w for n in names for w in plain_name_words(n)}
+    taken = {w for n in names for w in tokens(n)}
     out: list[str] = []
-    for w in plain_name_words(question):
+    for w in tokens(question):
         if w not in STOPWORDS and w not in taken and w not in out and len(w) > 1:
             out.append(w)
     return " ".join(out[:MAX_QUERY_WORDS])
