@@ -2,7 +2,7 @@
 
     python benchmarks/bench_linking.py [--sets metaqa-1 ... wc-conj] [--limit 30]
         [--sample-seed 0] [--reader linker|paths] [--show wrong|all|none]
-        [--cost NAME=VALUE ...]
+        [--weight NAME=VALUE ...]
     python benchmarks/bench_linking.py --speed [--relations 10 20 50 100 200 500]
         [--phrases 5000] [--dense auto|off]
 
@@ -33,9 +33,11 @@ samples as ``bench_quality.py``:
   (spotting, linking, the chain search), median and 95th percentile, the first one
   aside.
 
-``--cost NAME=VALUE`` reads with other chain costs (:class:`ark.reading.ChainCosts`'s
-fields: ``hop``, ``silent``, ``names``, ``type``, ``end``, ``missing_use``, ``order``,
-``loose``, ``head``, ``function_word``), to sweep them.
+``--weight NAME=VALUE`` reads with other chain weights (:class:`ark.reading.ChainWeights`'s
+fields: one per feature of :data:`ark.reading.FEATURES` (``explained``, ``hops``,
+``missing_uses``, ``out_of_order``, ``silent``, ``types_missed``, ``end_unasked``,
+``not_asked_first``, ``unread``; a cost is a negative weight) and the thresholds
+``names`` and ``function_word``), to sweep them.
 
 ``--speed`` times one reading (spotting, linking, the chain search) per question on
 synthetic graphs of 10 to 500 relations named the way dumps name them
@@ -69,8 +71,8 @@ from ark.datasets import load_dataset, sample
 from ark.probes import named_relations, step_table
 from ark.reading import (
     BEAM,
-    DEFAULT_COSTS,
-    ChainCosts,
+    DEFAULT_WEIGHTS,
+    ChainWeights,
     linker_for,
     mediators,
     onward_relation,
@@ -218,7 +220,7 @@ class NamedNodes:
 
 
 def read_chain(  # type: ignore[no-untyped-def]
-    index, hopper: Hopper, question: str, reader: str, costs: ChainCosts = DEFAULT_COSTS
+    index, hopper: Hopper, question: str, reader: str, weights: ChainWeights = DEFAULT_WEIGHTS
 ):
     """What the hints act on: each relation of the chain with its uses (for a question
     naming several nodes, each node's best-scored relation, as the intersection's
@@ -253,7 +255,7 @@ def read_chain(  # type: ignore[no-untyped-def]
     if reader == "paths":
         from ark.reading import read_chain as chain_of
 
-        chain = chain_of(index, reading, question, costs)
+        chain = chain_of(index, reading, question, weights)
         if chain is not None:
             return chain.uses, anchors, (reading, chain)
     named = named_relations(reading.linking)
@@ -290,7 +292,7 @@ def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-a
     for q in queries:
         # CPU seconds: on a shared machine the wall clock counts the others' load.
         t = time.process_time()
-        read, anchors, reading = read_chain(index, hopper, q.text, args.reader, args.costs)
+        read, anchors, reading = read_chain(index, hopper, q.text, args.reader, args.weights)
         times.append(time.process_time() - t)
         gold = frozenset(q.gold)
         names = named_nodes(q.text, gold, hops.get(name, 3))
@@ -460,18 +462,18 @@ def speed(args: argparse.Namespace) -> None:
             )
 
 
-def parse_costs(pairs: Sequence[str]) -> ChainCosts:
-    """``NAME=VALUE`` pairs as chain costs (the defaults for the rest)."""
+def parse_weights(pairs: Sequence[str]) -> ChainWeights:
+    """``NAME=VALUE`` pairs as chain weights (the defaults for the rest)."""
     changes = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep:
-            raise SystemExit(f"--cost {pair!r}: write NAME=VALUE")
+            raise SystemExit(f"--weight {pair!r}: write NAME=VALUE")
         changes[name] = float(value)
     try:
-        return DEFAULT_COSTS.replace(**changes)
+        return DEFAULT_WEIGHTS.replace(**changes)
     except ValueError as exc:
-        raise SystemExit(f"--cost: {exc}") from None
+        raise SystemExit(f"--weight: {exc}") from None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -483,7 +485,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--index-cache", type=Path, default=Path(".bench"))
     p.add_argument("--reader", choices=["linker", "paths"], default="paths")
     p.add_argument("--show", choices=["wrong", "all", "none"], default="none")
-    p.add_argument("--cost", nargs="+", default=[], metavar="NAME=VALUE")
+    p.add_argument("--weight", nargs="+", default=[], metavar="NAME=VALUE")
     p.add_argument("--speed", action="store_true", help="time readings by schema size")
     p.add_argument("--relations", nargs="+", type=int, default=[10, 20, 50, 100, 200, 500])
     p.add_argument("--phrases", nargs="*", type=int, default=[5000])
@@ -493,7 +495,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.speed:
         speed(args)
         return
-    args.costs = parse_costs(args.cost)
+    args.weights = parse_weights(args.weight)
     started = time.perf_counter()
     rows = []
     for spec in args.sets:

@@ -1,4 +1,4 @@
-"""The chain search: its costs are one object, and a schema of a hundred relations
+"""The chain search: its weights are one object, and a schema of a hundred relations
 reads as fast as one of ten (a beam, not every path of three hops)."""
 
 import time
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ark.index import build_index
-from ark.reading import DEFAULT_COSTS, ChainCosts, read_chain, read_question
+from ark.reading import DEFAULT_WEIGHTS, FEATURES, ChainWeights, read_chain, read_question
 
 WORDS = ("place", "birth", "death", "cause", "spouse", "child", "parent", "team", "club")
 
@@ -28,23 +28,30 @@ def movie_index(tmp_path_factory):
     return build_index(root / "kb.txt", root / "idx")
 
 
-def test_costs_are_one_object_with_named_fields():
-    assert ChainCosts() == DEFAULT_COSTS
-    cheaper = DEFAULT_COSTS.replace(hop=0.05)
-    assert cheaper.hop == 0.05 and cheaper.silent == DEFAULT_COSTS.silent
-    with pytest.raises(ValueError, match="no chain cost named hopp"):
-        DEFAULT_COSTS.replace(hopp=1.0)
+def test_weights_are_one_object_with_a_field_per_feature():
+    assert ChainWeights() == DEFAULT_WEIGHTS
+    cheaper = DEFAULT_WEIGHTS.replace(hops=-0.05)
+    assert cheaper.hops == -0.05 and cheaper.silent == DEFAULT_WEIGHTS.silent
+    with pytest.raises(ValueError, match="no chain weight named hopp"):
+        DEFAULT_WEIGHTS.replace(hopp=1.0)
+    assert len(DEFAULT_WEIGHTS.vector()) == len(FEATURES)
+    moved = DEFAULT_WEIGHTS.with_vector(range(len(FEATURES)))
+    assert moved.vector().tolist() == list(range(len(FEATURES)))
+    assert moved.names == DEFAULT_WEIGHTS.names  # thresholds are no feature weights
 
 
 @pytest.mark.slow
-def test_the_reading_uses_the_costs_it_is_given(movie_index):
+def test_the_reading_uses_the_weights_it_is_given(movie_index):
     question = "who directed the films that Tom Hanks starred in"
     reading = read_question(movie_index, question)
     two = read_chain(movie_index, reading, question)
     assert [r for r, _ in two.steps] == ["starred_actors", "directed_by"]
     # Hops dearer than any word is worth: the one-hop path wins.
-    one = read_chain(movie_index, reading, question, DEFAULT_COSTS.replace(hop=5.0))
+    one = read_chain(movie_index, reading, question, DEFAULT_WEIGHTS.replace(hops=-5.0))
     assert len(one.steps) == 1
+    # The chain's score is its features weighted.
+    assert two.facts is not None
+    assert two.score == pytest.approx(DEFAULT_WEIGHTS.score(two.facts))
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ark.index import EncoderChoice, linking_encoder, shared_encoder
-from ark.reading._chains import BEAM, DEFAULT_COSTS, Chain, ChainCosts, read_chains
+from ark.reading._chains import (
+    BEAM,
+    DEFAULT_WEIGHTS,
+    FEATURES,
+    Chain,
+    ChainWeights,
+    PathFacts,
+    path_features,
+    read_chains,
+)
 from ark.reading._entities import EntityMention, spot_entities
 from ark.reading._linker import (
     CONFIDENT,
@@ -41,16 +50,18 @@ if TYPE_CHECKING:
 __all__ = [
     "BEAM",
     "CONFIDENT",
-    "DEFAULT_COSTS",
+    "DEFAULT_WEIGHTS",
+    "FEATURES",
     "READING_VERSION",
     "Chain",
-    "ChainCosts",
+    "ChainWeights",
     "Encoder",
     "EntityMention",
     "Link",
     "Linking",
     "Mediators",
     "Mention",
+    "PathFacts",
     "Reading",
     "RelationLinker",
     "entity_positions",
@@ -58,6 +69,7 @@ __all__ = [
     "linker_for",
     "mediators",
     "onward_relation",
+    "path_features",
     "read_chain",
     "read_chain_and_rival",
     "read_chains",
@@ -119,14 +131,14 @@ def read_chain(
     index: Index,
     reading: Reading,
     question: str,
-    costs: ChainCosts = DEFAULT_COSTS,
+    weights: ChainWeights = DEFAULT_WEIGHTS,
     encoder: EncoderChoice = "auto",
 ) -> Chain | None:
     """The best chain for a question naming exactly one node (several: an
     intersection, read by the hints from each node's own relation; none: nothing to
-    start from), or None; ``costs``: what the chain scorer charges; ``encoder``: as
+    start from), or None; ``weights``: the chain scorer's; ``encoder``: as
     :func:`read_question`'s."""
-    return read_chain_and_rival(index, reading, question, costs, encoder)[0]
+    return read_chain_and_rival(index, reading, question, weights, encoder)[0]
 
 
 #: How far down the ranked chains :func:`read_chain_and_rival` looks for the rival.
@@ -137,7 +149,7 @@ def read_chain_and_rival(
     index: Index,
     reading: Reading,
     question: str,
-    costs: ChainCosts = DEFAULT_COSTS,
+    weights: ChainWeights = DEFAULT_WEIGHTS,
     encoder: EncoderChoice = "auto",
 ) -> tuple[Chain | None, Chain | None]:
     """:func:`read_chain`'s chain and its rival: the best chain below it that reaches
@@ -156,7 +168,7 @@ def read_chain_and_rival(
         reading.linking.types,
         anchor_span=(reading.entities[0].start, reading.entities[0].end),
         limit=RIVAL_DEPTH,
-        costs=costs,
+        weights=weights,
     )
     if not chains:
         return None, None

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,61 +76,150 @@ EXTEND = 24
 
 
 @dataclass(frozen=True)
-class ChainCosts:
-    """What the chain scorer charges, in one object (as bm25s takes ``k1, b``): a
-    path's score is the scores of the words it explains less these costs. The
-    defaults were chosen on the dev samples (``bench_linking.py --cost NAME=VALUE``
-    reads with others; ``docs/decisions/reading.md``)."""
+class PathFacts:
+    """What a path of the chain search is scored on: the words it explains and what
+    it leaves, counted, before any weight is put on them."""
 
-    #: What a hop costs (two paths that explain the same words: the shorter wins).
-    hop: float = 0.15
-    #: What a relation no word of the question names costs.
-    silent: float = 0.6
+    #: The scores of the words its relations explain, summed.
+    explained: float
+    #: Its hops, a hop into a mediator and the hop out counting as one.
+    hops: int
+    #: Mentions of a relation by its own label beyond the path's uses of it (*films
+    #: directed by the director of X* names directed_by twice).
+    missing_uses: int
+    #: Whether its first relation is not the one named nearest the node (*the films
+    #: starred by X were directed by whom* starts with starred_actors).
+    out_of_order: bool
+    #: Its relations no word of the question names.
+    silent: int
+    #: Node types the question names (*which movies*) it never reaches (the node it
+    #: starts from aside).
+    types_missed: int
+    #: Whether it ends at a type the question does not name, when it names some (a
+    #: type named may be a step on the way: *who directed the films starring X*).
+    end_unasked: bool
+    #: Whether it does not end at the object of the relation the question names first,
+    #: before its node, when it names no node type (*which club has a player from X*).
+    not_asked_first: bool
+    #: Content words it leaves unexplained (going out along a relation and straight
+    #: back explains the word before its name: the films that *share* X's director).
+    unread: int
+
+
+def _explained(f: PathFacts) -> float:
+    return f.explained
+
+
+def _hops(f: PathFacts) -> float:
+    return float(f.hops)
+
+
+def _missing_uses(f: PathFacts) -> float:
+    return float(f.missing_uses)
+
+
+def _out_of_order(f: PathFacts) -> float:
+    return float(f.out_of_order)
+
+
+def _silent(f: PathFacts) -> float:
+    return float(f.silent)
+
+
+def _types_missed(f: PathFacts) -> float:
+    return float(f.types_missed)
+
+
+def _end_unasked(f: PathFacts) -> float:
+    return float(f.end_unasked)
+
+
+def _not_asked_first(f: PathFacts) -> float:
+    return float(f.not_asked_first)
+
+
+def _unread(f: PathFacts) -> float:
+    return float(f.unread)
+
+
+#: The chain scorer's features by name, each a pure function of a path's facts; a
+#: path's score is their sum weighted by :class:`ChainWeights` (in this order).
+FEATURES: dict[str, Callable[[PathFacts], float]] = {
+    "explained": _explained,
+    "hops": _hops,
+    "missing_uses": _missing_uses,
+    "out_of_order": _out_of_order,
+    "silent": _silent,
+    "types_missed": _types_missed,
+    "end_unasked": _end_unasked,
+    "not_asked_first": _not_asked_first,
+    "unread": _unread,
+}
+
+
+def path_features(facts: PathFacts) -> np.ndarray:
+    """The features of ``facts`` as a vector, in :data:`FEATURES`' order."""
+    return np.array([fn(facts) for fn in FEATURES.values()], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class ChainWeights:
+    """The chain scorer's weights, one per feature of :data:`FEATURES` (as bm25s
+    takes ``k1, b``), and the two thresholds of the word scores. The defaults were
+    chosen on the dev samples (``bench_linking.py --weight NAME=VALUE`` reads with
+    others; ``docs/decisions/reading.md``); ``ark index fit-plans`` fits the weights
+    to the user's graph (:func:`chain_weights`)."""
+
+    #: Per unit of the words explained.
+    explained: float = 1.0
+    #: Per hop (two paths that explain the same words: the shorter wins).
+    hops: float = -0.15
+    #: Per mention of a relation the path does not use.
+    missing_uses: float = -0.5
+    #: For a first relation that is not the one named nearest the node.
+    out_of_order: float = -0.2
+    #: Per relation no word of the question names.
+    silent: float = -0.6
+    #: Per node type the question names that the path never reaches.
+    types_missed: float = -1.0
+    #: For ending at a type the question does not name (less than a hop: the type
+    #: named may be a step on the way).
+    end_unasked: float = -0.1
+    #: For not ending at the object of the relation the question names first.
+    not_asked_first: float = -0.3
+    #: Per content word left unexplained: the words a question says are there to be
+    #: read.
+    unread: float = -0.15
     #: A word counts as naming a relation at this score (below: as explaining nothing).
     names: float = 0.3
-    #: What a node type the question names (*which movies*) costs when the path never
-    #: reaches it (the node it starts from aside).
-    type: float = 1.0
-    #: What ending at a type the question does not name costs, when it names some:
-    #: less than a hop, as the type named may be a step on the way (*who directed the
-    #: films starring X*).
-    end: float = 0.1
-    #: What each mention of a relation the path does not use costs (*films directed by
-    #: the director of X* names directed_by twice).
-    missing_use: float = 0.5
-    #: What a path costs whose first relation is not the one named nearest the node
-    #: (*the films starred by X were directed by whom* starts with starred_actors).
-    order: float = 0.2
-    #: What each content word the path leaves unexplained costs: the words a question
-    #: says are there to be read. A path that goes out from the node along a relation
-    #: and straight back explains the word just before the relation's name (the films
-    #: that *share* X's director, whose directors *also* directed X): such a word is
-    #: how a question says it.
-    loose: float = 0.15
-    #: What a path costs that does not end at the object of the relation the question
-    #: names first, before its node (*which club has a player from X*, *who co-starred
-    #: with X*, *the director of X*), when it names no node type: an English question
-    #: puts what it asks for first.
-    head: float = 0.3
     #: A function word counts when the encoder ties it to a relation at least this
     #: strongly (rescaled as the linker rescales): *where* -> country, not *of* ->
     #: anything.
     function_word: float = 0.5
 
-    def replace(self, **changes: float) -> ChainCosts:
-        """These costs with ``changes`` (unknown names are an error)."""
+    def vector(self) -> np.ndarray:
+        """The weights in :data:`FEATURES`' order."""
+        return np.array([getattr(self, n) for n in FEATURES], dtype=np.float64)
+
+    def with_vector(self, values: Sequence[float]) -> ChainWeights:
+        """These weights with the feature weights ``values`` (thresholds kept)."""
+        return dataclasses.replace(self, **dict(zip(FEATURES, map(float, values), strict=True)))
+
+    def replace(self, **changes: float) -> ChainWeights:
+        """These weights with ``changes`` (unknown names are an error)."""
         unknown = set(changes) - set(self.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"no chain cost named {', '.join(sorted(unknown))}")
+            raise ValueError(f"no chain weight named {', '.join(sorted(unknown))}")
         return dataclasses.replace(self, **changes)
 
+    def score(self, facts: PathFacts) -> float:
+        """The weighted sum of ``facts``' features."""
+        return float(self.vector() @ path_features(facts))
 
-#: The costs read_chains uses unless given others.
-DEFAULT_COSTS = ChainCosts()
-#: The defaults by their former names.
-HOP_COST = DEFAULT_COSTS.hop
-SILENT_COST = DEFAULT_COSTS.silent
-NAMES = DEFAULT_COSTS.names
+
+#: The weights read_chains uses unless given others.
+DEFAULT_WEIGHTS = ChainWeights()
+
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")
 
@@ -152,6 +241,8 @@ class Chain:
     #: rival read as the other choice (:func:`ark.reading.read_chain_and_rival`), the
     #: best chain's score, above its own.
     runner_up: float | None = field(default=None, compare=False)
+    #: What the scorer read of the path (None for a chain made otherwise).
+    facts: PathFacts | None = field(default=None, compare=False)
 
     @property
     def relations(self) -> list[str]:
@@ -278,7 +369,7 @@ def word_scores(
     words: Sequence[str],
     masked: set[int],
     typed: set[int] = frozenset(),
-    function_word: float = DEFAULT_COSTS.function_word,
+    function_word: float = DEFAULT_WEIGHTS.function_word,
     alone: np.ndarray | None = None,
 ) -> tuple[list[str], np.ndarray, np.ndarray, list[int]]:
     """(relations, scores[position, relation], lexical[position, relation], positions
@@ -441,8 +532,8 @@ def read_chains(
     anchor_span: tuple[int, int] | None = None,
     mentions: Mapping[str, int] | None = None,
     max_hops: int = MAX_HOPS,
-    limit: int = 5,
-    costs: ChainCosts = DEFAULT_COSTS,
+    limit: int | None = 5,
+    weights: ChainWeights = DEFAULT_WEIGHTS,
     beam: int = BEAM,
 ) -> list[Chain]:
     """The best ``limit`` chains from ``anchor`` for a question of ``words`` (positions
@@ -450,9 +541,11 @@ def read_chains(
     word positions naming them (a type word need not be explained by a relation);
     ``anchor_span``: the word positions ``start:end`` of the anchor's name;
     ``mentions``: how many separate times the question names each relation (by
-    default :func:`label_mentions`); ``costs``: what the scorer charges; ``beam``: the
-    partial paths kept at each depth (the best by :func:`score`'s outlook)."""
-    c = costs
+    default :func:`label_mentions`); ``limit``: None for every path the search scored;
+    ``weights``: the scorer's (:class:`ChainWeights`); ``beam``: the partial paths kept
+    at each depth (the best by :func:`score`'s outlook)."""
+    c = weights
+    vector = weights.vector()
     table = step_table(index, linker)
     type_words = {i for _, at in types for i in at}
     unshared = np.zeros((len(words), len(linker.phrases)))
@@ -611,23 +704,24 @@ def read_chains(
             at.sort()
         return total, explains, loose
 
-    def score(path: tuple[int, ...]) -> tuple[float, float, dict[str, list[int]], list[int]]:
-        """(score, outlook, words per relation, words unread) of ``path``; the outlook
-        ranks it as a prefix: its last relation's silence and the costs of where it
-        ends are not held against it, nor words that a later hop may yet explain."""
+    def facts(
+        path: tuple[int, ...],
+    ) -> tuple[PathFacts, PathFacts, dict[str, list[int]], list[int]]:
+        """(facts, outlook facts, words per relation, words unread) of ``path``; the
+        outlook ranks it as a prefix: its last relation's silence and where it ends
+        are not held against it, nor words that a later hop may yet explain."""
         rels = list(dict.fromkeys(table.steps[s][0] for s in path))
         uses = Counter(table.steps[s][0] for s in path)
         total, explains, loose = explain(rels, uses, path)
         # A hop into a mediator and the hop out of it state one fact: one hop, named
         # when either relation is (Freebase-style names split the fact between them).
         through = [k for k in range(len(path) - 1) if into[path[k]]] if has_mediators else []
-        cost = c.hop * (len(path) - len(through))
-        cost += c.missing_use * sum(max(0, m - uses[r]) for r, m in mentions.items())
+        missing = sum(max(0, m - uses[r]) for r, m in mentions.items())
+        out_of_order = False
         if anchor_span is not None:
             near = {r: min(distance(i) for i in at) for r, at in explains.items() if at}
             first = table.steps[path[0]][0]
-            if near and first in near and near[first] > min(near.values()):
-                cost += c.order
+            out_of_order = bool(near and first in near and near[first] > min(near.values()))
         # A relation that explains no word better than the path's others do is silent:
         # the question does not name it (a detour, or a relation added for one word
         # another relation of the path explains as well).
@@ -640,19 +734,17 @@ def read_chains(
                 if explains[table.steps[path[k]][0]] or explains[table.steps[path[k + 1]][0]]
             }
             silent = [r for r in silent if r not in spoken]
-        cost += c.silent * len(silent)
-        ending = 0.0
+        types_missed, end_unasked = 0, False
         if typed:
             reached = {table.end_type[s] for s in path}
-            ending += c.type * len(wanted_types - reached)
-            ending += c.end * (table.end_type[path[-1]] not in wanted_types)
+            types_missed = len(wanted_types - reached)
+            end_unasked = table.end_type[path[-1]] not in wanted_types
         # Past a mediator, the fact the last two hops state ends where the path does.
         ends = {table.steps[path[-1]]}
         if len(path) > 1 and has_mediators and into[path[-2]]:
             ends.add(table.steps[path[-2]])
         # What the question asks for first is the relation's object.
-        if head is not None and (head, "out") not in ends:
-            ending += c.head
+        not_asked_first = head is not None and (head, "out") not in ends
         # Out along a relation from the node and straight back (X's co-stars, the films
         # that share X's director) is what a modifier of the relation's name can say.
         back: set[str] = set()
@@ -665,19 +757,49 @@ def read_chains(
             for i in excuse_repeats(loose, explains, back)
             if words[i] not in STOPWORDS and i not in type_words
         ]
-        final = total - cost - ending - c.loose * len(unread)
-        last = table.steps[path[-1]][0]
-        outlook = (
-            total
-            - cost
-            + c.silent * (last in silent)
-            - c.loose * sum(i not in nameable for i in unread)
+        hops = len(path) - len(through)
+        whole = PathFacts(
+            total,
+            hops,
+            missing,
+            out_of_order,
+            len(silent),
+            types_missed,
+            end_unasked,
+            not_asked_first,
+            len(unread),
         )
-        return final, outlook, explains, unread
+        last = table.steps[path[-1]][0]
+        outlook = PathFacts(
+            total,
+            hops,
+            missing,
+            out_of_order,
+            len(silent) - (last in silent),
+            0,
+            False,
+            False,
+            sum(i not in nameable for i in unread),
+        )
+        return whole, outlook, explains, unread
 
-    found: list[tuple[float, tuple[int, ...], dict[str, list[int]], list[int]]] = []
+    def score(
+        path: tuple[int, ...],
+    ) -> tuple[float, float, PathFacts, dict[str, list[int]], list[int]]:
+        """(score, outlook, facts, words per relation, words unread) of ``path``."""
+        whole, outlook, explains, unread = facts(path)
+        return (
+            float(vector @ path_features(whole)),
+            float(vector @ path_features(outlook)),
+            whole,
+            explains,
+            unread,
+        )
+
+    Found = tuple[float, tuple[int, ...], PathFacts, dict[str, list[int]], list[int]]
+    found: list[Found] = []
     # Paths ending at a mediator: read only if no path ends elsewhere.
-    stopped: list[tuple[float, tuple[int, ...], dict[str, list[int]], list[int]]] = []
+    stopped: list[Found] = []
     frontier: list[tuple[int, ...]] = [(s,) for s in table.first_steps(anchor)]
     # The nodes each partial path reached from the anchor (absent: too many to follow).
     first = table.expand(np.array([anchor], dtype=np.int64)) or {}
@@ -688,11 +810,11 @@ def read_chains(
     for depth in range(1, deepest + 1):
         ranked = []
         for path in frontier:
-            total, outlook, explains, loose = score(path)
+            total, outlook, whole, explains, loose = score(path)
             if has_mediators and into[path[-1]]:
-                stopped.append((total, path, explains, loose))
+                stopped.append((total, path, whole, explains, loose))
             else:
-                found.append((total, path, explains, loose))
+                found.append((total, path, whole, explains, loose))
             ranked.append((outlook, total, path))
         if depth == deepest:
             break
@@ -731,9 +853,11 @@ def read_chains(
                 frontier += [(*path, b) for b in sorted(bridges)]
     found = found or stopped
     found.sort(key=lambda f: (-f[0], len(f[1]), f[1]))
+    if limit is None:
+        limit = len(found)
     rivals = runner_ups([f[0] for f in found], [reached.get(f[1]) for f in found], limit)
     out = []
-    for rank, (total, path, explains, loose) in enumerate(found[:limit]):
+    for rank, (total, path, whole, explains, loose) in enumerate(found[:limit]):
         out.append(
             Chain(
                 anchor,
@@ -742,6 +866,7 @@ def read_chains(
                 tuple((r, tuple(at)) for r, at in explains.items()),
                 tuple(words[i] for i in loose),
                 runner_up=rivals[rank],
+                facts=whole,
             )
         )
     return out
