@@ -9,6 +9,12 @@ user's graph on questions synthesised from that graph's own walks (no question s
 :func:`ark.distill.fit_plans`), and stored in the index's described schema with what
 they were fitted on; a plan whose index has no fit, or a fit made before the schema
 was described again, never runs by itself (:func:`plan_model` says why).
+
+A feature is one the synthetic questions show as real questions do. The words a
+question leaves unread and the hops it leaves unnamed are not: a walk is put in words
+hop by hop with nothing else, so in the walks they mark only the reading's own
+failures, while a person's question has them when its plan is right
+(``docs/decisions/plan-threshold.md``).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ if TYPE_CHECKING:
 
 #: The confidence at which ``ark-guided`` runs a plan without the model
 #: (``--plan-threshold``).
-DEFAULT_THRESHOLD = 0.6
+DEFAULT_THRESHOLD = 0.5
 
 
 def threshold_setting(value: float) -> float | None:
@@ -44,7 +50,7 @@ DEFAULT_WALKS = 300
 #: The key of the fit in the described schema's ``fits``.
 FIT_KEY = "plan_confidence"
 #: The fit's format.
-FIT_VERSION = 2
+FIT_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -62,10 +68,6 @@ def _hops(f: PlanFacts) -> float:
     return float(len(chain.steps)) if chain is not None else float(len(f.hints.relations))
 
 
-def _unexplained(f: PlanFacts) -> float:
-    return float(len(f.hints.unaccounted))
-
-
 def _score(f: PlanFacts) -> float:
     chain = f.hints.chain
     return float(chain.score) if chain is not None else 0.0
@@ -81,10 +83,6 @@ def _answers(f: PlanFacts) -> float:
 
 def _margin(f: PlanFacts) -> float:
     return min(f.margin, 2.0)
-
-
-def _unnamed(f: PlanFacts) -> float:
-    return float(len(f.hints.unnamed))
 
 
 def _unused(f: PlanFacts) -> float:
@@ -121,8 +119,6 @@ def _asked_type(f: PlanFacts) -> float:
 #: this order (a fit names its features, so a fit over other ones is refused).
 FEATURES: dict[str, Callable[[PlanFacts], float]] = {
     "hops": _hops,
-    "unexplained": _unexplained,
-    "unnamed": _unnamed,
     "score": _score,
     "margin": _margin,
     "intersection": _intersection,
