@@ -29,7 +29,6 @@ from ark.reading._chains import (
     ChainWeights,
     PathFacts,
     path_features,
-    read_chains,
 )
 from ark.reading._entities import EntityMention, spot_entities
 from ark.reading._linker import (
@@ -42,6 +41,7 @@ from ark.reading._linker import (
     entity_positions,
 )
 from ark.reading._mediators import Mediators, identifier_name, mediators, onward_relation
+from ark.reading._search import read_chains
 from ark.words import tokens
 
 if TYPE_CHECKING:
