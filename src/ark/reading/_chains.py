@@ -35,11 +35,16 @@ node instead, each scored by how well its relations account for the question's w
 
 The best path gives the relations in order with their number of uses; the words no
 relation of it explains are what the hints must not pretend are answered.
+
+This module holds what a path is scored on (:class:`PathFacts`, :data:`FEATURES`,
+:class:`ChainWeights`), the step table and the word scores; the search itself is
+:mod:`ark.reading._search`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -105,60 +110,17 @@ class PathFacts:
     unread: int
 
 
-def _explained(f: PathFacts) -> float:
-    return f.explained
-
-
-def _hops(f: PathFacts) -> float:
-    return float(f.hops)
-
-
-def _missing_uses(f: PathFacts) -> float:
-    return float(f.missing_uses)
-
-
-def _out_of_order(f: PathFacts) -> float:
-    return float(f.out_of_order)
-
-
-def _silent(f: PathFacts) -> float:
-    return float(f.silent)
-
-
-def _types_missed(f: PathFacts) -> float:
-    return float(f.types_missed)
-
-
-def _end_unasked(f: PathFacts) -> float:
-    return float(f.end_unasked)
-
-
-def _not_asked_first(f: PathFacts) -> float:
-    return float(f.not_asked_first)
-
-
-def _unread(f: PathFacts) -> float:
-    return float(f.unread)
-
-
-#: The chain scorer's features by name, each a pure function of a path's facts; a
-#: path's score is their sum weighted by :class:`ChainWeights` (in this order).
+#: The chain scorer's features by name, each a pure function of a path's facts (here
+#: each fact as a number); a path's score is their sum weighted by
+#: :class:`ChainWeights` (in this order).
 FEATURES: dict[str, Callable[[PathFacts], float]] = {
-    "explained": _explained,
-    "hops": _hops,
-    "missing_uses": _missing_uses,
-    "out_of_order": _out_of_order,
-    "silent": _silent,
-    "types_missed": _types_missed,
-    "end_unasked": _end_unasked,
-    "not_asked_first": _not_asked_first,
-    "unread": _unread,
+    f.name: operator.attrgetter(f.name) for f in dataclasses.fields(PathFacts)
 }
 
 
 def path_features(facts: PathFacts) -> np.ndarray:
     """The features of ``facts`` as a vector, in :data:`FEATURES`' order."""
-    return np.array([fn(facts) for fn in FEATURES.values()], dtype=np.float64)
+    return np.array([float(fn(facts)) for fn in FEATURES.values()], dtype=np.float64)
 
 
 @dataclass(frozen=True)
