@@ -141,12 +141,7 @@ class ChainHints(SessionObserver):
         #: call it offers (:func:`ark.strategies.guided.plans.ready_call`).
         self.last_part: Part | None = None
 
-    @property
-    def last_line(self) -> str:
-        """The latest part as the model read it ("" for none)."""
-        return self.last_part.render() if self.last_part is not None else ""
-
-    # -- what the reading holds, for the plan's confidence (:mod:`ark.strategies.guided.plans`)
+    # -- what the reading holds (the plan's confidence reads some of it)
 
     @property
     def relations(self) -> list[_lines.Named]:
