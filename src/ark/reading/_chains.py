@@ -128,8 +128,8 @@ class ChainWeights:
     """The chain scorer's weights, one per feature of :data:`FEATURES` (as bm25s
     takes ``k1, b``), and the two thresholds of the word scores. The defaults were
     chosen on the dev samples (``bench_linking.py --weight NAME=VALUE`` reads with
-    others; ``docs/decisions/reading.md``); ``ark index fit-plans`` fits the weights
-    to the user's graph (:func:`chain_weights`)."""
+    others; ``docs/decisions/reading.md``, which also says why they are not fitted to
+    the user's graph yet)."""
 
     #: Per unit of the words explained.
     explained: float = 1.0
@@ -161,10 +161,6 @@ class ChainWeights:
     def vector(self) -> np.ndarray:
         """The weights in :data:`FEATURES`' order."""
         return np.array([getattr(self, n) for n in FEATURES], dtype=np.float64)
-
-    def with_vector(self, values: Sequence[float]) -> ChainWeights:
-        """These weights with the feature weights ``values`` (thresholds kept)."""
-        return dataclasses.replace(self, **dict(zip(FEATURES, map(float, values), strict=True)))
 
     def replace(self, **changes: float) -> ChainWeights:
         """These weights with ``changes`` (unknown names are an error)."""

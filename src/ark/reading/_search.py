@@ -330,7 +330,9 @@ class PathSearch:
         )
         return whole, outlook, explains, unread
 
-    def score(self, path: tuple[int, ...]) -> tuple[float, float, PathFacts, Any, list[int]]:
+    def score(
+        self, path: tuple[int, ...]
+    ) -> tuple[float, float, PathFacts, dict[str, list[int]], list[int]]:
         """(score, outlook, facts, words per relation, words unread) of ``path``."""
         whole, outlook, explains, unread = self.facts(path)
         return (
