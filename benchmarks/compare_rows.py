@@ -15,7 +15,8 @@ For rows whose folder holds the agents' ``trajectories.jsonl``, a second table s
 each question's seconds went: the agents' model calls, their tools, the answer step (the
 rest of the question's wall time), with the model calls and plan steps a question
 (steps ``by="plan"`` ran without the model), the prompt tokens the model evaluated and the
-tokens it generated, and the calls the session refused as repeats.
+tokens it generated, the calls the session refused as repeats, and the repeats
+not run because the model was asked again (``StepRecord.redrawn``).
 
 Why paired: on 50 MuSiQue questions a row's F1 moves by several points between two
 samplings of the same model (naive RAG gave 11.5 and 9.5 on the same 20 questions), so a
@@ -79,7 +80,7 @@ def time_split(path: Path, results: dict[str, dict], common: list[str]) -> list[
             t = json.loads(line)
             trajs.setdefault(str(t.get("query_id")), []).append(t)
     n = len(common)
-    model = plan = evaluated = generated = repeats = 0
+    model = plan = evaluated = generated = repeats = redrawn = 0
     model_s = tools_s = agents_s = 0.0
     for q in common:
         for t in trajs.get(q, []):
@@ -87,8 +88,9 @@ def time_split(path: Path, results: dict[str, dict], common: list[str]) -> list[
             for step in t.get("steps", []):
                 if step.get("by") == "plan":
                     plan += 1
-                else:
-                    model += 1
+                else:  # a step that redrew a repeat made two model calls
+                    model += 2 if step.get("redrawn") else 1
+                    redrawn += bool(step.get("redrawn"))
                     model_s += step.get("llm_latency_s") or 0
                 profile = step.get("profile") or {}
                 evaluated += profile.get("evaluated_tokens") or 0
@@ -107,6 +109,7 @@ def time_split(path: Path, results: dict[str, dict], common: list[str]) -> list[
         f"{evaluated / n:,.0f}",
         f"{generated / n:,.0f}",
         f"{repeats / n:.2f}",
+        f"{redrawn / n:.2f}",
     ]
 
 
@@ -162,9 +165,9 @@ def main() -> None:
         )
         print(
             "| row | s | model calls s | tools s | answer step s | model calls | plan steps "
-            "| evaluated | generated | refused repeats |"
+            "| evaluated | generated | refused repeats | repeats redrawn |"
         )
-        print("|---|" + "---:|" * 9)
+        print("|---|" + "---:|" * 10)
         for row, cells in splits.items():
             if cells is not None:
                 print(f"| {row} | " + " | ".join(cells) + " |")

@@ -119,7 +119,8 @@ def trajectory_cost(t: Trajectory, prices: PriceTable | None = None) -> dict[str
     completion = sum(s.completion_tokens for s in paid)
     price = prices.price(t.model) if prices is not None else None
     return {
-        "llm_calls": len(paid),
+        # a step that redrew a repeat made two calls (StepRecord.redrawn)
+        "llm_calls": len(paid) + sum(1 for s in paid if s.redrawn),
         "cache_hits": hits,
         "plan_steps": planned,
         "prompt_tokens": prompt,

@@ -58,6 +58,12 @@ where the model chose between the plan and its rival, also ``rival_confidence`` 
 choice's model call being the first step (``module: "choose_plan"``); where a plan
 that stopped part way handed the session to the model, ``handed_over``: how many of
 the first steps it ran.
+
+Added in minor 6: a step's ``redrawn``: the reply the step did not run because the
+session would have refused it as a repeat, and the model was asked again without the
+repeated tool (``ark-guided``, ``AgentConfig.redraw_repeats``):
+``{"tool_calls": [{"name", "arguments"}], "latency_s", "prompt_tokens",
+"completion_tokens"}``. The step's latency, tokens and profile are both calls'.
 """
 
 from __future__ import annotations
@@ -72,7 +78,7 @@ from ark._safe import dumps
 from ark.errors import ArkError
 
 SCHEMA_VERSION = 1
-SCHEMA_MINOR = 5
+SCHEMA_MINOR = 6
 StopReason = Literal["finish", "max_steps", "error"]
 
 
@@ -192,6 +198,7 @@ class StepRecord:
     cached: bool = False  # minor 2: the reply came from the LLM response cache (no model call)
     profile: dict[str, Any] | None = None  # minor 4: the call's tokens and seconds, by phase
     by: str | None = None  # minor 5: "plan" when the reading's plan ran the step (no model call)
+    redrawn: dict[str, Any] | None = None  # minor 6: a reply not run (a repeat), then asked again
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -1,7 +1,8 @@
-"""With the hints of ``ark-guided``, a last step that starts with an empty answer is
-offered only ``add_to_answer`` and ``finish``: its search would never be read, and a
-1.5B model ignored the "1 step left and your answer is empty" note in 15 of 15 MuSiQue
-runs that ended empty. The paper's loop offers every tool to the end, as before."""
+"""With the hints of ``ark-guided``, the last step (once a search has shown nodes) is
+offered only ``add_to_answer`` and ``finish``: its search would never be read (no step
+follows it), and a 1.5B model ignored the "1 step left and your answer is empty" note
+in 15 of 15 MuSiQue runs that ended empty. The paper's loop offers every tool to the
+end, as before."""
 
 from __future__ import annotations
 
@@ -71,12 +72,14 @@ def test_the_paper_loop_offers_every_tool_to_the_end(movie_index):
     assert traj.answer == []
 
 
-def test_an_answer_already_given_keeps_every_tool(movie_index):
+def test_an_answer_already_given_still_leaves_only_the_answer_tools(movie_index):
+    """A search on the last step is never read whether the answer is empty or not (in
+    50 MuSiQue questions 27 trajectories spent their last step on one)."""
     forrest = node(movie_index, "Forrest Gump")
     model = ToolAware(forrest, adds_at=1)
     traj = run(movie_index, model, hints=True)
-    assert model.offered == [ALL, ALL, ALL]
-    assert traj.answer == [forrest]
+    assert model.offered == [ALL, ALL, ["add_to_answer", "finish"]]
+    assert traj.answer == [forrest] and traj.steps[2].note == LAST_STEP_NOTE
 
 
 def test_a_backend_that_restricts_tools_keeps_the_prompt_and_restricts_the_reply(movie_index):

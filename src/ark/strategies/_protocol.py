@@ -45,6 +45,10 @@ class AgentConfig:
     #: finish is followed by ``finish`` without asking the model
     #: (:func:`ark.strategies.guided.plans.reading_finishes`); False: the model is asked.
     finish_when_read: bool = True
+    #: ``ark-guided``: a reply whose every call the session would refuse as a repeat is
+    #: not run; the model is asked again at the same prompt, the repeated tools not
+    #: allowed (``docs/decisions/engine-steps.md``); False: the refusal is the step.
+    redraw_repeats: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +60,7 @@ class AgentConfig:
             **({"prompt": self.prompt} if self.prompt != "full" else {}),
             **({"plan_threshold": self.plan_threshold} if self.plan_threshold is not None else {}),
             **({} if self.finish_when_read else {"finish_when_read": False}),
+            **({} if self.redraw_repeats else {"redraw_repeats": False}),
         }
 
 

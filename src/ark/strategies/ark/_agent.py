@@ -78,7 +78,7 @@ def steps_left_note(steps_left: int, *, answer_empty: bool = False) -> str:
 
 
 #: The note of a step offered only the answer tools (:meth:`Agent._step_tools`).
-LAST_STEP_NOTE = "last step with an empty answer: only add_to_answer and finish offered"
+LAST_STEP_NOTE = "last step: only add_to_answer and finish offered"
 
 NO_TOOL_CALL = (
     "You replied without calling a tool. Continue the search with search_in_graph or "
@@ -131,7 +131,7 @@ class Agent:
         self.agent_number = agent_number
         self.on_event = on_event
         self.specs = tool_specs(index.schema, self.config.tools, answer_tools=True)
-        #: The tools of a last step with an empty answer (:meth:`_step_tools`).
+        #: The tools of a last step (:meth:`_step_tools`).
         self.answer_specs = [s for s in self.specs if s["function"]["name"] in ANSWER_TOOLS]
         example = worked_example(index, self.config.tools) if self.options.example else None
         self.system = system_prompt(
@@ -178,15 +178,13 @@ class Agent:
         for step in range(first, cfg.max_steps):
             specs, extra = self._step_tools(step, session)
             extra.update(self._prediction(session, extra))
+            redrawn: Completion | None = None
             try:
-                completion = await self.llm.complete(
-                    messages,
-                    specs,
-                    temperature=cfg.temperature,
-                    max_tokens=cfg.max_tokens,
-                    seed=None if cfg.seed is None else cfg.seed + step,
-                    **extra,
-                )
+                completion = await self._ask(messages, specs, extra, step)
+                again = self._redraw(session, completion.message, specs, extra)
+                if again is not None:  # the reply is not run; the model is asked again
+                    redrawn = completion
+                    completion = await self._ask(messages, *again, step)
             except ArkError as exc:  # the backend gave up after its retries
                 traj.error = str(exc)
                 stop = "error"
@@ -198,9 +196,9 @@ class Agent:
             msg = _writable(completion.message)
             messages.append(msg)
             session.step = step
-            record = self._step_record(step, completion)
-            traj.usage["prompt_tokens"] += completion.usage.prompt_tokens
-            traj.usage["completion_tokens"] += completion.usage.completion_tokens
+            record = self._step_record(step, completion, redrawn)
+            traj.usage["prompt_tokens"] += record.prompt_tokens
+            traj.usage["completion_tokens"] += record.completion_tokens
             traj.steps.append(record)
             if specs is self.answer_specs or "allowed_tools" in extra:
                 record.note = LAST_STEP_NOTE
@@ -234,6 +232,25 @@ class Agent:
         traj.wall_s = round(time.perf_counter() - started, 4)
         return traj
 
+    async def _ask(
+        self,
+        messages: list[Message],
+        specs: list[dict[str, object]],
+        extra: dict[str, object],
+        step: int,
+    ) -> Completion:
+        """The model's reply at ``step`` (``extra``: the backend's keywords, e.g.
+        ``allowed_tools``, ``prediction``)."""
+        cfg = self.config
+        return await self.llm.complete(
+            messages,
+            specs,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            seed=None if cfg.seed is None else cfg.seed + step,
+            **extra,  # type: ignore[arg-type]
+        )
+
     # -- what a strategy built on this loop may change (ark-guided:
     #    :class:`ark.strategies.guided.GuidedAgent`); here, the paper's loop ------------
 
@@ -266,6 +283,18 @@ class Agent:
     def _prediction(self, session: ToolSession, restrict: dict[str, object]) -> dict[str, ToolCall]:
         """``{"prediction": call}`` for a backend that drafts a call it expects; none here."""
         return {}
+
+    def _redraw(
+        self,
+        session: ToolSession,
+        reply: Message,
+        specs: list[dict[str, object]],
+        extra: dict[str, object],
+    ) -> tuple[list[dict[str, object]], dict[str, object]] | None:
+        """The tools and keywords to ask the model again with, its ``reply`` left
+        unrun; None: the reply runs. The paper's loop runs every reply (a repeat is
+        refused by the session and the refusal read as the step's observation)."""
+        return None
 
     def _reminds_empty(self, session: ToolSession) -> bool:
         """Whether the budget note also reminds the model that its answer is empty."""
@@ -316,16 +345,48 @@ class Agent:
         return {"options": changed} if changed else {}
 
     @staticmethod
-    def _step_record(step: int, completion: Completion) -> StepRecord:
+    def _step_record(
+        step: int, completion: Completion, redrawn: Completion | None = None
+    ) -> StepRecord:
+        """The step's record: the kept reply's content; its latency, tokens and profile
+        those of both calls where a reply was ``redrawn`` (its call kept in
+        :attr:`StepRecord.redrawn`), so a step's seconds are all its model calls'."""
+        calls = [completion] if redrawn is None else [redrawn, completion]
+        profiles = [c.profile.to_dict() for c in calls if c.profile]
         return StepRecord(
             index=step,
-            llm_latency_s=round(completion.latency_s, 4),
-            prompt_tokens=completion.usage.prompt_tokens,
-            completion_tokens=completion.usage.completion_tokens,
+            llm_latency_s=round(sum(c.latency_s for c in calls), 4),
+            prompt_tokens=sum(c.usage.prompt_tokens for c in calls),
+            completion_tokens=sum(c.usage.completion_tokens for c in calls),
             content=completion.message.content,
             cached=completion.cached,
-            profile=completion.profile.to_dict() if completion.profile else None,
+            profile=_summed(profiles) if profiles else None,
+            redrawn=None if redrawn is None else _redrawn_record(redrawn),
         )
+
+
+def _summed(profiles: list[dict[str, object]]) -> dict[str, object]:
+    """One profile for a step's calls: numbers added, the first call's other values."""
+    out = dict(profiles[0])
+    for more in profiles[1:]:
+        for key, value in more.items():
+            if isinstance(value, int | float) and isinstance(out.get(key), int | float):
+                out[key] = round(out[key] + value, 6)  # type: ignore[operator]
+            else:
+                out.setdefault(key, value)
+    return out
+
+
+def _redrawn_record(completion: Completion) -> dict[str, object]:
+    """What a step keeps of a reply it did not run: the calls, tokens and seconds."""
+    return {
+        "tool_calls": [
+            {"name": c.name, "arguments": c.arguments} for c in completion.message.tool_calls
+        ],
+        "latency_s": round(completion.latency_s, 4),
+        "prompt_tokens": completion.usage.prompt_tokens,
+        "completion_tokens": completion.usage.completion_tokens,
+    }
 
 
 # ARK fuses three agents (the paper's n).

@@ -345,13 +345,13 @@ class GuidedAgent(Agent):
         self, step: int, session: ToolSession
     ) -> tuple[list[dict[str, object]], dict[str, object]]:
         """The tools offered at ``step`` and the keywords that restrict the reply: all
-        of them, except on the last step while the answer is empty and
-        a search has shown nodes: only ``add_to_answer`` and ``finish``.
+        of them, except on the last step once a search has shown nodes: only
+        ``add_to_answer`` and ``finish``.
 
         Why: the last step's search is never read (no step follows it), and a small
         model ignores a reminder to add (``docs/decisions/engine-steps.md``); offered
         only the answer tools it adds the nodes it judges best of those it saw, or
-        finishes empty. The tools are part of the prompt, so a
+        finishes. The tools are part of the prompt, so a
         backend that can restrict the reply by its grammar (``restricts_tools``, the
         local model) is offered every tool and told which it may write
         (``allowed_tools``): the prompt continues the last one and its KV cache is
@@ -359,7 +359,7 @@ class GuidedAgent(Agent):
         two tools alone. The paper's loop (``ark``) is unchanged.
         """
         last = step == self.config.max_steps - 1
-        if last and not session.answer and session.seen:
+        if last and session.seen:
             if getattr(self.llm, "restricts_tools", False):
                 return self.specs, {"allowed_tools": list(ANSWER_TOOLS)}
             return self.answer_specs, {}
@@ -386,6 +386,41 @@ class GuidedAgent(Agent):
         except (TypeError, ValueError):
             return {}
         return {"prediction": ToolCall("predicted", name, arguments, raw)}
+
+    def _redraw(
+        self,
+        session: ToolSession,
+        reply: Message,
+        specs: list[dict[str, object]],
+        extra: dict[str, object],
+    ) -> tuple[list[dict[str, object]], dict[str, object]] | None:
+        """The tools and keywords to ask again with when every call of ``reply`` is a
+        search the session would refuse as a repeat (:meth:`ToolSession.made`): the
+        same prompt, the repeated tools not allowed; None: the reply runs.
+
+        Why: a refused repeat cost a step of the budget and a model call that read the
+        refusal, and the 1.5B often repeated again after it (36 refusals in 50 MuSiQue
+        questions, up to four in a row: ``docs/decisions/engine-steps.md``). Asked
+        again, the prompt is the one it just read (a KV cache holds it), so the second
+        reply costs its decoding only. Once a step: a second repeat runs and is
+        refused as before."""
+        if not self.config.redraw_repeats or not reply.tool_calls:
+            return None
+        if not all(
+            isinstance(c.arguments, dict) and session.made(c.name, c.arguments)
+            for c in reply.tool_calls
+        ):
+            return None
+        repeated = {c.name for c in reply.tool_calls}
+        offered = extra.get("allowed_tools")
+        names = offered if isinstance(offered, list) else [s["function"]["name"] for s in specs]  # type: ignore[index]
+        keep = [n for n in names if n not in repeated]
+        if not keep:
+            return None
+        if getattr(self.llm, "restricts_tools", False):
+            restrict: dict[str, object] = {"allowed_tools": keep}
+            return specs, {**restrict, **self._prediction(session, restrict)}
+        return [s for s in specs if s["function"]["name"] in keep], {}  # type: ignore[index]
 
 
 def _hints(session: ToolSession) -> ChainHints | None:
