@@ -85,11 +85,15 @@ def test_a_repeated_search_is_not_run_and_the_model_is_asked_again(movie_index):
     assert traj.usage["prompt_tokens"] == sum(s.prompt_tokens for s in traj.steps)
 
 
-def test_the_redrawn_step_reads_back_from_a_stored_record(movie_index):
+def test_the_redrawn_step_reads_back_from_a_stored_record_and_the_viewer_says_it(movie_index):
+    from ark.probes import viewer_trajectory
+
     traj = run(GuidedAgent, movie_index, Repeater(node(movie_index, "Tom Hanks")))
     again = Trajectory.from_dict(traj.to_dict())
     assert again.steps[1].redrawn == traj.steps[1].redrawn is not None
     assert not again.steps[1].extra
+    steps = viewer_trajectory(again)["steps"]
+    assert [s["redrawn"] for s in steps] == [None, ["search_in_graph"], ["search_in_graph"]]
 
 
 def test_without_redraw_the_repeat_is_refused_as_a_step(movie_index):

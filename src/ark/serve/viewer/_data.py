@@ -269,6 +269,12 @@ def _trajectory(t: Trajectory) -> dict[str, Any]:
                 "note": s.note,
                 "module": s.module,
                 "by": s.by,  # "plan": the reading's plan ran it, no model call
+                # the tools of a reply not run (a repeat), the model asked again
+                "redrawn": (
+                    [str(c.get("name")) for c in s.redrawn.get("tool_calls", [])]
+                    if s.redrawn
+                    else None
+                ),
                 "calls": calls,
             }
         )
