@@ -24,12 +24,10 @@ the model reads, so answers may change too: Hit@1 is in the table). Greedy
 (temperature 0), so with lookup both settings should write the same trajectory and
 the difference is speed alone; ``--compare engine`` sets the engine before issue 63
 ("off": each reply re-tokenized from the template, the last step offered the answer
-tools alone, the model asked for the finish the reading knows, no prediction, a
-repeated search refused as a step) against
+tools alone, the model asked for the finish the reading knows, no prediction) against
 today's ("on": replies kept as the tokens sampled, ``_replies.py``; the last step's
 prompt kept and its reply restricted by the grammar; that finish run without the
-model; the hinted call drafted as the reply's prediction; a repeat not run, the model
-asked again without it), so the
+model; the hinted call drafted as the reply's prediction), so the
 model reads slightly other tokens and answers may change: Hit@1 is in the table. Sure
 plans (issue 62) are off unless ``--plan-threshold`` is given, so the model's own
 steps are what is timed. A question whose ranking differs is
@@ -440,8 +438,7 @@ def main(argv: list[str] | None = None) -> None:
         default="lookup",
         help="what 'on' turns on: prompt-lookup decoding, grouped observations, or the "
         "engine of issue 63 (replies kept as sampled, the last step's prompt kept, the "
-        "finish the reading knows run without the model, the hinted call predicted, a "
-        "repeat redrawn)",
+        "finish the reading knows run without the model, the hinted call predicted)",
     )
     p.add_argument(
         "--plan-threshold",
@@ -605,7 +602,7 @@ def main(argv: list[str] | None = None) -> None:
             plan_threshold=args.plan_threshold,
         )
         if engine and setting == "off":
-            made.config = replace(made.config, finish_when_read=False, redraw_repeats=False)
+            made.config = replace(made.config, finish_when_read=False)
         return made
 
     sampled = f"-t{args.temperature:g}" if args.temperature else ""

@@ -1,12 +1,12 @@
-"""With the hints of ``ark-guided``, a reply that only repeats an earlier search is not
-run: the model is asked again at the same prompt with the repeated tool not allowed,
-so no step of the budget and no refusal to read are spent on it. The paper's loop runs
-the repeat and reads the session's refusal, as before."""
+"""With the hints of ``ark-guided`` and ``AgentConfig(redraw_repeats=True)``, a reply
+that only repeats an earlier search is not run: the model is asked again at the same
+prompt with the repeated tool not allowed, so no step of the budget and no refusal to
+read are spent on it. By default, and in the paper's loop, the repeat runs and the
+session's refusal is read, as before."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from typing import Any
 
 from _doubles import ScriptedChatModel, tool_call
@@ -57,6 +57,7 @@ class Offering(Repeater):
 
 
 def run(agent_cls: type[Agent], index: Any, model: Any, **config: Any) -> Trajectory:
+    config = {"redraw_repeats": True, **config}
     agent = agent_cls(index, model, AgentConfig(max_steps=4, **config))
     return asyncio.run(agent.run(QUESTION))
 
@@ -96,9 +97,11 @@ def test_the_redrawn_step_reads_back_from_a_stored_record_and_the_viewer_says_it
     assert [s["redrawn"] for s in steps] == [None, ["search_in_graph"], ["search_in_graph"]]
 
 
-def test_without_redraw_the_repeat_is_refused_as_a_step(movie_index):
+def test_by_default_the_repeat_is_refused_as_a_step(movie_index):
     model = Repeater(node(movie_index, "Tom Hanks"))
-    traj = run(GuidedAgent, movie_index, model, redraw_repeats=False)
+    agent = GuidedAgent(movie_index, model, AgentConfig(max_steps=4))
+    traj = asyncio.run(agent.run(QUESTION))
+    assert "redraw_repeats" not in traj.config
     assert traj.tool_names()[:2] == ["search_in_graph", "search_in_graph"]
     assert traj.steps[1].tool_calls[0].error_code == "repeated_call"
     assert all(s.redrawn is None for s in traj.steps)
@@ -127,8 +130,7 @@ def test_a_second_repeat_runs_and_is_refused(movie_index):
             return tool_call("search_in_graph", query="Tom Hanks")
 
     model = Stubborn(node(movie_index, "Tom Hanks"))
-    agent = GuidedAgent(movie_index, model, AgentConfig(max_steps=3))
-    agent.config = replace(agent.config, redraw_repeats=True)
+    agent = GuidedAgent(movie_index, model, AgentConfig(max_steps=3, redraw_repeats=True))
     traj = asyncio.run(agent.run(QUESTION))
     assert traj.steps[1].redrawn is not None
     assert traj.steps[1].tool_calls[0].error_code == "repeated_call"

@@ -47,8 +47,9 @@ class AgentConfig:
     finish_when_read: bool = True
     #: ``ark-guided``: a reply whose every call the session would refuse as a repeat is
     #: not run; the model is asked again at the same prompt, the repeated tools not
-    #: allowed (``docs/decisions/engine-steps.md``); False: the refusal is the step.
-    redraw_repeats: bool = True
+    #: allowed. Off by default: the refusal's hint helped the 1.5B more than a second
+    #: draw without the tool (``docs/decisions/engine-steps.md``).
+    redraw_repeats: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,7 +61,7 @@ class AgentConfig:
             **({"prompt": self.prompt} if self.prompt != "full" else {}),
             **({"plan_threshold": self.plan_threshold} if self.plan_threshold is not None else {}),
             **({} if self.finish_when_read else {"finish_when_read": False}),
-            **({} if self.redraw_repeats else {"redraw_repeats": False}),
+            **({"redraw_repeats": True} if self.redraw_repeats else {}),
         }
 
 
