@@ -38,6 +38,12 @@ def test_the_time_table_splits_model_calls_tools_and_the_answer_step(bench, tmp_
     (tmp_path / "trajectories.jsonl").write_text("\n".join(json.dumps(t) for t in trajs))
     cells = bench.time_split(tmp_path, results, ["q1", "q2"])
     # 8 s a question; model calls 4.75; tools 0.25; answer step (16 - 11) / 2 = 2.5;
-    # 1 model call and 0.5 plan steps a question; 200 evaluated, 20 generated; 0.5 repeats.
-    assert cells == ["8.0", "4.8", "0.25", "2.5", "1.00", "0.50", "200", "20", "0.50"]
+    # 1 model call and 0.5 plan steps a question; 200 evaluated, 20 generated; 0.5 repeats;
+    # no reply redrawn.
+    assert cells == ["8.0", "4.8", "0.25", "2.5", "1.00", "0.50", "200", "20", "0.50", "0.00"]
     assert bench.time_split(tmp_path / "none", results, ["q1"]) is None
+    # a step that redrew a repeat made two model calls
+    trajs[1]["steps"][0]["redrawn"] = {"tool_calls": [], "latency_s": 1.0}
+    (tmp_path / "trajectories.jsonl").write_text("\n".join(json.dumps(t) for t in trajs))
+    cells = bench.time_split(tmp_path, results, ["q1", "q2"])
+    assert cells[4] == "1.50" and cells[-1] == "0.50"
