@@ -144,3 +144,35 @@ def test_a_response_cache_hit_has_no_profile(tmp_path):
     first = asyncio.run(cached.complete(msgs, (), temperature=0.0, seed=1))
     hit = asyncio.run(cached.complete(msgs, (), temperature=0.0, seed=1))
     assert first.profile is not None and hit.cached and hit.profile is None
+
+
+def test_two_calls_profiles_add_up_and_an_unknown_sample_time_stays_unknown():
+    """A step that made two calls (a redrawn repeat) records one profile: counts and
+    seconds added; ``sample_s`` only where both calls measured it."""
+    a = CallProfile(
+        prompt_tokens=100,
+        evaluated_tokens=40,
+        reused_tokens=60,
+        prompt_s=0.5,
+        decode_s=0.25,
+        wall_s=0.8,
+        sample_s=0.1,
+        generated_tokens=7,
+    )
+    b = CallProfile(
+        prompt_tokens=100,
+        reused_tokens=100,
+        decode_s=0.5,
+        wall_s=0.55,
+        sample_s=0.05,
+        generated_tokens=9,
+        draft_tokens=4,
+        accepted_tokens=3,
+    )
+    both = a + b
+    assert (both.prompt_tokens, both.evaluated_tokens, both.reused_tokens) == (200, 40, 160)
+    assert (both.generated_tokens, both.draft_tokens, both.accepted_tokens) == (16, 4, 3)
+    assert both.decode_s == 0.75 and round(both.wall_s, 6) == 1.35
+    assert round(both.sample_s or 0, 6) == 0.15
+    assert (a + CallProfile(prompt_tokens=1)).sample_s is None
+    assert sum([b], a) == both

@@ -84,6 +84,22 @@ class CallProfile:
     accepted_tokens: int = 0
     predicted_tokens: int = 0
 
+    def __add__(self, other: CallProfile) -> CallProfile:
+        """Two calls' profile as one (a step that made two calls): every count and
+        second added; ``sample_s`` known only where both calls knew it."""
+        if not isinstance(other, CallProfile):
+            return NotImplemented
+        summed = {
+            f.name: getattr(self, f.name) + getattr(other, f.name)
+            for f in fields(self)
+            if f.name != "sample_s"
+        }
+        both = None in (self.sample_s, other.sample_s)
+        return CallProfile(
+            **summed,
+            sample_s=None if both else self.sample_s + other.sample_s,  # type: ignore[operator]
+        )
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
         for f in fields(self):

@@ -352,7 +352,7 @@ class Agent:
         those of both calls where a reply was ``redrawn`` (its call kept in
         :attr:`StepRecord.redrawn`), so a step's seconds are all its model calls'."""
         calls = [completion] if redrawn is None else [redrawn, completion]
-        profiles = [c.profile.to_dict() for c in calls if c.profile]
+        profiles = [c.profile for c in calls if c.profile]
         return StepRecord(
             index=step,
             llm_latency_s=round(sum(c.latency_s for c in calls), 4),
@@ -360,21 +360,9 @@ class Agent:
             completion_tokens=sum(c.usage.completion_tokens for c in calls),
             content=completion.message.content,
             cached=completion.cached,
-            profile=_summed(profiles) if profiles else None,
+            profile=sum(profiles[1:], profiles[0]).to_dict() if profiles else None,
             redrawn=None if redrawn is None else _redrawn_record(redrawn),
         )
-
-
-def _summed(profiles: list[dict[str, object]]) -> dict[str, object]:
-    """One profile for a step's calls: numbers added, the first call's other values."""
-    out = dict(profiles[0])
-    for more in profiles[1:]:
-        for key, value in more.items():
-            if isinstance(value, int | float) and isinstance(out.get(key), int | float):
-                out[key] = round(out[key] + value, 6)  # type: ignore[operator]
-            else:
-                out.setdefault(key, value)
-    return out
 
 
 def _redrawn_record(completion: Completion) -> dict[str, object]:

@@ -398,12 +398,12 @@ class GuidedAgent(Agent):
         search the session would refuse as a repeat (:meth:`ToolSession.made`): the
         same prompt, the repeated tools not allowed; None: the reply runs.
 
-        Why: a refused repeat cost a step of the budget and a model call that read the
-        refusal, and the 1.5B often repeated again after it (36 refusals in 50 MuSiQue
-        questions, up to four in a row: ``docs/decisions/engine-steps.md``). Asked
-        again, the prompt is the one it just read (a KV cache holds it), so the second
-        reply costs its decoding only. Once a step: a second repeat runs and is
-        refused as before."""
+        Why: a refused repeat costs a step of the budget and a model call that reads
+        the refusal; asked again, the prompt is the one just read (a KV cache holds
+        it), so the second reply costs its decoding only. Once a step: a second repeat
+        runs and is refused as before. Off unless ``AgentConfig.redraw_repeats``: the
+        refusal's hint can serve a small model better
+        (``docs/decisions/engine-steps.md``)."""
         if not self.config.redraw_repeats or not reply.tool_calls:
             return None
         if not all(
