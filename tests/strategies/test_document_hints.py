@@ -15,6 +15,7 @@ from _passages_fixture import (
     P_HARBOUR,
     P_LENA,
     P_PORT,
+    P_SEALS,
     P_TOMAS,
     PORT,
     QUESTION,
@@ -314,3 +315,21 @@ def test_the_guided_agent_shows_each_text_once_and_the_paper_loop_as_the_paper(d
     )
     assert guided_agent(ctx).new_session("q").texts_once is True
     assert Agent.from_context(ctx).new_session("q").texts_once is False
+
+
+def test_an_add_that_leaves_question_words_unstated_does_not_invite_finishing(docs):
+    # The seals' passage names nothing that leads on (no bridge), and no word of the
+    # question but the name it names is in it: a fact is missing, so the note says
+    # which words and does not offer the way out a small model took after one passage.
+    s = session(docs)
+    s.call("search_in_graph", {"query": "Harbour seals"})
+    after = hint(s.call("add_to_answer", {"node_indices": [P_SEALS]}))
+    assert after.kind == "unstated"
+    assert "'mayor', 'town', 'born'" in after.render() and "finish" not in after.render()
+
+
+def test_an_add_whose_passages_state_every_question_word_may_finish(docs):
+    s = session(docs, "When do harbour seals feed?")
+    s.call("search_in_graph", {"query": "Harbour seals"})
+    after = hint(s.call("add_to_answer", {"node_indices": [P_SEALS]}))
+    assert after.kind == "further_fact" and "else finish" in after.render()

@@ -324,12 +324,14 @@ class ChainHints(SessionObserver):
         # The note writes the bridges by index and name, with the call to explore them:
         # the model has seen them (a session that refuses unseen nodes must run it).
         self.shown.update(i for i, _, _ in _documents.written(bridges, multi))
+        texts = [g.text(p) for p in session.answer if g.node_type[p] == passage_id]
         return _documents.after_add(
             nodes,
             mentioning,
             bridges,
             query,
             multi=multi,
+            unstated=_documents.unstated_words(question, named, texts) if not bridges else (),
         )
 
     def _bridges(

@@ -52,8 +52,9 @@ T = TypeVar("T")
 #: What a line of these hints does (its part's ``kind``): after a global search, where
 #: to ``read_passages``; after a hop that returned passages, ``add_passages``, or
 #: ``passages_in_answer`` when they all are; after a hop along a relation phrase,
-#: ``to_passages``; after an add of passages, the ``bridges`` to the next fact or the
-#: ``further_fact`` to search for; after an add of entities, the passages
+#: ``to_passages``; after an add of passages, the ``bridges`` to the next fact, the
+#: question's words no passage added has (``unstated``), or the ``further_fact`` to
+#: search for; after an add of entities, the passages
 #: ``mentioning`` them, or how to ``find_passages``.
 KINDS = (
     "read_passages",
@@ -61,6 +62,7 @@ KINDS = (
     "passages_in_answer",
     "to_passages",
     "bridges",
+    "unstated",
     "further_fact",
     "mentioning",
     "find_passages",
@@ -112,16 +114,28 @@ def same_name(title: str, name: str) -> bool:
     return bool(key) and key in (bare, bare.split(",")[0].strip())
 
 
-def query_words(question: str, names: Iterable[str]) -> str:
-    """The question's content words that none of ``names`` has, in order, at most
-    :data:`MAX_QUERY_WORDS`: what a neighborhood ``query`` ranks the passages by once
-    the named node has chosen them."""
+def content_words(question: str, names: Iterable[str]) -> list[str]:
+    """The question's content words that none of ``names`` has, in order, once each."""
     taken = {w for n in names for w in tokens(n)}
     out: list[str] = []
     for w in tokens(question):
         if w not in STOPWORDS and w not in taken and w not in out and len(w) > 1:
             out.append(w)
-    return " ".join(out[:MAX_QUERY_WORDS])
+    return out
+
+
+def query_words(question: str, names: Iterable[str]) -> str:
+    """The question's content words that none of ``names`` has, in order, at most
+    :data:`MAX_QUERY_WORDS`: what a neighborhood ``query`` ranks the passages by once
+    the named node has chosen them."""
+    return " ".join(content_words(question, names)[:MAX_QUERY_WORDS])
+
+
+def unstated_words(question: str, names: Iterable[str], texts: Iterable[str]) -> list[str]:
+    """The question's content words (:func:`content_words`) that none of ``texts`` has
+    (the passages of an answer): a fact the question asks is not among them yet."""
+    stated = {w for text in texts for w in tokens(text)}
+    return [w for w in content_words(question, names) if w not in stated]
 
 
 def _node(i: int, name: str, node_type: str) -> str:
@@ -268,12 +282,16 @@ def after_add(
     query: str = "",
     *,
     multi: bool = True,
+    unstated: Sequence[str] = (),
 ) -> Note:
     """After an add: with passages among ``added``, how to reach a further fact — the
     passages about ``bridges`` ((index, name, type): nodes the added passages name
     that a few other passages mention too, the question does not name), ready to copy;
-    with entities only, the passages already shown that mention them (``mentioning``:
-    (passage, its name, the added node it mentions)), to add instead of or beside."""
+    without bridges, the question's words no passage of the answer has (``unstated``),
+    which say a fact is still missing (the model is not invited to finish then: a
+    small model took that way out after one passage of a chain); with entities only,
+    the passages already shown that mention them (``mentioning``: (passage, its name,
+    the added node it mentions)), to add instead of or beside."""
     if any(t == PASSAGE_TYPE for _, _, t in added):
         if bridges:
             chosen = written(bridges, multi)
@@ -287,6 +305,14 @@ def after_add(
                 "bridges",
                 (call,),
                 tuple(ids),
+            )
+        if unstated:
+            words = ", ".join(repr(w) for w in unstated[:MAX_QUERY_WORDS])
+            return Note(
+                f"the question's words {words} are in no passage of your answer yet, so it "
+                "needs a further fact. It is about something these passages name: search "
+                "for that name with search_in_graph and add the passage that states it.",
+                "unstated",
             )
         return Note(
             "if the question needs a further fact that these passages do not state "
