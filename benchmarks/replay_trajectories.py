@@ -47,7 +47,9 @@ from ark.tools import GraphTools, ToolConfig
 _CONFIG_FIELDS = tuple(f.name for f in fields(AgentConfig) if f.name != "tools")
 
 
-def agent_for(index: Index, tools: GraphTools, trajectory: dict[str, Any], run: dict[str, Any]):  # type: ignore[no-untyped-def]
+def agent_for(
+    index: Index, tools: GraphTools, trajectory: dict[str, Any], run: dict[str, Any]
+) -> GuidedAgent:
     """The guided agent the trajectory ran with, replying with its stored replies:
     its config and options from the trajectory (which records the options that
     differ from the defaults), the run's ``config.json`` filling in where it says
