@@ -94,11 +94,12 @@ class CallProfile:
             for f in fields(self)
             if f.name != "sample_s"
         }
-        both = None in (self.sample_s, other.sample_s)
-        return CallProfile(
-            **summed,
-            sample_s=None if both else self.sample_s + other.sample_s,  # type: ignore[operator]
+        sample_s = (
+            None
+            if self.sample_s is None or other.sample_s is None
+            else self.sample_s + other.sample_s
         )
+        return CallProfile(**summed, sample_s=sample_s)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}

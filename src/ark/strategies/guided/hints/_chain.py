@@ -324,14 +324,18 @@ class ChainHints(SessionObserver):
         # The note writes the bridges by index and name, with the call to explore them:
         # the model has seen them (a session that refuses unseen nodes must run it).
         self.shown.update(i for i, _, _ in _documents.written(bridges, multi))
-        texts = [g.text(p) for p in session.answer if g.node_type[p] == passage_id]
+        unstated: list[str] = []
+        if not bridges and any(t == PASSAGE_TYPE for _, _, t in nodes):
+            # Only the note without a bridge names them: the answer's texts are read then.
+            texts = [g.text(p) for p in session.answer if g.node_type[p] == passage_id]
+            unstated = _documents.unstated_words(question, named, texts)
         return _documents.after_add(
             nodes,
             mentioning,
             bridges,
             query,
             multi=multi,
-            unstated=_documents.unstated_words(question, named, texts) if not bridges else (),
+            unstated=unstated,
         )
 
     def _bridges(

@@ -288,8 +288,8 @@ def after_add(
     passages about ``bridges`` ((index, name, type): nodes the added passages name
     that a few other passages mention too, the question does not name), ready to copy;
     without bridges, the question's words no passage of the answer has (``unstated``),
-    which say a fact is still missing (the model is not invited to finish then: a
-    small model took that way out after one passage of a chain); with entities only,
+    which say a fact is still missing, so the note does not offer to finish
+    (``docs/decisions/documents.md``); with entities only,
     the passages already shown that mention them (``mentioning``: (passage, its name,
     the added node it mentions)), to add instead of or beside."""
     if any(t == PASSAGE_TYPE for _, _, t in added):
