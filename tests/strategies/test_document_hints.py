@@ -333,3 +333,49 @@ def test_an_add_whose_passages_state_every_question_word_may_finish(docs):
     s.call("search_in_graph", {"query": "Harbour seals"})
     after = hint(s.call("add_to_answer", {"node_indices": [P_SEALS]}))
     assert after.kind == "further_fact" and "else finish" in after.render()
+
+
+def test_an_unstated_fact_is_offered_as_searches_for_the_names_the_passage_mentions(docs):
+    # Lena's passage states no mayor and no town; the bridges' hop from the nodes it
+    # names was made already, so the note offers a global search for each name the
+    # passage mentions that the question does not (Lena Marsh), with the unstated
+    # words, the one whose search scores a passage highest first: the mayor's town.
+    first = session(docs)
+    first.call("search_in_graph", {"query": "Lena Marsh"})
+    bridges = hint(first.call("add_to_answer", {"node_indices": [P_LENA]}))
+    assert bridges.kind == "bridges"
+    s = hinted_session(docs, QUESTION, multi=True, refuse_unseen=False)
+    s.call("search_in_graph", {"query": "Lena Marsh"})
+    assert s.call(bridges.calls[0].tool, bridges.calls[0].arguments).ok
+    after = hint(s.call("add_to_answer", {"node_indices": [P_LENA]}))
+    assert after.kind == "unstated" and "finish" not in after.render()
+    queries = [c.arguments["query"] for c in after.calls]
+    assert {c.tool for c in after.calls} == {"search_in_graph"}
+    assert queries[0] == "Port Avel mayor town"
+    assert not any("Lena Marsh" in q for q in queries)
+    assert 'search_in_graph(query="Port Avel mayor town")' in after.render()
+    # A search made already is not offered again.
+    s2 = hinted_session(docs, QUESTION, multi=True, refuse_unseen=False)
+    s2.call("search_in_graph", {"query": "Lena Marsh"})
+    s2.call(bridges.calls[0].tool, bridges.calls[0].arguments)
+    s2.call("search_in_graph", {"query": "Port Avel mayor town"})
+    again = hint(s2.call("add_to_answer", {"node_indices": [P_LENA]}))
+    assert "Port Avel mayor town" not in [c.arguments["query"] for c in again.calls]
+
+
+def test_the_names_searches_are_offered_best_scored_first_not_in_mention_order(docs):
+    # Lena's passage names Port Avel before The Harbour at Dawn; the question's unstated
+    # word (hangs) is in the painting's passage, so its search comes first.
+    question = "Where does the picture by Lena Marsh hang?"
+    first = session(docs, question)
+    first.call("search_in_graph", {"query": "Lena Marsh"})
+    bridges = hint(first.call("add_to_answer", {"node_indices": [P_LENA]}))
+    s = hinted_session(docs, question, multi=True, refuse_unseen=False)
+    s.call("search_in_graph", {"query": "Lena Marsh"})
+    s.call(bridges.calls[0].tool, bridges.calls[0].arguments)
+    after = hint(s.call("add_to_answer", {"node_indices": [P_LENA]}))
+    queries = [c.arguments["query"] for c in after.calls]
+    assert after.kind == "unstated"
+    assert queries[0].startswith("The Harbour at Dawn") and any(
+        q.startswith("Port Avel") for q in queries[1:]
+    )

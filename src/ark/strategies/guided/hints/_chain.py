@@ -33,7 +33,7 @@ from ark.reading import (
     read_chain_and_rival,
     read_question,
 )
-from ark.session import Hint, Note, Part, SessionObserver
+from ark.session import Hint, NextCall, Note, Part, SessionObserver
 from ark.strategies.guided.hints import _documents, _lines
 from ark.words import STOPWORDS, tokens
 
@@ -329,6 +329,10 @@ class ChainHints(SessionObserver):
             # Only the note without a bridge names them: the answer's texts are read then.
             texts = [g.text(p) for p in session.answer if g.node_type[p] == passage_id]
             unstated = _documents.unstated_words(question, named, texts)
+        leads: list[NextCall] = []
+        if unstated:
+            passages = [n for n, _, t in nodes if t == PASSAGE_TYPE]
+            leads = self._leads(session, passages, unstated, passage_id, mentions_id)
         return _documents.after_add(
             nodes,
             mentioning,
@@ -336,7 +340,56 @@ class ChainHints(SessionObserver):
             query,
             multi=multi,
             unstated=unstated,
+            leads=leads,
         )
+
+    def _leads(
+        self,
+        session: ToolSession,
+        passages: list[int],
+        unstated: list[str],
+        passage_id: int,
+        mentions_id: int,
+    ) -> list[NextCall]:
+        """The searches for the next fact of a chain, when the passages just added leave
+        words of the question unstated and name no bridge: for each node they mention
+        that the question does not name, a global search for its name with those words,
+        ranked by the best score it gives a passage not in the answer (what the search
+        itself says of the name and the words together); the first
+        :data:`._documents.MAX_ANCHORS`, for the model to choose among. A name whose
+        search finds no such passage, or that the session would refuse as a repeat, is
+        not offered. Why: the next hop of a chain is about a name the last passage
+        mentions, and a small model told so searches the question's words instead
+        (``docs/decisions/documents.md``)."""
+        g = self.index.graph
+        question = self.question or ""
+        words = " ".join(unstated[: _documents.MAX_QUERY_WORDS])
+        found: list[tuple[float, int, NextCall]] = []
+        names: set[str] = set()
+        for p in passages:
+            for e in g.neighborhood(p, None, [mentions_id]).neighbors.tolist():
+                name = g.name(int(e))
+                if g.node_type[int(e)] == passage_id or name in names:
+                    continue
+                names.add(name)
+                if _documents.named_in(question, name):
+                    continue
+                call = NextCall("search_in_graph", {"query": f"{name} {words}"})
+                if session.made(call.tool, call.arguments):
+                    continue
+                result = session.tools.search_in_graph(call.arguments["query"])
+                best = max(
+                    (
+                        h.score
+                        for h in getattr(result, "hits", ())
+                        if h.type == PASSAGE_TYPE and h.index not in session.answer
+                    ),
+                    default=0.0,
+                )
+                if best > 0:
+                    found.append((-best, len(found), call))
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [call for _, _, call in found[: _documents.MAX_ANCHORS]]
 
     def _bridges(
         self, passage: int, passage_id: int, mentions_id: int
