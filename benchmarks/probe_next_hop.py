@@ -1,0 +1,107 @@
+"""From a chain's passage, which search finds its next passage? Offline, no model.
+
+    python benchmarks/probe_next_hop.py --index INDEX --questions musique_dev_questions.json
+
+For each question of a MuSiQue-format file (its ``question_decomposition`` names the
+passage of each hop, ``paragraph_support_idx``) over ``INDEX``, the index built from
+its corpus: for every pair of consecutive hops whose passages are both in the graph,
+start from hop k's passage as if the agent had just added it, and ask which global
+search (``search_in_graph``, its default five results) returns hop k+1's passage:
+
+- **the question's words**: the question's content words that hop k's passage does not
+  state (what the documents note calls unstated): what the 1.5B searched when told to
+  "search for that name";
+- **the note's first search** and **one of the note's searches**: the searches the note
+  offers for the names hop k's passage mentions, best scored first (the hints'
+  ``ChainHints._leads``; at most three);
+- **some name's search**: any name the passage mentions (not named in the question),
+  searched with those words: the ceiling of any choice among them.
+
+The leads are computed exactly as the hints compute them (same session, tools and
+index), with hop k's passage in the answer; no bridge or earlier call is assumed, so
+a pair counts even where the note would offer the bridges instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from pathlib import Path
+
+from ark.graph import MENTIONS, PASSAGE_TYPE
+from ark.index import open_index
+from ark.session import ToolSession
+from ark.strategies.guided.hints import ChainHints
+from ark.strategies.guided.hints._documents import named_in, unstated_words
+
+
+def passage_nodes(index, paragraphs: list[dict]) -> list[int | None]:
+    """Each paragraph's passage node (by title, then by the start of its text), or None."""
+    g = index.graph
+    pid = g.type_id(PASSAGE_TYPE)
+    by_title: dict[str, list[int]] = {}
+    for n in range(g.n_nodes):
+        if g.node_type[n] == pid:
+            by_title.setdefault(g.name(n), []).append(n)
+    out: list[int | None] = []
+    for p in paragraphs:
+        nodes = by_title.get(p["title"], [])
+        head = p["paragraph_text"][:60].strip()
+        out.append(next((n for n in nodes if head in g.text(n)), nodes[0] if nodes else None))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, required=True, help="a MuSiQue-format file")
+    args = parser.parse_args(argv)
+    index = open_index(args.index)
+    g = index.graph
+    pid, mid = g.type_id(PASSAGE_TYPE), g.relation_id(MENTIONS)
+    if pid is None or mid is None:
+        raise SystemExit(f"{args.index} has no passages that mention entities")
+    counts = dict.fromkeys(("words", "first", "any_lead", "any_name", "no_lead"), 0)
+    pairs = 0
+    for x in json.loads(args.questions.read_text(encoding="utf-8")):
+        question = x["question"]
+        nodes = passage_nodes(index, x["paragraphs"])
+        hops = [nodes[h["paragraph_support_idx"]] for h in x["question_decomposition"]]
+        for a, b in itertools.pairwise(hops):
+            if a is None or b is None:
+                continue
+            pairs += 1
+            hints = ChainHints(index, question)
+            session = ToolSession(index, question=question, observers=[hints])
+            session.answer.append(a)  # as just added: its own passage is not a lead's find
+            mentioned = [int(e) for e in g.neighborhood(a, None, [mid]).neighbors.tolist()]
+            entities = [e for e in mentioned if g.node_type[e] != pid]
+            named = [g.name(e) for e in entities if named_in(question, g.name(e))]
+            unstated = unstated_words(question, named, [g.text(a)])
+            words = " ".join(unstated[:8])
+
+            def finds(query: str, session: ToolSession = session, b: int = b) -> bool:
+                result = session.tools.search_in_graph(query)
+                return b in [h.index for h in getattr(result, "hits", ())]
+
+            counts["words"] += bool(words) and finds(words)
+            leads = hints._leads(session, [a], unstated, pid, mid) if unstated else []
+            found = [finds(c.arguments["query"]) for c in leads]
+            counts["first"] += bool(found) and found[0]
+            counts["any_lead"] += any(found)
+            counts["no_lead"] += not leads
+            others = [g.name(e) for e in entities if not named_in(question, g.name(e))]
+            counts["any_name"] += any(finds(f"{n} {words}".strip()) for n in others)
+    print(f"{args.questions.name} over {args.index}: {pairs} hop pairs")
+    print("| search | finds the next hop's passage |")
+    print("|---|---:|")
+    print(f"| the question's unstated words alone | {counts['words']} |")
+    print(f"| the note's first search | {counts['first']} |")
+    print(f"| one of the note's searches (at most three) | {counts['any_lead']} |")
+    print(f"| some name's search (the ceiling of a choice) | {counts['any_name']} |")
+    print(f"| (pairs with no search offered) | {counts['no_lead']} |")
+
+
+if __name__ == "__main__":
+    main()
