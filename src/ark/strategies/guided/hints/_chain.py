@@ -361,19 +361,14 @@ class ChainHints(SessionObserver):
         not offered. Why: the next hop of a chain is about a name the last passage
         mentions, and a small model told so searches the question's words instead
         (``docs/decisions/documents.md``)."""
-        g = self.index.graph
-        question = self.question or ""
         words = " ".join(unstated[: _documents.MAX_QUERY_WORDS])
         found: list[tuple[float, int, NextCall]] = []
         names: set[str] = set()
         for p in passages:
-            for e in g.neighborhood(p, None, [mentions_id]).neighbors.tolist():
-                name = g.name(int(e))
-                if g.node_type[int(e)] == passage_id or name in names:
+            for _, name in self._unnamed_mentions(p, passage_id, mentions_id):
+                if name in names:
                     continue
                 names.add(name)
-                if _documents.named_in(question, name):
-                    continue
                 call = NextCall("search_in_graph", {"query": f"{name} {words}"})
                 if session.made(call.tool, call.arguments):
                     continue
@@ -401,20 +396,28 @@ class ChainHints(SessionObserver):
         passages name links everything and nothing); fewer passages first within each
         (an example: ``docs/decisions/reading.md``)."""
         g = self.index.graph
-        question = self.question or ""
         naming = Mentions(g, passage_id, mentions_id)
         found: list[tuple[int, int, int, str, str]] = []
-        for e in g.neighborhood(passage, None, [mentions_id]).neighbors.tolist():
-            e = int(e)
-            name = g.name(e)
-            if g.node_type[e] == passage_id or _documents.named_in(question, name):
-                continue
+        for e, name in self._unnamed_mentions(passage, passage_id, mentions_id):
             others = naming.passages_naming(e).tolist()
             own = any(_documents.same_name(g.name(p), name) for p in others if p != passage)
             if own or 2 <= len(others) <= LINK_MAX_MENTIONS:
                 found.append((0 if own else 1, len(others), e, name, g.type_name(e)))
         found.sort(key=lambda f: (f[0], f[1]))  # stable
         return [(e, name, t) for _, _, e, name, t in found]
+
+    def _unnamed_mentions(
+        self, passage: int, passage_id: int, mentions_id: int
+    ) -> list[tuple[int, str]]:
+        """The nodes ``passage`` mentions, but passages and the nodes the question names
+        (index, name), in the graph's order."""
+        g, question = self.index.graph, self.question or ""
+        out = []
+        for e in g.neighborhood(passage, None, [mentions_id]).neighbors.tolist():
+            name = g.name(int(e))
+            if g.node_type[int(e)] != passage_id and not _documents.named_in(question, name):
+                out.append((int(e), name))
+        return out
 
     # -- the hint after a search ----------------------------------------------------------
 
