@@ -11,15 +11,15 @@ search (``search_in_graph``, its default five results) returns hop k+1's passage
 - **the question's words**: the question's content words that hop k's passage does not
   state (what the documents note calls unstated): what the 1.5B searched when told to
   "search for that name";
-- **the note's first search** and **one of the note's searches**: the searches the note
-  offers for the names hop k's passage mentions, best scored first (the hints'
-  ``ChainHints._leads``; at most three);
+- **the first by score** and **one of the first three**: a search for each name hop k's
+  passage mentions (not named in the question), with those words, ranked by the best
+  score it gives a passage not in the answer; what a note offering those searches
+  would offer (tried in `6afaf72` and taken out: ``docs/decisions/documents.md``);
 - **some name's search**: any name the passage mentions (not named in the question),
   searched with those words: the ceiling of any choice among them.
 
-The leads are computed exactly as the hints compute them (same session, tools and
-index), with hop k's passage in the answer; no bridge or earlier call is assumed, so
-a pair counts even where the note would offer the bridges instead.
+Hop k's passage is in the answer; no bridge or earlier call is assumed, so a pair
+counts even where the hints would offer the bridges instead.
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ from pathlib import Path
 
 from ark.graph import MENTIONS, PASSAGE_TYPE
 from ark.index import open_index
-from ark.session import ToolSession
-from ark.strategies.guided.hints import ChainHints
-from ark.strategies.guided.hints._documents import named_in, unstated_words
+from ark.probes import hints_documents
+from ark.tools import GraphTools
 
 
 def passage_nodes(index, paragraphs: list[dict]) -> list[int | None]:
@@ -52,6 +51,12 @@ def passage_nodes(index, paragraphs: list[dict]) -> list[int | None]:
     return out
 
 
+def search(tools: GraphTools, query: str) -> dict[int, float]:
+    """A global search's results (its default five), node to score; none for no words."""
+    result = tools.search_in_graph(query) if query else None
+    return {h.index: h.score for h in getattr(result, "hits", ())}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", type=Path, required=True)
@@ -62,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
     pid, mid = g.type_id(PASSAGE_TYPE), g.relation_id(MENTIONS)
     if pid is None or mid is None:
         raise SystemExit(f"{args.index} has no passages that mention entities")
-    counts = dict.fromkeys(("words", "first", "any_lead", "any_name", "no_lead"), 0)
+    tools = GraphTools(index)
+    counts = dict.fromkeys(("words", "first", "any_lead", "any_name"), 0)
     pairs = 0
     for x in json.loads(args.questions.read_text(encoding="utf-8")):
         question = x["question"]
@@ -72,35 +78,32 @@ def main(argv: list[str] | None = None) -> None:
             if a is None or b is None:
                 continue
             pairs += 1
-            hints = ChainHints(index, question)
-            session = ToolSession(index, question=question, observers=[hints])
-            session.answer.append(a)  # as just added: its own passage is not a lead's find
             mentioned = [int(e) for e in g.neighborhood(a, None, [mid]).neighbors.tolist()]
             entities = [e for e in mentioned if g.node_type[e] != pid]
-            named = [g.name(e) for e in entities if named_in(question, g.name(e))]
-            unstated = unstated_words(question, named, [g.text(a)])
-            words = " ".join(unstated[:8])
-
-            def finds(query: str, session: ToolSession = session, b: int = b) -> bool:
-                result = session.tools.search_in_graph(query)
-                return b in [h.index for h in getattr(result, "hits", ())]
-
-            counts["words"] += bool(words) and finds(words)
-            leads = hints._leads(session, [a], unstated, pid, mid) if unstated else []
-            found = [finds(c.arguments["query"]) for c in leads]
-            counts["first"] += bool(found) and found[0]
-            counts["any_lead"] += any(found)
-            counts["no_lead"] += not leads
-            others = [g.name(e) for e in entities if not named_in(question, g.name(e))]
-            counts["any_name"] += any(finds(f"{n} {words}".strip()) for n in others)
+            named = [g.name(e) for e in entities if hints_documents.named_in(question, g.name(e))]
+            words = " ".join(hints_documents.unstated_words(question, named, [g.text(a)])[:8])
+            others = list(dict.fromkeys(g.name(e) for e in entities if g.name(e) not in named))
+            hits = {q: search(tools, q) for q in [words, *(f"{n} {words}".strip() for n in others)]}
+            counts["words"] += bool(words) and b in hits[words]
+            ranked = sorted(
+                (q for q in hits if q != words),
+                key=lambda q: (
+                    -max(
+                        (sc for n, sc in hits[q].items() if n != a and g.node_type[n] == pid),
+                        default=0.0,
+                    )
+                ),
+            )
+            counts["first"] += bool(ranked) and b in hits[ranked[0]]
+            counts["any_lead"] += any(b in hits[q] for q in ranked[:3])
+            counts["any_name"] += any(b in hits[q] for q in ranked)
     print(f"{args.questions.name} over {args.index}: {pairs} hop pairs")
     print("| search | finds the next hop's passage |")
     print("|---|---:|")
     print(f"| the question's unstated words alone | {counts['words']} |")
-    print(f"| the note's first search | {counts['first']} |")
-    print(f"| one of the note's searches (at most three) | {counts['any_lead']} |")
+    print(f"| the first name's search by score | {counts['first']} |")
+    print(f"| one of the first three names' searches | {counts['any_lead']} |")
     print(f"| some name's search (the ceiling of a choice) | {counts['any_name']} |")
-    print(f"| (pairs with no search offered) | {counts['no_lead']} |")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from ark.reading import (
     read_chain_and_rival,
     read_question,
 )
-from ark.session import Hint, NextCall, Note, Part, SessionObserver
+from ark.session import Hint, Note, Part, SessionObserver
 from ark.strategies.guided.hints import _documents, _lines
 from ark.words import STOPWORDS, tokens
 
@@ -329,10 +329,6 @@ class ChainHints(SessionObserver):
             # Only the note without a bridge names them: the answer's texts are read then.
             texts = [g.text(p) for p in session.answer if g.node_type[p] == passage_id]
             unstated = _documents.unstated_words(question, named, texts)
-        leads: list[NextCall] = []
-        if unstated:
-            passages = [n for n, _, t in nodes if t == PASSAGE_TYPE]
-            leads = self._leads(session, passages, unstated, passage_id, mentions_id)
         return _documents.after_add(
             nodes,
             mentioning,
@@ -340,51 +336,7 @@ class ChainHints(SessionObserver):
             query,
             multi=multi,
             unstated=unstated,
-            leads=leads,
         )
-
-    def _leads(
-        self,
-        session: ToolSession,
-        passages: list[int],
-        unstated: list[str],
-        passage_id: int,
-        mentions_id: int,
-    ) -> list[NextCall]:
-        """The searches for the next fact of a chain, when the passages just added leave
-        words of the question unstated and name no bridge: for each node they mention
-        that the question does not name, a global search for its name with those words,
-        ranked by the best score it gives a passage not in the answer (what the search
-        itself says of the name and the words together); the first
-        :data:`._documents.MAX_ANCHORS`, for the model to choose among. A name whose
-        search finds no such passage, or that the session would refuse as a repeat, is
-        not offered. Why: the next hop of a chain is about a name the last passage
-        mentions, and a small model told so searches the question's words instead
-        (``docs/decisions/documents.md``)."""
-        words = " ".join(unstated[: _documents.MAX_QUERY_WORDS])
-        found: list[tuple[float, int, NextCall]] = []
-        names: set[str] = set()
-        for p in passages:
-            for _, name in self._unnamed_mentions(p, passage_id, mentions_id):
-                if name in names:
-                    continue
-                names.add(name)
-                call = NextCall("search_in_graph", {"query": f"{name} {words}"})
-                if session.made(call.tool, call.arguments):
-                    continue
-                result = session.tools.search_in_graph(call.arguments["query"])
-                best = max(
-                    (
-                        h.score
-                        for h in getattr(result, "hits", ())
-                        if h.type == PASSAGE_TYPE and h.index not in session.answer
-                    ),
-                    default=0.0,
-                )
-                if best > 0:
-                    found.append((-best, len(found), call))
-        found.sort(key=lambda f: (f[0], f[1]))
-        return [call for _, _, call in found[: _documents.MAX_ANCHORS]]
 
     def _bridges(
         self, passage: int, passage_id: int, mentions_id: int
@@ -396,28 +348,20 @@ class ChainHints(SessionObserver):
         passages name links everything and nothing); fewer passages first within each
         (an example: ``docs/decisions/reading.md``)."""
         g = self.index.graph
+        question = self.question or ""
         naming = Mentions(g, passage_id, mentions_id)
         found: list[tuple[int, int, int, str, str]] = []
-        for e, name in self._unnamed_mentions(passage, passage_id, mentions_id):
+        for e in g.neighborhood(passage, None, [mentions_id]).neighbors.tolist():
+            e = int(e)
+            name = g.name(e)
+            if g.node_type[e] == passage_id or _documents.named_in(question, name):
+                continue
             others = naming.passages_naming(e).tolist()
             own = any(_documents.same_name(g.name(p), name) for p in others if p != passage)
             if own or 2 <= len(others) <= LINK_MAX_MENTIONS:
                 found.append((0 if own else 1, len(others), e, name, g.type_name(e)))
         found.sort(key=lambda f: (f[0], f[1]))  # stable
         return [(e, name, t) for _, _, e, name, t in found]
-
-    def _unnamed_mentions(
-        self, passage: int, passage_id: int, mentions_id: int
-    ) -> list[tuple[int, str]]:
-        """The nodes ``passage`` mentions, but passages and the nodes the question names
-        (index, name), in the graph's order."""
-        g, question = self.index.graph, self.question or ""
-        out = []
-        for e in g.neighborhood(passage, None, [mentions_id]).neighbors.tolist():
-            name = g.name(int(e))
-            if g.node_type[int(e)] != passage_id and not _documents.named_in(question, name):
-                out.append((int(e), name))
-        return out
 
     # -- the hint after a search ----------------------------------------------------------
 

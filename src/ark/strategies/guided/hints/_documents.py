@@ -166,7 +166,7 @@ def passages_call(ids: Sequence[int], query: str, multi: bool) -> NextCall:
 
 
 def _passages_written(call: NextCall) -> str:
-    """A call as these hints write it: each value in JSON (a name may hold quotes)."""
+    """A passages call as these hints write it: each value in JSON."""
     return f"{call.tool}({written_arguments(call.arguments)})"
 
 
@@ -283,15 +283,13 @@ def after_add(
     *,
     multi: bool = True,
     unstated: Sequence[str] = (),
-    leads: Sequence[NextCall] = (),
 ) -> Note:
     """After an add: with passages among ``added``, how to reach a further fact — the
     passages about ``bridges`` ((index, name, type): nodes the added passages name
     that a few other passages mention too, the question does not name), ready to copy;
     without bridges, the question's words no passage of the answer has (``unstated``),
-    which say a fact is still missing, so the note does not offer to finish, with the
-    searches for the names the passages mention (``leads``, best first), for the
-    model to choose among (``docs/decisions/documents.md``); with entities only,
+    which say a fact is still missing, so the note does not offer to finish
+    (``docs/decisions/documents.md``); with entities only,
     the passages already shown that mention them (``mentioning``: (passage, its name,
     the added node it mentions)), to add instead of or beside."""
     if any(t == PASSAGE_TYPE for _, _, t in added):
@@ -310,20 +308,11 @@ def after_add(
             )
         if unstated:
             words = ", ".join(repr(w) for w in unstated[:MAX_QUERY_WORDS])
-            text = (
-                f"the question's words {words} are in no passage of your answer yet, so it "
-                "needs a further fact. It is about something these passages name: "
-            )
-            if not leads:
-                text += "search for that name with search_in_graph and add the passage that "
-                return Note(text + "states it.", "unstated")
-            shown = ", or ".join(_passages_written(c) for c in leads)
             return Note(
-                f"{text}search for the name it is about with those words and add the passage "
-                f"that states it. The names whose search finds passages with the words "
-                f"first: {shown}.",
+                f"the question's words {words} are in no passage of your answer yet, so it "
+                "needs a further fact. It is about something these passages name: search "
+                "for that name with search_in_graph and add the passage that states it.",
                 "unstated",
-                tuple(leads),
             )
         return Note(
             "if the question needs a further fact that these passages do not state "
