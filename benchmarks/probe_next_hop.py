@@ -29,26 +29,11 @@ import itertools
 import json
 from pathlib import Path
 
+from ark.datasets import PassageMatcher
 from ark.graph import MENTIONS, PASSAGE_TYPE
 from ark.index import open_index
 from ark.probes import hints_documents
 from ark.tools import GraphTools
-
-
-def passage_nodes(index, paragraphs: list[dict]) -> list[int | None]:
-    """Each paragraph's passage node (by title, then by the start of its text), or None."""
-    g = index.graph
-    pid = g.type_id(PASSAGE_TYPE)
-    by_title: dict[str, list[int]] = {}
-    for n in range(g.n_nodes):
-        if g.node_type[n] == pid:
-            by_title.setdefault(g.name(n), []).append(n)
-    out: list[int | None] = []
-    for p in paragraphs:
-        nodes = by_title.get(p["title"], [])
-        head = p["paragraph_text"][:60].strip()
-        out.append(next((n for n in nodes if head in g.text(n)), nodes[0] if nodes else None))
-    return out
 
 
 def search(tools: GraphTools, query: str) -> dict[int, float]:
@@ -68,12 +53,19 @@ def main(argv: list[str] | None = None) -> None:
     if pid is None or mid is None:
         raise SystemExit(f"{args.index} has no passages that mention entities")
     tools = GraphTools(index)
+    matcher = PassageMatcher(g, f"--questions {args.questions}")  # one pass over the passages
     counts = dict.fromkeys(("words", "first", "any_lead", "any_name"), 0)
     pairs = 0
     for x in json.loads(args.questions.read_text(encoding="utf-8")):
         question = x["question"]
-        nodes = passage_nodes(index, x["paragraphs"])
-        hops = [nodes[h["paragraph_support_idx"]] for h in x["question_decomposition"]]
+        if "question_decomposition" not in x:
+            raise SystemExit(f"{args.questions}: {x.get('id')!r} has no question_decomposition")
+        paragraphs = x["paragraphs"]
+        groups = [
+            matcher.match(p["title"], p["paragraph_text"])
+            for p in (paragraphs[h["paragraph_support_idx"]] for h in x["question_decomposition"])
+        ]
+        hops = [min(group) if group else None for group in groups]
         for a, b in itertools.pairwise(hops):
             if a is None or b is None:
                 continue
