@@ -54,10 +54,12 @@ reading the wrong way, or recover from a wrong one; ``bench_quality.py`` is the 
 from __future__ import annotations
 
 import argparse
+import random
 import re
 import sys
 import time
 import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import reduce
@@ -68,18 +70,21 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ark.datasets import load_dataset, sample
-from ark.probes import named_relations, step_table
+from ark.index import shared_encoder
+from ark.probes import MAX_HOPS, RelationStep, chain_question, named_relations, step_table
 from ark.reading import (
     BEAM,
     DEFAULT_WEIGHTS,
+    RIVAL_DEPTH,
     ChainWeights,
     linker_for,
     mediators,
     onward_relation,
+    read_chains,
     read_question,
 )
 from ark.strategies.guided.hints import ChainHints
-from ark.words import STOPWORDS
+from ark.words import STOPWORDS, tokens
 from bench_quality import SETS, default_data_dir, index_for, parse_set
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")
@@ -158,6 +163,71 @@ def gold_pairs(
     return best, paths
 
 
+class PathWords:
+    """How close a question comes to a relation path put in words: the path phrased
+    :data:`PHRASINGS` times as ``ark distill synthesize`` phrases a walk (the described
+    schema's words, the node called X), and the question with its node's name replaced
+    by X, both encoded by the linking encoder (all-MiniLM-L6-v2); the best cosine.
+    Phrasings are drawn with a seed of the path's own, so a reading is the same every
+    run, and encoded once per path."""
+
+    PHRASINGS = 4
+
+    def __init__(self, index) -> None:  # type: ignore[no-untyped-def]
+        self.index, self.hopper = index, Hopper(index)
+        self.encoder = shared_encoder()
+        self.types = np.asarray(index.graph.node_type)
+        self._vectors: dict[tuple, np.ndarray] = {}  # type: ignore[type-arg]
+        self._ends: dict[tuple, str] = {}  # type: ignore[type-arg]
+
+    def typed(self, anchor: int, steps: Sequence[Step]) -> tuple[tuple[str, str, str], ...]:
+        """``steps`` with the node type most of each hop's nodes have."""
+        out, nodes = [], np.array([anchor], dtype=np.int64)
+        for i, step in enumerate(steps):
+            key = (anchor, tuple(steps[: i + 1]))
+            nodes = self.hopper.expand(nodes).get(tuple(step), np.array([], np.int64))
+            if key not in self._ends:
+                kinds = self.types[nodes] if len(nodes) else np.zeros(1, np.int64)
+                names = self.index.graph.node_type_names
+                self._ends[key] = names[int(np.bincount(kinds).argmax())]
+            out.append((step[0], step[1], self._ends[key]))
+        return tuple(out)
+
+    def vectors(self, anchor_type: str, typed: tuple[tuple[str, str, str], ...]) -> np.ndarray:
+        key = (anchor_type, typed)
+        if key not in self._vectors:
+            rng = random.Random(zlib.crc32(repr(key).encode()))
+            hops = [RelationStep(r, d, t) for r, d, t in typed]
+            texts = [
+                chain_question("X", anchor_type, hops, rng, {}, self.index.described)
+                for _ in range(self.PHRASINGS)
+            ]
+            self._vectors[key] = self.encoder.encode(texts)
+        return self._vectors[key]
+
+    def question(self, question: str, start: int, end: int) -> np.ndarray:
+        words = tokens(question)
+        return self.encoder.encode([" ".join([*words[:start], "X", *words[end:]])])[0]
+
+    def similarity(self, q: np.ndarray, anchor: int, steps: Sequence[Step]) -> float:
+        g = self.index.graph
+        return float((self.vectors(g.type_name(anchor), self.typed(anchor, steps)) @ q).max())
+
+    def paths(self, anchor: int, max_hops: int, cap: int = 20000) -> list[tuple[Step, ...]]:
+        """Every relation path of 1..``max_hops`` hops the graph has from ``anchor``."""
+        out: list[tuple[Step, ...]] = []
+        frontier = [((), np.array([anchor], dtype=np.int64))]
+        for _ in range(max_hops):
+            nxt = []
+            for path, nodes in frontier:
+                for step, reached in self.hopper.expand(nodes).items():
+                    if len(reached) <= cap:
+                        out.append((*path, step))
+                        nxt.append(((*path, step), reached))
+            frontier = nxt
+        return out
+
+
 #: A trailing parenthesis or year that qualifies a node's name (``Big (1988 film)``).
 QUALIFIER = re.compile(r"\s*(\([^()]*\)|,?\s*\b1[5-9]\d\d\b|,?\s*\b20\d\d\b)\s*$")
 
@@ -220,7 +290,13 @@ class NamedNodes:
 
 
 def read_chain(  # type: ignore[no-untyped-def]
-    index, hopper: Hopper, question: str, reader: str, weights: ChainWeights = DEFAULT_WEIGHTS
+    index,
+    hopper: Hopper,
+    question: str,
+    reader: str,
+    weights: ChainWeights = DEFAULT_WEIGHTS,
+    words: PathWords | None = None,
+    similarity: float = 0.0,
 ):
     """What the hints act on: each relation of the chain with its uses (for a question
     naming several nodes, each node's best-scored relation, as the intersection's
@@ -252,6 +328,32 @@ def read_chain(  # type: ignore[no-untyped-def]
             if onward is not None:
                 chosen[onward] += 1
         return chosen, anchors, reading
+    if reader == "encoder" and anchors and words is not None:
+        e = reading.entities[0]
+        q = words.question(question, e.start, e.end)
+        paths = words.paths(e.index, MAX_HOPS)
+        if paths:
+            best = max(paths, key=lambda p: words.similarity(q, e.index, p))
+            return Counter(r for r, _ in best), anchors, reading
+    if reader == "paths" and similarity and anchors and words is not None:
+        e = reading.entities[0]
+        q = words.question(question, e.start, e.end)
+        chains = read_chains(
+            index,
+            linker_for(index),
+            tokens(question),
+            e.index,
+            set(reading.linking.entity_positions),
+            reading.linking.types,
+            anchor_span=(e.start, e.end),
+            limit=RIVAL_DEPTH,
+            weights=weights,
+        )
+        if chains:
+            chain = max(
+                chains, key=lambda c: c.score + similarity * words.similarity(q, e.index, c.steps)
+            )
+            return chain.uses, anchors, (reading, chain)
     if reader == "paths":
         from ark.reading import read_chain as chain_of
 
@@ -285,6 +387,7 @@ def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-a
         load_dataset(dataset, index, split, kb.parent)[0], args.limit, args.sample_seed
     )
     hopper = Hopper(index)
+    words = PathWords(index) if args.reader == "encoder" or args.similarity else None
     hops = {"metaqa-1": 1, "metaqa-ntm": 1, "metaqa-2": 2, "metaqa-3": 3, "wc-2hop": 2}
     named_nodes = NamedNodes(index)
     right = anchored = exact = named = found = guessed = guessed_right = 0
@@ -292,7 +395,9 @@ def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-a
     for q in queries:
         # CPU seconds: on a shared machine the wall clock counts the others' load.
         t = time.process_time()
-        read, anchors, reading = read_chain(index, hopper, q.text, args.reader, args.weights)
+        read, anchors, reading = read_chain(
+            index, hopper, q.text, args.reader, args.weights, words, args.similarity
+        )
         times.append(time.process_time() - t)
         gold = frozenset(q.gold)
         names = named_nodes(q.text, gold, hops.get(name, 3))
@@ -483,7 +588,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sample-seed", type=int, default=0)
     p.add_argument("--data-dir", type=Path, default=default_data_dir())
     p.add_argument("--index-cache", type=Path, default=Path(".bench"))
-    p.add_argument("--reader", choices=["linker", "paths"], default="paths")
+    p.add_argument("--reader", choices=["linker", "paths", "encoder"], default="paths")
+    p.add_argument(
+        "--similarity",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="re-rank the reading's best chains by score + W x the encoder's similarity",
+    )
     p.add_argument("--show", choices=["wrong", "all", "none"], default="none")
     p.add_argument("--weight", nargs="+", default=[], metavar="NAME=VALUE")
     p.add_argument("--speed", action="store_true", help="time readings by schema size")

@@ -70,7 +70,7 @@ from ark.describe._describe import (
 )
 from ark.describe._describe import SYSTEM as DESCRIBE_SYSTEM
 from ark.distill._paths import PathSampler
-from ark.distill._questions import chain_question, intersection_question
+from ark.distill._questions import RelationStep, chain_question, intersection_question
 from ark.distill._wordclass import read_label
 from ark.eval._evaluation import _phrase_encoder_record as phrase_encoder_record
 from ark.eval._lock import LOCK_FILE
@@ -105,7 +105,7 @@ from ark.llm.local._model import MAX_DRAFT, call_schema, lookup_setting, prompt_
 from ark.llm.local._replies import ReplyTokens, reply_tokens, splice
 from ark.llm.local._skeleton import ToolCallSkeleton, predicted_text
 from ark.llm.local._states import StateCache, common_prefix
-from ark.reading._chains import label_mentions, runner_ups, step_table, word_scores
+from ark.reading._chains import MAX_HOPS, label_mentions, runner_ups, step_table, word_scores
 from ark.reading._entities import FUZZY
 from ark.reading._mediators import mediator_steps
 from ark.serve._answer import AnswerService
@@ -164,6 +164,7 @@ __all__ = [
     "LOOKUP_SYSTEM",
     "MAGIC",
     "MAX_DRAFT",
+    "MAX_HOPS",
     "MAX_LOOKUPS",
     "MAX_LOOKUP_ANSWER",
     "MAX_MATCHED",
@@ -187,6 +188,7 @@ __all__ = [
     "PathSampler",
     "PromptStateStore",
     "RelationPhrases",
+    "RelationStep",
     "ReplyTokens",
     "RunLock",
     "SegmentedBM25",
