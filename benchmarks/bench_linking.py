@@ -173,8 +173,8 @@ class PathWords:
 
     PHRASINGS = 4
 
-    def __init__(self, index) -> None:  # type: ignore[no-untyped-def]
-        self.index, self.hopper = index, Hopper(index)
+    def __init__(self, index, words: str = "phrased") -> None:  # type: ignore[no-untyped-def]
+        self.index, self.hopper, self.words = index, Hopper(index), words
         self.encoder = shared_encoder()
         self.types = np.asarray(index.graph.node_type)
         self._vectors: dict[tuple, np.ndarray] = {}  # type: ignore[type-arg]
@@ -195,6 +195,8 @@ class PathWords:
 
     def vectors(self, anchor_type: str, typed: tuple[tuple[str, str, str], ...]) -> np.ndarray:
         key = (anchor_type, typed)
+        if key not in self._vectors and self.words == "described":
+            self._vectors[key] = self.encoder.encode([self.described(typed)])
         if key not in self._vectors:
             rng = random.Random(zlib.crc32(repr(key).encode()))
             hops = [RelationStep(r, d, t) for r, d, t in typed]
@@ -204,6 +206,16 @@ class PathWords:
             ]
             self._vectors[key] = self.encoder.encode(texts)
         return self._vectors[key]
+
+    def described(self, typed: tuple[tuple[str, str, str], ...]) -> str:
+        """The path in the described schema's own words, no template: each relation's
+        label and description, in order, joined by commas."""
+        parts = []
+        for relation, _, _ in typed:
+            doc = self.index.described.relation(relation)
+            label = doc.label if doc is not None else relation
+            parts.append(f"{label} ({doc.description})" if doc and doc.description else label)
+        return ", ".join(parts)
 
     def question(self, question: str, start: int, end: int) -> np.ndarray:
         words = tokens(question)
@@ -387,7 +399,8 @@ def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-a
         load_dataset(dataset, index, split, kb.parent)[0], args.limit, args.sample_seed
     )
     hopper = Hopper(index)
-    words = PathWords(index) if args.reader == "encoder" or args.similarity else None
+    use = args.reader == "encoder" or args.similarity
+    words = PathWords(index, args.path_words) if use else None
     hops = {"metaqa-1": 1, "metaqa-ntm": 1, "metaqa-2": 2, "metaqa-3": 3, "wc-2hop": 2}
     named_nodes = NamedNodes(index)
     right = anchored = exact = named = found = guessed = guessed_right = 0
@@ -595,6 +608,12 @@ def main(argv: list[str] | None = None) -> None:
         default=0.0,
         metavar="W",
         help="re-rank the reading's best chains by score + W x the encoder's similarity",
+    )
+    p.add_argument(
+        "--path-words",
+        choices=["phrased", "described"],
+        default="phrased",
+        help="a path as synthetic questions phrase it, or its labels and descriptions",
     )
     p.add_argument("--show", choices=["wrong", "all", "none"], default="none")
     p.add_argument("--weight", nargs="+", default=[], metavar="NAME=VALUE")
