@@ -169,7 +169,8 @@ class PathWords:
     schema's words, the node called X), and the question with its node's name replaced
     by X, both encoded by the linking encoder (all-MiniLM-L6-v2); the best cosine.
     Phrasings are drawn with a seed of the path's own, so a reading is the same every
-    run, and encoded once per path."""
+    run, and encoded once per path. With ``words="described"`` a path is instead its
+    relations' labels and descriptions joined (:meth:`described`), one encoding."""
 
     PHRASINGS = 4
 
@@ -315,7 +316,10 @@ def read_chain(  # type: ignore[no-untyped-def]
     filter), and the spotted nodes. ``reader``: ``paths`` reads as the session does
     now (:func:`ark.reading.read_chain` for a question naming one node); ``linker``
     counts the linker's confident relations by their mentions, as hints v5 did (run it
-    with an older checkout's ``src`` on ``PYTHONPATH`` for that code's reading)."""
+    with an older checkout's ``src`` on ``PYTHONPATH`` for that code's reading);
+    ``encoder`` takes the path of one to three hops ``words`` finds closest to the
+    question. ``similarity`` (with ``paths``): the reading's best :data:`RIVAL_DEPTH`
+    chains re-ranked by score + ``similarity`` x their closeness (:class:`PathWords`)."""
     reading = read_question(index, question)
     anchors = [e.index for e in reading.entities]
     if len(anchors) > 1:
