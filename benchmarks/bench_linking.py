@@ -75,12 +75,11 @@ from ark.probes import MAX_HOPS, RelationStep, chain_question, named_relations, 
 from ark.reading import (
     BEAM,
     DEFAULT_WEIGHTS,
-    RIVAL_DEPTH,
     ChainWeights,
     linker_for,
     mediators,
     onward_relation,
-    read_chains,
+    ranked_chains,
     read_question,
 )
 from ark.strategies.guided.hints import ChainHints
@@ -174,25 +173,26 @@ class PathWords:
 
     PHRASINGS = 4
 
-    def __init__(self, index, words: str = "phrased") -> None:  # type: ignore[no-untyped-def]
-        self.index, self.hopper, self.words = index, Hopper(index), words
+    def __init__(self, index, hopper: Hopper, words: str = "phrased") -> None:  # type: ignore[no-untyped-def]
+        self.index, self.hopper, self.words = index, hopper, words
         self.encoder = shared_encoder()
         self.types = np.asarray(index.graph.node_type)
         self._vectors: dict[tuple, np.ndarray] = {}  # type: ignore[type-arg]
-        self._ends: dict[tuple, str] = {}  # type: ignore[type-arg]
+        self._typed: dict[tuple, tuple[tuple[str, str, str], ...]] = {}  # type: ignore[type-arg]
 
     def typed(self, anchor: int, steps: Sequence[Step]) -> tuple[tuple[str, str, str], ...]:
-        """``steps`` with the node type most of each hop's nodes have."""
-        out, nodes = [], np.array([anchor], dtype=np.int64)
-        for i, step in enumerate(steps):
-            key = (anchor, tuple(steps[: i + 1]))
-            nodes = self.hopper.expand(nodes).get(tuple(step), np.array([], np.int64))
-            if key not in self._ends:
+        """``steps`` with the node type most of each hop's nodes have (the node sets
+        expanded once per anchor and path)."""
+        key = (anchor, tuple(map(tuple, steps)))
+        if key not in self._typed:
+            out, nodes = [], np.array([anchor], dtype=np.int64)
+            names = self.index.graph.node_type_names
+            for step in key[1]:
+                nodes = self.hopper.expand(nodes).get(step, np.array([], np.int64))
                 kinds = self.types[nodes] if len(nodes) else np.zeros(1, np.int64)
-                names = self.index.graph.node_type_names
-                self._ends[key] = names[int(np.bincount(kinds).argmax())]
-            out.append((step[0], step[1], self._ends[key]))
-        return tuple(out)
+                out.append((step[0], step[1], names[int(np.bincount(kinds).argmax())]))
+            self._typed[key] = tuple(out)
+        return self._typed[key]
 
     def vectors(self, anchor_type: str, typed: tuple[tuple[str, str, str], ...]) -> np.ndarray:
         key = (anchor_type, typed)
@@ -354,17 +354,7 @@ def read_chain(  # type: ignore[no-untyped-def]
     if reader == "paths" and similarity and anchors and words is not None:
         e = reading.entities[0]
         q = words.question(question, e.start, e.end)
-        chains = read_chains(
-            index,
-            linker_for(index),
-            tokens(question),
-            e.index,
-            set(reading.linking.entity_positions),
-            reading.linking.types,
-            anchor_span=(e.start, e.end),
-            limit=RIVAL_DEPTH,
-            weights=weights,
-        )
+        chains = ranked_chains(index, reading, question, weights)
         if chains:
             chain = max(
                 chains, key=lambda c: c.score + similarity * words.similarity(q, e.index, c.steps)
@@ -404,7 +394,7 @@ def run_set(args: argparse.Namespace, spec: str) -> dict:  # type: ignore[type-a
     )
     hopper = Hopper(index)
     use = args.reader == "encoder" or args.similarity
-    words = PathWords(index, args.path_words) if use else None
+    words = PathWords(index, hopper, args.path_words) if use else None
     hops = {"metaqa-1": 1, "metaqa-ntm": 1, "metaqa-2": 2, "metaqa-3": 3, "wc-2hop": 2}
     named_nodes = NamedNodes(index)
     right = anchored = exact = named = found = guessed = guessed_right = 0

@@ -70,6 +70,7 @@ __all__ = [
     "mediators",
     "onward_relation",
     "path_features",
+    "ranked_chains",
     "read_chain",
     "read_chain_and_rival",
     "read_chains",
@@ -145,6 +146,33 @@ def read_chain(
 RIVAL_DEPTH = 8
 
 
+def ranked_chains(
+    index: Index,
+    reading: Reading,
+    question: str,
+    weights: ChainWeights = DEFAULT_WEIGHTS,
+    encoder: EncoderChoice = "auto",
+    limit: int = RIVAL_DEPTH,
+) -> list[Chain]:
+    """The best ``limit`` chains of a question naming exactly one node, best first
+    (:func:`read_chains` from that node with the reading's masked names and node
+    types); [] for a question naming none or several."""
+    if len(reading.entities) != 1:
+        return []
+    entity = reading.entities[0]
+    return read_chains(
+        index,
+        linker_for(index, encoder),
+        tokens(question),
+        entity.index,
+        set(reading.linking.entity_positions),
+        reading.linking.types,
+        anchor_span=(entity.start, entity.end),
+        limit=limit,
+        weights=weights,
+    )
+
+
 def read_chain_and_rival(
     index: Index,
     reading: Reading,
@@ -157,19 +185,7 @@ def read_chain_and_rival(
     ``runner_up`` is the best chain's score, so its margin says how far below it is.
     Two readings a question leaves close are the choice the model is asked to make
     (:mod:`ark.strategies.guided.plans`)."""
-    if len(reading.entities) != 1:
-        return None, None
-    chains = read_chains(
-        index,
-        linker_for(index, encoder),
-        tokens(question),
-        reading.entities[0].index,
-        set(reading.linking.entity_positions),
-        reading.linking.types,
-        anchor_span=(reading.entities[0].start, reading.entities[0].end),
-        limit=RIVAL_DEPTH,
-        weights=weights,
-    )
+    chains = ranked_chains(index, reading, question, weights, encoder)
     if not chains:
         return None, None
     best = chains[0]
