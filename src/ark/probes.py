@@ -103,7 +103,7 @@ from ark.llm.local._lazy_grammar import LazyGrammarSampler
 from ark.llm.local._lookup import lookup_draft
 from ark.llm.local._model import MAX_DRAFT, call_schema, lookup_setting, prompt_segments
 from ark.llm.local._replies import ReplyTokens, reply_tokens, splice
-from ark.llm.local._skeleton import ToolCallSkeleton, predicted_text
+from ark.llm.local._skeleton import SchemaSkeleton, ToolCallSkeleton, predicted_text
 from ark.llm.local._states import StateCache, common_prefix
 from ark.reading._chains import MAX_HOPS, label_mentions, runner_ups, step_table, word_scores
 from ark.reading._entities import FUZZY
@@ -191,6 +191,7 @@ __all__ = [
     "RelationStep",
     "ReplyTokens",
     "RunLock",
+    "SchemaSkeleton",
     "SegmentedBM25",
     "StateCache",
     "Stats",

@@ -13,7 +13,7 @@ import pytest
 
 from _llm_fixture import SEARCH_TOOL, needs_small, small_model_file
 from ark.llm import LLMError, Message, ToolCall
-from ark.probes import ToolCallSkeleton, lookup_draft
+from ark.probes import SchemaSkeleton, ToolCallSkeleton, lookup_draft
 from ark.tools import ToolConfig, tool_specs
 
 # --- the draft itself: pure --------------------------------------------------------
@@ -86,6 +86,42 @@ CALL = '<tool_call>\n{"name": "'
 )
 def test_the_skeleton_fixes_only_what_the_format_fixes(so_far, fixed):
     assert SKELETON.forced(so_far) == fixed
+
+
+LOOKUP = {  # the answer step's lookup reply (ark.answer's LOOKUP_SCHEMA)
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "citations": {"type": "array", "items": {"type": "integer"}},
+    },
+    "required": ["answer", "citations"],
+}
+
+
+@pytest.mark.parametrize(
+    ("so_far", "fixed"),
+    [
+        ("", '{"answer":'),
+        ("{", '"answer":'),
+        ('{"answer": "Port', ""),  # a value: the model's
+        ('{"answer": "Port Avel"', ""),  # a comma or the end: the model's
+        ('{"answer": "Port Avel",', ' "citations":'),
+        ('{"answer": "a, "b"", ', '"citations":'),
+        ('{"answer": "x", "citations": [1, 2]', ""),  # no key is left
+        ('{"answer": "x", "citations": [1]}', ""),
+        ("{\n", ""),  # spaced otherwise: nothing is assumed
+        (' {"', ""),
+    ],
+)
+def test_a_schema_reply_s_keys_are_fixed_as_a_call_s_are(so_far, fixed):
+    assert SchemaSkeleton(LOOKUP).forced(so_far) == fixed
+
+
+def test_a_schema_that_is_no_object_with_keys_fixes_nothing():
+    optional = {"type": "object", "properties": {"a": {"type": "string"}}}
+    for schema in ({"type": "string"}, {"type": "object"}, {"type": "array"}):
+        assert SchemaSkeleton(schema).forced("") == ""
+    assert SchemaSkeleton(optional).forced("") == "{"  # "}" or the key: the model's
 
 
 # --- on the real model --------------------------------------------------------------
@@ -227,3 +263,25 @@ def test_the_decoder_constrains_the_whole_vocabulary_only_when_the_grammar_refus
     assert sampler.grammar is not None  # the tool-call grammar is on
     assert sampler.sampled >= out.usage.completion_tokens
     assert sampler.resamples < sampler.sampled / 2
+
+
+@pytest.mark.slow
+@needs_small
+def test_a_schema_reply_is_drafted_from_its_keys(models):
+    """A ``response_schema`` reply (the answer step's lookup): its keys are drafted
+    from the schema and greedy output is unchanged."""
+    plain, drafted = models
+    messages = [
+        Message(role="system", content='Answer in JSON: {"answer": "...", "citations": [1]}.'),
+        Message(role="user", content="[1] Port Avel: its mayor is Tomas Reed.\nWho is the mayor?"),
+    ]
+
+    def ask(model):
+        reply = model.complete(messages, [], temperature=0.0, max_tokens=40, response_schema=LOOKUP)
+        return asyncio.run(reply)
+
+    ref, out = ask(plain), ask(drafted)
+    assert out.data == ref.data and isinstance(out.data, dict)
+    assert out.usage == ref.usage
+    assert 0 < out.profile.forced_tokens <= out.profile.accepted_tokens
+    assert ref.profile.forced_tokens == 0

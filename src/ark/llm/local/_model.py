@@ -55,7 +55,12 @@ from ark.llm.local._model_files import (
     local_model_path,
 )
 from ark.llm.local._replies import ReplyTokens, reply_tokens, splice
-from ark.llm.local._skeleton import format_drafter, predicted_text, prediction_drafter
+from ark.llm.local._skeleton import (
+    format_drafter,
+    predicted_text,
+    prediction_drafter,
+    schema_drafter,
+)
 
 
 def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -459,6 +464,7 @@ class LocalChatModel:
                             over_time,
                             written,
                             expected,
+                            response_schema,
                         )
                     else:
                         out = self._llm.create_completion(
@@ -518,13 +524,15 @@ class LocalChatModel:
         over_time: _Deadline,
         tools: Sequence[dict[str, Any]] = (),
         prediction: str = "",
+        schema: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """One call by prompt-lookup decoding (``_lookup.py``), shaped like
         ``create_completion``'s reply; the sampler, seed draw and stop rule are
         ``create_completion``'s, so the output equals it up to llama.cpp's rounding.
         With ``tools``, the text the tool-call format fixes is drafted first
         (``_skeleton.py``), and before it the ``prediction`` (the reply's text the
-        caller expects) while the reply follows it."""
+        caller expects) while the reply follows it; with a ``schema`` (the call's
+        ``response_schema``), the keys of its JSON object."""
         llm = self._llm
         if len(prompt) >= llm.n_ctx():
             raise ValueError(f"the prompt has {len(prompt)} tokens, the context {llm.n_ctx()}")
@@ -537,7 +545,11 @@ class LocalChatModel:
                 "utf-8", errors="ignore"
             )
 
-        forced = format_drafter(llm, tools, prompt) if tools and grammar is not None else None
+        forced = None
+        if grammar is not None and schema is not None:
+            forced = schema_drafter(llm, schema, prompt)
+        elif grammar is not None and tools:
+            forced = format_drafter(llm, tools, prompt)
         deadline = None if over_time.seconds is None else over_time.start + over_time.seconds
         try:
             res = decode_with_lookup(

@@ -15,6 +15,11 @@ The format is the one the grammar (``tool_call_grammar``) and the chat template 
 ``json.dumps`` spacing (``", "`` and ``": "``), keys in the grammar's order (required
 properties first, in the schema's order, then optional ones). Where the model spaces
 differently, nothing is drafted.
+
+A reply under a ``response_schema`` (the answer step's plan and lookups, ``ark index
+describe``'s items) is one JSON object whose keys the schema fixes the same way:
+:class:`SchemaSkeleton` drafts its opening ``{"key":`` and each later required key, as
+the tool-call skeleton drafts a call's arguments.
 """
 
 from __future__ import annotations
@@ -78,8 +83,9 @@ class ToolCallSkeleton:
             return f'"{keys[0]}":'
         return ""  # every key optional: "}" or a key, the model's choice
 
-    def _in_arguments(self, name: str, args: str) -> str:
-        """``args`` starts at the arguments' ``{``: what follows it, if fixed."""
+    def _in_arguments(self, name: str, args: str, end: str = "}" + TOOL_CALL_CLOSE) -> str:
+        """``args`` starts at the arguments' ``{``: what follows it, if fixed (``end``:
+        the text after the object closes)."""
         depth, in_string, escaped = 0, False, False
         key_at: int | None = None  # where the key being written starts
         used: list[str] = []
@@ -113,7 +119,6 @@ class ToolCallSkeleton:
                 expecting_key = True
         if closed_at is not None:  # the arguments are closed: the call's end is fixed
             tail = args[closed_at + 1 :]
-            end = "}" + TOOL_CALL_CLOSE
             return end[len(tail) :] if end.startswith(tail) and len(tail) < len(end) else ""
         if in_string and key_at is not None:  # a key being written
             partial = args[key_at:]
@@ -153,14 +158,38 @@ def _completion(partial: str, candidates: list[str], suffix: str) -> str:
     return shared[len(partial) :]
 
 
-def format_drafter(
-    llm: Any, tools: Sequence[dict[str, Any]], prompt: Sequence[int]
+class SchemaSkeleton(ToolCallSkeleton):
+    """For a ``response_schema`` whose reply is one JSON object with named properties:
+    :meth:`forced` gives the text its keys fix next (the opening ``{"key":``, each
+    later required key once the model writes the comma before it); empty where the
+    schema is no such object."""
+
+    _NAME = ""  # the one "tool": the object's keys are kept as a tool's arguments
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        props = schema.get("properties") if schema.get("type") == "object" else None
+        params = schema if isinstance(props, dict) and props else {}
+        super().__init__([{"function": {"name": self._NAME, "parameters": params}}])
+        self.has_keys = bool(params)
+
+    def forced(self, text: str) -> str:
+        if not self.has_keys:
+            return ""
+        first = self._first_key(self._NAME)
+        head = "{" + (first if first.startswith('"') else "")
+        if len(text) < len(head):
+            return head[len(text) :] if head.startswith(text) else ""
+        if not text.startswith("{"):
+            return ""
+        return self._in_arguments(self._NAME, text, end="")
+
+
+def _drafter(
+    llm: Any, skeleton: ToolCallSkeleton, prompt: Sequence[int]
 ) -> Callable[[list[int]], list[int]]:
-    """For ``decode_with_lookup(forced=...)``: the tokens generated after ``prompt`` ->
-    the tokens of the text the call's format fixes next, tokenized as the whole reply
-    would be (so a draft continues the model's own tokens where they are the usual
-    ones). ``llm``: a ``llama_cpp.Llama`` (its vocabulary is enough)."""
-    skeleton = ToolCallSkeleton(tools)
+    """The tokens generated after ``prompt`` -> the tokens of the text ``skeleton``
+    fixes next, tokenized as the whole reply would be (so a draft continues the
+    model's own tokens where they are the usual ones)."""
 
     def draft(tokens: list[int]) -> list[int]:
         text = llm.detokenize(tokens, prev_tokens=prompt).decode("utf-8", errors="ignore")
@@ -173,6 +202,26 @@ def format_drafter(
         return llm.tokenize(more.encode(), add_bos=False, special=True)
 
     return draft
+
+
+def schema_drafter(
+    llm: Any, schema: dict[str, Any], prompt: Sequence[int]
+) -> Callable[[list[int]], list[int]] | None:
+    """For ``decode_with_lookup(forced=...)`` on a ``response_schema`` reply: the keys
+    :class:`SchemaSkeleton` fixes, as :func:`format_drafter` drafts a call's; None
+    where the schema is not an object with named properties."""
+    skeleton = SchemaSkeleton(schema)
+    return _drafter(llm, skeleton, prompt) if skeleton.has_keys else None
+
+
+def format_drafter(
+    llm: Any, tools: Sequence[dict[str, Any]], prompt: Sequence[int]
+) -> Callable[[list[int]], list[int]]:
+    """For ``decode_with_lookup(forced=...)``: the tokens generated after ``prompt`` ->
+    the tokens of the text the call's format fixes next, tokenized as the whole reply
+    would be (so a draft continues the model's own tokens where they are the usual
+    ones). ``llm``: a ``llama_cpp.Llama`` (its vocabulary is enough)."""
+    return _drafter(llm, ToolCallSkeleton(tools), prompt)
 
 
 def predicted_text(tools: Sequence[dict[str, Any]], name: str, arguments: dict[str, Any]) -> str:
