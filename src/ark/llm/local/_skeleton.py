@@ -16,10 +16,11 @@ The format is the one the grammar (``tool_call_grammar``) and the chat template 
 properties first, in the schema's order, then optional ones). Where the model spaces
 differently, nothing is drafted.
 
-A reply under a ``response_schema`` (the answer step's plan and lookups, ``ark index
-describe``'s items) is one JSON object whose keys the schema fixes the same way:
+A reply under a ``response_schema`` (the answer step's plan, lookups and one call,
+GraphSearch's modules) is one JSON object whose keys the schema fixes the same way:
 :class:`SchemaSkeleton` drafts its opening ``{"key":`` and each later required key, as
-the tool-call skeleton drafts a call's arguments.
+the tool-call skeleton drafts a call's arguments. Only the top-level object's keys: an
+object nested in a value (``ark index describe``'s items) is the model's to write.
 """
 
 from __future__ import annotations
