@@ -79,6 +79,7 @@ from ark.reading import (
     linker_for,
     mediators,
     onward_relation,
+    path_words,
     ranked_chains,
     read_question,
 )
@@ -209,14 +210,9 @@ class PathWords:
         return self._vectors[key]
 
     def described(self, typed: tuple[tuple[str, str, str], ...]) -> str:
-        """The path in the described schema's own words, no template: each relation's
-        label and description, in order, joined by commas."""
-        parts = []
-        for relation, _, _ in typed:
-            doc = self.index.described.relation(relation)
-            label = doc.label if doc is not None else relation
-            parts.append(f"{label} ({doc.description})" if doc and doc.description else label)
-        return ", ".join(parts)
+        """The path in the described schema's own words, as the library's reading
+        puts it (:func:`ark.reading.path_words`)."""
+        return path_words(self.index.described, [relation for relation, _, _ in typed])
 
     def question(self, question: str, start: int, end: int) -> np.ndarray:
         words = tokens(question)
@@ -621,6 +617,10 @@ def main(argv: list[str] | None = None) -> None:
         speed(args)
         return
     args.weights = parse_weights(args.weight)
+    if args.similarity or args.reader == "encoder":
+        # The probes score paths with their own phrasing: the library's similarity
+        # (ChainWeights.similarity) would count the encoder twice.
+        args.weights = args.weights.replace(similarity=0.0)
     started = time.perf_counter()
     rows = []
     for spec in args.sets:

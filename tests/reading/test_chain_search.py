@@ -48,9 +48,10 @@ def test_the_reading_uses_the_weights_it_is_given(movie_index):
     # Hops dearer than any word is worth: the one-hop path wins.
     one = read_chain(movie_index, reading, question, DEFAULT_WEIGHTS.replace(hops=-5.0))
     assert len(one.steps) == 1
-    # The chain's score is its features weighted.
+    # The chain's score is its features weighted, with the encoder's closeness.
     assert two.facts is not None
-    assert two.score == pytest.approx(DEFAULT_WEIGHTS.score(two.facts))
+    close = DEFAULT_WEIGHTS.similarity * (two.closeness or 0.0)
+    assert two.score == pytest.approx(DEFAULT_WEIGHTS.score(two.facts) + close)
 
 
 @pytest.fixture(scope="module")
@@ -104,3 +105,57 @@ def test_a_word_that_is_a_whole_label_extends_the_chain(tmp_path):
     chain = read_chain(index, read_question(index, question, "off"), question, encoder="off")
     assert chain is not None
     assert chain.steps == (("namesake", "out"), ("type", "out"))
+
+
+class _Points:
+    """An encoder (the reading's ``Encoder`` protocol) that puts the question and any
+    text holding ``word`` on one point, and every other text on a point of its own,
+    seeded by the text (random points in 256 dimensions are near orthogonal): which
+    path the question is close to is the test's to say, and nothing else is close."""
+
+    def __init__(self, word: str, question: str) -> None:
+        self.word, self.question = word, question
+
+    def encode(self, texts):
+        import zlib
+
+        rows = []
+        for t in texts:
+            near = t == self.question or (self.word and self.word in t)
+            v = np.random.default_rng(0 if near else zlib.crc32(t.encode()) + 1).normal(size=256)
+            rows.append(v / np.linalg.norm(v))
+        return np.array(rows).reshape(-1, 256)
+
+
+def test_the_encoder_reorders_the_best_paths_by_how_close_they_come(movie_index):
+    from ark.reading import RelationLinker, read_chains
+    from ark.words import tokens
+
+    question = "what about Big"  # no word names a relation: the paths' features tie
+    words = tokens(question)
+    anchor = next(i for i, name in enumerate(movie_index.graph.names) if name == "Big")
+
+    def read(linker, weights=DEFAULT_WEIGHTS):
+        return read_chains(
+            movie_index, linker, words, anchor, {2}, anchor_span=(2, 3), limit=None, weights=weights
+        )
+
+    plain = read(RelationLinker(movie_index.described))
+    assert plain and all(c.closeness is None for c in plain)  # no encoder, no similarity
+    # An encoder that puts the question next to a one-hop path the features rank
+    # below the first, and every other path away from it.
+    off = DEFAULT_WEIGHTS.replace(similarity=0.0)
+    points = _Points("", "what about X")
+    ranked = read(RelationLinker(movie_index.described, encoder=points), off)
+    wanted = next(c for c in ranked[1:] if len(c.steps) == 1)
+    points.word = wanted.steps[0][0].replace("_", " ")
+    close = RelationLinker(movie_index.described, encoder=points)
+    first = read(close)[0]
+    assert first.steps == wanted.steps
+    assert first.closeness == pytest.approx(1.0)
+    assert first.facts is not None
+    assert first.score == pytest.approx(
+        DEFAULT_WEIGHTS.score(first.facts) + DEFAULT_WEIGHTS.similarity * first.closeness
+    )
+    # Its weight at 0: the features' order again.
+    assert [c.steps for c in read(close, off)] == [c.steps for c in ranked]

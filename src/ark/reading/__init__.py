@@ -25,10 +25,12 @@ from ark.reading._chains import (
     BEAM,
     DEFAULT_WEIGHTS,
     FEATURES,
+    RERANKED,
     Chain,
     ChainWeights,
     PathFacts,
     path_features,
+    path_words,
 )
 from ark.reading._entities import EntityMention, spot_entities
 from ark.reading._linker import (
@@ -53,6 +55,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "FEATURES",
     "READING_VERSION",
+    "RERANKED",
     "Chain",
     "ChainWeights",
     "Encoder",
@@ -70,6 +73,7 @@ __all__ = [
     "mediators",
     "onward_relation",
     "path_features",
+    "path_words",
     "ranked_chains",
     "read_chain",
     "read_chain_and_rival",
@@ -81,8 +85,9 @@ __all__ = [
 
 #: What the reading computes, numbered: a fit made on another number's readings (the
 #: plan confidence, ``ark index fit-plans``) is stale. Raised when a change alters how
-#: questions are read (2: the English rules of issue 64 removed).
-READING_VERSION = 2
+#: questions are read (2: the English rules of issue 64 removed; 3: the encoder's
+#: similarity of question and path, :attr:`ChainWeights.similarity`).
+READING_VERSION = 3
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from ark.graph import code_steps
+from ark.graph import DescribedSchema, code_steps
 from ark.reading._linker import DENSE_RANGE, RelationLinker
 from ark.words import (
     STOPWORDS,
@@ -157,6 +157,13 @@ class ChainWeights:
     #: strongly (rescaled as the linker rescales): *where* -> country, not *of* ->
     #: anything.
     function_word: float = 0.5
+    #: Per unit of the sentence encoder's cosine between the question (the node it
+    #: names written X) and the path in the described schema's words
+    #: (:func:`path_words`), added to the best :data:`RERANKED` paths' scores where the
+    #: ``[dense]`` extra is installed (0: the path's features alone). 0.5 tied 1.0 on
+    #: the dev samples 0 and was then read on the disjoint samples 1
+    #: (``docs/decisions/reading.md``).
+    similarity: float = 0.5
 
     def vector(self) -> np.ndarray:
         """The weights in :data:`FEATURES`' order."""
@@ -176,6 +183,24 @@ class ChainWeights:
 
 #: The weights read_chains uses unless given others.
 DEFAULT_WEIGHTS = ChainWeights()
+
+#: How many of the best paths by their features the encoder's similarity reorders
+#: (:attr:`ChainWeights.similarity`): as many as the rival reading is looked for among.
+RERANKED = 8
+
+
+def path_words(described: DescribedSchema, relations: Sequence[str]) -> str:
+    """A relation path in the described schema's own words, with no template of ours:
+    each relation's label, and its description where ``ark index describe`` wrote one,
+    in the path's order, joined by commas (a relation not described: its name)."""
+    parts = []
+    for name in relations:
+        doc = described.relation(name)
+        if doc is None:
+            parts.append(name)
+        else:
+            parts.append(f"{doc.label} ({doc.description})" if doc.description else doc.label)
+    return ", ".join(parts)
 
 
 Step = tuple[str, str]  # (forward relation, "out" | "in")
@@ -200,6 +225,10 @@ class Chain:
     runner_up: float | None = field(default=None, compare=False)
     #: What the scorer read of the path (None for a chain made otherwise).
     facts: PathFacts | None = field(default=None, compare=False)
+    #: The encoder's cosine between the question and the path in the schema's words
+    #: (None: not read by it); ``score`` is the features' weighted sum plus
+    #: :attr:`ChainWeights.similarity` times this.
+    closeness: float | None = field(default=None, compare=False)
 
     @property
     def relations(self) -> list[str]:

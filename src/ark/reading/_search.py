@@ -17,6 +17,7 @@ from ark.reading._chains import (
     DEFAULT_WEIGHTS,
     EXTEND,
     MAX_HOPS,
+    RERANKED,
     Chain,
     ChainWeights,
     PathFacts,
@@ -24,6 +25,7 @@ from ark.reading._chains import (
     excuse_repeats,
     label_mentions,
     path_features,
+    path_words,
     runner_ups,
     step_table,
     word_scores,
@@ -440,6 +442,11 @@ def read_chains(
         mentions = label_mentions(linker, words, masked)
     search = PathSearch(index, step_table(index, linker), q, mentions, weights)
     found = search.run(anchor, max_hops, beam)
+    closeness: dict[tuple[int, ...], float] = {}
+    if weights.similarity and linker.encoder is not None and found:
+        found, closeness = closest_first(
+            found, linker, words, anchor_span, search.table, weights.similarity
+        )
     if limit is None:
         limit = len(found)
     rivals = runner_ups([f[0] for f in found], [search.reached.get(f[1]) for f in found], limit)
@@ -452,6 +459,37 @@ def read_chains(
             tuple(words[i] for i in loose),
             runner_up=rivals[rank],
             facts=whole,
+            closeness=closeness.get(path),
         )
         for rank, (total, path, whole, explains, loose) in enumerate(found[:limit])
     ]
+
+
+def closest_first(
+    found: Sequence[Found],
+    linker: RelationLinker,
+    words: Sequence[str],
+    anchor_span: tuple[int, int] | None,
+    table: StepTable,
+    weight: float,
+) -> tuple[list[Found], dict[tuple[int, ...], float]]:
+    """``found`` (best first) with the best :data:`RERANKED` paths rescored by
+    ``weight`` x the encoder's cosine between the question, its node's name written X
+    (what a path starts from, not a word to explain), and the path in the described
+    schema's words (:func:`path_words`), and put in their new order; the paths below
+    keep theirs. Why: the features count words and hops, the encoder reads what the
+    whole question is about, and among the few paths the features rank close it tells
+    the one the question means where the rules read least well (garbled or unusual
+    wording; ``docs/decisions/reading.md``). Both texts are encoded once per linker;
+    returned with each rescored path's cosine."""
+    top = list(found[:RERANKED])
+    if anchor_span is not None:
+        start, end = anchor_span
+        words = [*words[:start], "X", *words[end:]]
+    texts = [path_words(linker.described, [table.steps[s][0] for s in f[1]]) for f in top]
+    vectors = linker.encode([" ".join(words), *texts])
+    closeness = vectors[1:] @ vectors[0]
+    rescored = [(f[0] + weight * float(c), *f[1:]) for f, c in zip(top, closeness, strict=True)]
+    rescored.sort(key=lambda f: -f[0])  # stable: a tie keeps the features' order
+    by_path = {f[1]: float(c) for f, c in zip(top, closeness, strict=True)}
+    return [*rescored, *found[RERANKED:]], by_path  # type: ignore[list-item]
