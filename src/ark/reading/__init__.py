@@ -147,8 +147,9 @@ def read_chain(
     return read_chain_and_rival(index, reading, question, weights, encoder)[0]
 
 
-#: How far down the ranked chains :func:`read_chain_and_rival` looks for the rival.
-RIVAL_DEPTH = 8
+#: How far down the ranked chains :func:`read_chain_and_rival` looks for the rival: as
+#: far as the encoder reorders them.
+RIVAL_DEPTH = RERANKED
 
 
 def ranked_chains(
