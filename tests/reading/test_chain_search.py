@@ -2,6 +2,7 @@
 reads as fast as one of ten (a beam, not every path of three hops)."""
 
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -117,8 +118,6 @@ class _Points:
         self.word, self.question = word, question
 
     def encode(self, texts):
-        import zlib
-
         rows = []
         for t in texts:
             near = t == self.question or (self.word and self.word in t)

@@ -160,9 +160,8 @@ class ChainWeights:
     #: Per unit of the sentence encoder's cosine between the question (the node it
     #: names written X) and the path in the described schema's words
     #: (:func:`path_words`), added to the best :data:`RERANKED` paths' scores where the
-    #: ``[dense]`` extra is installed (0: the path's features alone). 0.5 tied 1.0 on
-    #: the dev samples 0 and was then read on the disjoint samples 1
-    #: (``docs/decisions/reading.md``).
+    #: ``[dense]`` extra is installed (0: the path's features alone); why 0.5:
+    #: ``docs/decisions/reading.md``.
     similarity: float = 0.5
 
     def vector(self) -> np.ndarray:
