@@ -25,9 +25,10 @@ the model reads, so answers may change too: Hit@1 is in the table). Greedy
 the difference is speed alone; ``--compare engine`` sets the engine before issue 63
 ("off": each reply re-tokenized from the template, the last step offered the answer
 tools alone, the model asked for the finish the reading knows, no prediction) against
-today's ("on": replies kept as the tokens sampled, ``_replies.py``; the last step's
-prompt kept and its reply restricted by the grammar; that finish run without the
-model; the hinted call drafted as the reply's prediction), so the
+today's ("on": the last step's prompt kept and its reply restricted by the grammar;
+that finish run without the model; the hinted call drafted as the reply's prediction;
+with ``--keep-replies`` also the replies kept as the tokens sampled, ``_replies.py``,
+on by default until 2026-12-07), so the
 model reads slightly other tokens and answers may change: Hit@1 is in the table. Sure
 plans (issue 62) are off unless ``--plan-threshold`` is given, so the model's own
 steps are what is timed. A question whose ranking differs is
@@ -437,8 +438,15 @@ def main(argv: list[str] | None = None) -> None:
         choices=("lookup", "grouped", "engine"),
         default="lookup",
         help="what 'on' turns on: prompt-lookup decoding, grouped observations, or the "
-        "engine of issue 63 (replies kept as sampled, the last step's prompt kept, the "
-        "finish the reading knows run without the model, the hinted call predicted)",
+        "engine of issue 63 (the last step's prompt kept, the finish the reading knows "
+        "run without the model, the hinted call predicted; with --keep-replies also the "
+        "replies kept as sampled, off by default since 2026-12-07)",
+    )
+    p.add_argument(
+        "--keep-replies",
+        action="store_true",
+        help="with --compare engine: 'on' also reads each reply back as the tokens sampled "
+        "(LocalChatModel(keep_replies=True)), as the engine tables before 2026-12-07 did",
     )
     p.add_argument(
         "--plan-threshold",
@@ -583,6 +591,8 @@ def main(argv: list[str] | None = None) -> None:
         models["off"].replies.max_replies = 0
         models["off"].restricts_tools = False
         models["off"].accepts_prediction = False
+        if args.keep_replies:
+            models["on"].replies = type(models["on"].replies)()  # remembers replies
     name, kb, dataset, split = parse_set(args.set, args.data_dir)
     index, _ = index_for(kb, args.index_cache, models["off"] if args.describe else None)
     queries, _ = load_dataset(dataset, index, split, kb.parent)

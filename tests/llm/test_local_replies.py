@@ -1,6 +1,6 @@
-"""The model's replies read back as the tokens it sampled, and the last step's tools
-restricted by the grammar alone: both keep the next prompt a continuation of what the
-KV cache holds (issue 63)."""
+"""The model's replies read back as the tokens it sampled (``keep_replies``, off by
+default), and the last step's tools restricted by the grammar alone: both keep the next
+prompt a continuation of what the KV cache holds (issue 63)."""
 
 import asyncio
 
@@ -57,7 +57,9 @@ def test_the_reply_tokens_are_those_that_spell_the_reply():
 def small():
     from ark.llm.local import LocalChatModel
 
-    return LocalChatModel(small_model_file(), n_ctx=4096, n_threads=2, kv_cache=False)
+    return LocalChatModel(
+        small_model_file(), n_ctx=4096, n_threads=2, kv_cache=False, keep_replies=True
+    )
 
 
 FINISH = {
@@ -85,6 +87,31 @@ def test_the_next_step_reads_only_what_is_new(small):
     second = asyncio.run(small.complete(history, tools, temperature=0.0, max_tokens=48))
     reply = first.profile.generated_tokens
     assert second.profile.reused_tokens >= first.profile.prompt_tokens + reply - 1
+
+
+@pytest.mark.slow
+@needs_small
+def test_by_default_the_reply_is_read_again_as_the_template_writes_it():
+    """Off by default (``docs/decisions/engine-steps.md``): the next prompt holds the
+    reply as the template renders it, so reuse ends where the reply began."""
+    from ark.llm.local import LocalChatModel
+
+    plain = LocalChatModel(small_model_file(), n_ctx=4096, n_threads=2, kv_cache=False)
+    tools = [*SEARCH_TOOL, FINISH]
+    first = asyncio.run(plain.complete(HISTORY, tools, temperature=0.0, max_tokens=48))
+    call = first.message.tool_calls[0]
+    history = [
+        *HISTORY,
+        first.message,
+        Message(role="tool", content="[3] Tom Hanks (person)", tool_call_id=call.id),
+    ]
+    rendered = plain.tokenize_prompt(history, tools)
+    assert (
+        rendered[first.profile.prompt_tokens]
+        == plain._llm.tokenize(b"<tool_call>", add_bos=False, special=True)[0]
+    )
+    second = asyncio.run(plain.complete(history, tools, temperature=0.0, max_tokens=48))
+    assert second.profile.reused_tokens == first.profile.prompt_tokens
 
 
 @pytest.mark.slow

@@ -54,7 +54,7 @@ from ark.llm.local._model_files import (
     file_sha256,
     local_model_path,
 )
-from ark.llm.local._replies import ReplyTokens, reply_tokens, splice
+from ark.llm.local._replies import MAX_REPLIES, ReplyTokens, reply_tokens, splice
 from ark.llm.local._skeleton import (
     format_drafter,
     predicted_text,
@@ -263,6 +263,7 @@ class LocalChatModel:
         lora_path: str | Path | None = None,
         kv_cache: str | Path | bool | None = None,
         lookup: int | None = None,
+        keep_replies: bool = False,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -316,9 +317,12 @@ class LocalChatModel:
         #: Prompt-lookup decoding (``_lookup.py``): the most draft tokens checked per
         #: decode; 0 decodes token by token. None reads ``ARK_LOOKUP``.
         self.lookup = lookup_setting(lookup)
-        #: The replies sampled, with their tokens: a later prompt reads each as the
-        #: very tokens the KV cache holds (``_replies.py``).
-        self.replies = ReplyTokens()
+        #: With ``keep_replies``, the replies sampled with their tokens: a later prompt
+        #: reads each as the very tokens the KV cache holds (``_replies.py``). Off by
+        #: default: the grammar spells the call's tags in plain tokens, and past calls
+        #: read back so cost the 1.5B questions on MetaQA 3-hop; re-tokenized from the
+        #: template they carry its special tokens (``docs/decisions/engine-steps.md``).
+        self.replies = ReplyTokens(MAX_REPLIES if keep_replies else 0)
         self._turn_open = generation_prompt(self.template)
 
     def cache_identity(self) -> dict[str, Any]:
