@@ -579,20 +579,18 @@ def main(argv: list[str] | None = None) -> None:
         return
     # --compare grouped: both settings decode alike (--lookup), only observations differ.
     lookups = {"off": 0 if args.compare == "lookup" else args.lookup, "on": args.lookup}
+    engine = args.compare == "engine"
+    kept = {"on": {"keep_replies": True}} if engine and args.keep_replies else {}
     models = {
-        s: make_chat_model(model=args.model, parallel=False, lookup=n, **extra)
+        s: make_chat_model(model=args.model, parallel=False, lookup=n, **extra, **kept.get(s, {}))
         for s, n in lookups.items()
     }
     tools = student.tools if args.adapter else ToolConfig(multi_neighborhood=True)
     grouped = args.compare == "grouped"
     settings = {"off": tools, "on": replace(tools, grouped_observations=grouped)}
-    engine = args.compare == "engine"
     if engine:  # "off": the engine before issue 63, in the same process
-        models["off"].replies.max_replies = 0
         models["off"].restricts_tools = False
         models["off"].accepts_prediction = False
-        if args.keep_replies:
-            models["on"].replies = type(models["on"].replies)()  # remembers replies
     name, kb, dataset, split = parse_set(args.set, args.data_dir)
     index, _ = index_for(kb, args.index_cache, models["off"] if args.describe else None)
     queries, _ = load_dataset(dataset, index, split, kb.parent)

@@ -72,18 +72,21 @@ HISTORY = [
 ]
 
 
+def _first_step(model, tools):
+    """The model's first reply (greedy) to ``HISTORY``, and the history after it with
+    that call's observation."""
+    first = asyncio.run(model.complete(HISTORY, tools, temperature=0.0, max_tokens=48))
+    call = first.message.tool_calls[0]
+    observation = Message(role="tool", content="[3] Tom Hanks (person)", tool_call_id=call.id)
+    return first, [*HISTORY, first.message, observation]
+
+
 @pytest.mark.slow
 @needs_small
 def test_the_next_step_reads_only_what_is_new(small):
     """Without the splice, reuse ends exactly at the first prompt's last token."""
     tools = [*SEARCH_TOOL, FINISH]
-    first = asyncio.run(small.complete(HISTORY, tools, temperature=0.0, max_tokens=48))
-    call = first.message.tool_calls[0]
-    history = [
-        *HISTORY,
-        first.message,
-        Message(role="tool", content="[3] Tom Hanks (person)", tool_call_id=call.id),
-    ]
+    first, history = _first_step(small, tools)
     second = asyncio.run(small.complete(history, tools, temperature=0.0, max_tokens=48))
     reply = first.profile.generated_tokens
     assert second.profile.reused_tokens >= first.profile.prompt_tokens + reply - 1
@@ -98,13 +101,7 @@ def test_by_default_the_reply_is_read_again_as_the_template_writes_it():
 
     plain = LocalChatModel(small_model_file(), n_ctx=4096, n_threads=2, kv_cache=False)
     tools = [*SEARCH_TOOL, FINISH]
-    first = asyncio.run(plain.complete(HISTORY, tools, temperature=0.0, max_tokens=48))
-    call = first.message.tool_calls[0]
-    history = [
-        *HISTORY,
-        first.message,
-        Message(role="tool", content="[3] Tom Hanks (person)", tool_call_id=call.id),
-    ]
+    first, history = _first_step(plain, tools)
     rendered = plain.tokenize_prompt(history, tools)
     assert (
         rendered[first.profile.prompt_tokens]

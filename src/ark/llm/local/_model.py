@@ -318,10 +318,8 @@ class LocalChatModel:
         #: decode; 0 decodes token by token. None reads ``ARK_LOOKUP``.
         self.lookup = lookup_setting(lookup)
         #: With ``keep_replies``, the replies sampled with their tokens: a later prompt
-        #: reads each as the very tokens the KV cache holds (``_replies.py``). Off by
-        #: default: the grammar spells the call's tags in plain tokens, and past calls
-        #: read back so cost the 1.5B questions on MetaQA 3-hop; re-tokenized from the
-        #: template they carry its special tokens (``docs/decisions/engine-steps.md``).
+        #: reads each as the very tokens the KV cache holds (``_replies.py``; why off by
+        #: default: ``docs/decisions/engine-steps.md``).
         self.replies = ReplyTokens(MAX_REPLIES if keep_replies else 0)
         self._turn_open = generation_prompt(self.template)
 

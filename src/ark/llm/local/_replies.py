@@ -15,10 +15,9 @@ wrote it (other JSON spacing, say) is not found, and is tokenized as before. Onl
 model's own tokens are spliced, into the place the template puts the model's turn,
 so graph text still cannot forge a turn (:func:`ark.llm.local._model.prompt_segments`).
 
-Off by default (``LocalChatModel(keep_replies=True)`` turns it on): the grammar spells
-``<tool_call>`` in plain tokens, and with every past call read back in that spelling
-the 1.5B lost questions on MetaQA 3-hop over three seeds
-(``docs/decisions/engine-steps.md``).
+Off by default, ``LocalChatModel(keep_replies=True)`` turns it on: the grammar spells
+``<tool_call>`` in plain tokens, and past calls read back in that spelling cost the
+small model answers (``docs/decisions/engine-steps.md``).
 """
 
 from __future__ import annotations
