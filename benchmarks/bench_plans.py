@@ -4,18 +4,18 @@
         [--limit 30] [--sample-seeds 0 1] [--threshold 0.9] [--walks 400]
         [--fit-seed 0] [--refit] [--json OUT.json]
 
-For each set and sample: the plan of ``ark-guided`` (:mod:`ark.strategies.guided.plans`) run on
-every question through the real tool session, with no model; its confidence from
-the fit stored in the index (made here, on the graph's own synthetic questions, when
-the index has none or ``--refit``); and whether it is right: every node it adds is a
-gold answer. Printed per set: the questions whose plan ran to its finish, those at
-or above the threshold (the ones ``ark-guided`` answers without the model), how
-many of those are right, the Hit@1 of the plan's answer on them, the expected
-calibration error of the confidence over every finished plan (10 bins), and the
-seconds a plan takes. The synthetic fit's own held-out calibration error is shown
+For each set and sample: the plan of ``ark-guided`` (:mod:`ark.strategies.guided.plans`)
+run on every question through the real tool session, with no model; its confidence from
+the fit stored in the index (made here, on the graph's own synthetic questions, when the
+index has none, has one fitted for another reading, or ``--refit``); and whether it is
+right: every node it adds is a gold answer. Printed per set: the questions whose plan
+ran to its finish, those at or above the threshold (the ones ``ark-guided`` answers
+without the model), how many of those are right, the Hit@1 of the plan's answer on them,
+the expected calibration error of the confidence over every finished plan (10 bins), and
+the seconds a plan takes. The synthetic fit's own held-out calibration error is shown
 with it, and the error's floor on these questions: the median error a perfectly
-calibrated confidence would show with the same confidences (each plan right with
-the probability it is given, 2,000 draws), what 30 questions allow.
+calibrated confidence would show with the same confidences (each plan right with the
+probability it is given, 2,000 draws), what 30 questions allow.
 
 The indexes are ``bench_quality.py``'s (``.bench/<folder>-<stem>-described.idx``
 when ``--describe`` made one, else the undescribed one); a fit is stored into them.
@@ -39,7 +39,6 @@ from ark.distill import DEFAULT_WALKS, fit_plans
 from ark.index import open_index
 from ark.strategies.guided.plans import (
     DEFAULT_THRESHOLD,
-    FIT_KEY,
     calibration_error,
     plan_features,
     plan_model,
@@ -70,13 +69,16 @@ def calibration_floor(confidences: list[float], draws: int = 2000, seed: int = 0
 def run_set(args: argparse.Namespace, spec: str) -> list[dict[str, Any]]:
     name, kb, dataset, split = parse_set(spec, args.data_dir)
     index = open_set_index(kb, args.index_cache)
-    if args.refit or not index.described.fits.get(FIT_KEY):
+    model, why = plan_model(index)
+    if args.refit or model is None:  # none, or one fitted for another reading: fit it now
+        if model is None:
+            print(f"  {name}: {why}", file=sys.stderr)
         fit = fit_plans(index, args.walks, args.fit_seed)
         print(
             f"  {name}: fitted on {fit.model.info['n']} walks in {fit.seconds} s", file=sys.stderr
         )
         index = open_index(index.path)
-    model, why = plan_model(index)
+        model, why = plan_model(index)
     if model is None:
         sys.exit(f"{name}: {why}")
     config = ToolConfig(multi_neighborhood=True)
