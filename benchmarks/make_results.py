@@ -56,7 +56,6 @@ code measured, the date, the machine, n and the seeds. This page is written by
 this page. How the benchmarks work: `benchmarks/README.md`. How the numbers came
 about, session by session, and the runs that made no table: `journal/`. Why a default
 is what it is: the [decision records](../docs/decisions/plan-threshold.md).
-
 Compare seconds only within one table: its rows ran on one machine in one run. One
 question of a 30-question sample is 3.3 points, and a seed's run moves by up to four
 questions, so small differences are noise.
