@@ -70,7 +70,7 @@ def run_set(args: argparse.Namespace, spec: str) -> list[dict[str, Any]]:
     name, kb, dataset, split = parse_set(spec, args.data_dir)
     index = open_set_index(kb, args.index_cache)
     model, why = plan_model(index)
-    if args.refit or model is None:  # none, or one fitted for another reading: fit it now
+    if args.refit or model is None:  # no usable fit (none, stale, malformed): fit it now
         if model is None:
             print(f"  {name}: {why}", file=sys.stderr)
         fit = fit_plans(index, args.walks, args.fit_seed)

@@ -350,7 +350,7 @@ class LocalChatModel:
         """The prompt's tokens: special tokens parsed in the template's text only,
         never in graph or model text (see :func:`prompt_segments`)."""
         pieces = prompt_segments(self.template, messages, tools)
-        if self._turn_open:
+        if self._turn_open and self.replies:  # none kept (the default): nothing to splice
             pieces = splice(pieces, self.replies, self._turn_open, STOP_TEXT)
         tokens: list[int] = []
         for i, piece in enumerate(pieces):
@@ -364,6 +364,8 @@ class LocalChatModel:
     def remember_reply(self, prompt: Sequence[int], tokens: Sequence[int], text: str) -> None:
         """Keep ``tokens`` (sampled after ``prompt``) as the tokens of the reply
         ``text``, for the next prompt that renders it (:meth:`tokenize_prompt`)."""
+        if self.replies.max_replies <= 0:  # replies not kept: no detokenizing for nothing
+            return
 
         def detokenize(ids: Sequence[int]) -> str:
             return self._llm.detokenize(list(ids), prev_tokens=list(prompt)).decode(
