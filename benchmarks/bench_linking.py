@@ -35,7 +35,7 @@ samples as ``bench_quality.py``:
 
 ``--weight NAME=VALUE`` reads with other chain weights (:class:`ark.reading.ChainWeights`'s
 fields: one per feature of :data:`ark.reading.FEATURES` (``explained``, ``hops``,
-``missing_uses``, ``out_of_order``, ``silent``, ``types_missed``, ``end_unasked``,
+``missing_uses``, ``out_of_order``, ``silent``, ``types_missed``,
 ``not_asked_first``, ``unread``; a cost is a negative weight) and the thresholds
 ``names`` and ``function_word``), to sweep them.
 

@@ -158,3 +158,30 @@ def test_the_encoder_reorders_the_best_paths_by_how_close_they_come(movie_index)
     )
     # Its weight at 0: the features' order again.
     assert [c.steps for c in read(close, off)] == [c.steps for c in ranked]
+
+
+WRITERS = """\
+Heat|written_by|Ann Lee
+Heat|written_by|Bo Chan
+Rain|written_by|Ann Lee
+Rain|written_by|Cy Dorr
+Heat|directed_by|Dee Fox
+Rain|directed_by|Dee Fox
+"""
+
+
+@pytest.mark.slow
+def test_a_type_named_on_the_way_does_not_stop_the_chain_there(tmp_path):
+    # "film co-writers": the question names films, but asks for the people who wrote
+    # them with X; the path out to the films and back to their writers is the reading,
+    # not the one hop that ends at the type named (docs/decisions/reading.md).
+    (tmp_path / "kb.txt").write_text(WRITERS, encoding="utf-8")
+    index = build_index(tmp_path / "kb.txt", tmp_path / "idx")
+    for question in (
+        "who are film co-writers of Ann Lee",
+        "the screenwriter Ann Lee co-wrote movies with who",
+    ):
+        reading = read_question(index, question)
+        found = read_chain(index, reading, question)
+        assert found is not None
+        assert found.steps == (("written_by", "in"), ("written_by", "out")), question

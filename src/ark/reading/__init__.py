@@ -86,8 +86,9 @@ __all__ = [
 #: What the reading computes, numbered: a fit made on another number's readings (the
 #: plan confidence, ``ark index fit-plans``) is stale. Raised when a change alters how
 #: questions are read (2: the English rules of issue 64 removed; 3: the encoder's
-#: similarity of question and path, :attr:`ChainWeights.similarity`).
-READING_VERSION = 3
+#: similarity of question and path, :attr:`ChainWeights.similarity`; 4: no cost for a
+#: path ending at a type the question does not name).
+READING_VERSION = 4
 
 
 @dataclass(frozen=True)

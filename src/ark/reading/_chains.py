@@ -99,9 +99,6 @@ class PathFacts:
     #: Node types the question names (*which movies*) it never reaches (the node it
     #: starts from aside).
     types_missed: int
-    #: Whether it ends at a type the question does not name, when it names some (a
-    #: type named may be a step on the way: *who directed the films starring X*).
-    end_unasked: bool
     #: Whether it does not end at the object of the relation the question names first,
     #: before its node, when it names no node type (*which club has a player from X*).
     not_asked_first: bool
@@ -143,9 +140,6 @@ class ChainWeights:
     silent: float = -0.6
     #: Per node type the question names that the path never reaches.
     types_missed: float = -1.0
-    #: For ending at a type the question does not name (less than a hop: the type
-    #: named may be a step on the way).
-    end_unasked: float = -0.1
     #: For not ending at the object of the relation the question names first.
     not_asked_first: float = -0.3
     #: Per content word left unexplained: the words a question says are there to be

@@ -284,11 +284,10 @@ class PathSearch:
                 if explains[steps[k][0]] or explains[steps[k + 1][0]]
             }
             silent = [r for r in silent if r not in spoken]
-        types_missed, end_unasked = 0, False
+        types_missed = 0
         if q.typed:
             reached = {table.end_type[s] for s in path}
             types_missed = len(q.wanted_types - reached)
-            end_unasked = table.end_type[path[-1]] not in q.wanted_types
         # Past a mediator, the fact the last two hops state ends where the path does.
         ends = {steps[-1]}
         if len(path) > 1 and self.has_mediators and into[path[-2]]:
@@ -315,7 +314,6 @@ class PathSearch:
             out_of_order,
             len(silent),
             types_missed,
-            end_unasked,
             not_asked_first,
             len(unread),
         )
@@ -326,7 +324,6 @@ class PathSearch:
             out_of_order,
             len(silent) - (steps[-1][0] in silent),
             0,
-            False,
             False,
             sum(i not in q.nameable for i in unread),
         )
