@@ -47,19 +47,22 @@ MACHINES = RESULTS_DIR / "machines.json"
 REQUIRED = ("section", "command", "commit", "date", "machine", "n", "seeds", "columns", "rows")
 OPTIONAL = ("title", "about", "notes", "record", "load", "readme")
 
-HEADER = """\
-# Results
-
-The current measurements of ARK, one table each, with the command, the commit of the
-code measured, the date, the machine, n and the seeds. This page is written by
-`python benchmarks/make_results.py` from `benchmarks/results/*.json`; edit those, not
-this page. How the benchmarks work: `benchmarks/README.md`. How the numbers came
-about, session by session, and the runs that made no table: `journal/`. Why a default
-is what it is: the [decision records](../docs/decisions/plan-threshold.md).
-Compare seconds only within one table: its rows ran on one machine in one run. One
-question of a 30-question sample is 3.3 points, and a seed's run moves by up to four
-questions, so small differences are noise.
-"""
+#: The page's opening paragraph, one line of the page (Markdown joins a paragraph's
+#: lines anyway; the page is held to 500 lines, tests/test_results_page.py).
+INTRO = " ".join(
+    [
+        "The current measurements of ARK, one table each, with the command, the commit of the",
+        "code measured, the date, the machine, n and the seeds. This page is written by",
+        "`python benchmarks/make_results.py` from `benchmarks/results/*.json`; edit those, not",
+        "this page. How the benchmarks work: `benchmarks/README.md`. How the numbers came",
+        "about, session by session, and the runs that made no table: `journal/`. Why a default",
+        "is what it is: the [decision records](../docs/decisions/plan-threshold.md).",
+        "Compare seconds only within one table: its rows ran on one machine in one run. One",
+        "question of a 30-question sample is 3.3 points, and a seed's run moves by up to four",
+        "questions, so small differences are noise.",
+    ]
+)
+HEADER = f"# Results\n\n{INTRO}\n"
 
 
 class ResultError(ValueError):
