@@ -28,7 +28,9 @@ from ark.strategies.guided.plans import (
     calibration_error,
     calls_in,
     choice_schema,
+    concluding_add,
     fit_model,
+    plan_features,
     plan_model,
     read_choice,
     reading_digest,
@@ -555,6 +557,111 @@ def test_a_plan_stopping_part_way_hands_its_steps_to_the_model(sure_index, monke
     traj = asyncio.run(agent.run(QUESTION))
     assert all(s.by is None for s in traj.steps) and "handed_over" not in traj.config["plan"]
     assert [m.role for m in llm.calls[0]] == ["system", "user"]
+
+
+# -- a choice the hints leave at the chain's end ------------------------------------------
+
+#: The chain (franchise, then creator) ends at Jon Van Caneghem; the schema has a
+#: relation ``video``, so the hints offer a hop along it for the words the chain leaves
+#: unexplained (*video game*) beside the add: a choice.
+XEEN_TRIPLES = """\
+Swords of Xeen|franchise|Might and Magic
+Might and Magic|creator|Jon Van Caneghem
+Heroes of Might|franchise|Might and Magic
+Heroes of Might|creator|Jon Van Caneghem
+Dark Side|franchise|Might and Magic
+Mario|franchise|Super Mario
+Super Mario|creator|Shigeru Miyamoto
+Shigeru Miyamoto|creator|Zelda
+Zelda|video|Trailer
+"""
+XEEN_QUESTION = "Who is the creator of the franchise of Swords of Xeen, a video game?"
+
+
+@pytest.fixture(scope="module")
+def xeen(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    root: Path = tmp_path_factory.mktemp("xeen")
+    (root / "kb.txt").write_text(XEEN_TRIPLES, encoding="utf-8")
+    return build_index(root / "kb.txt", root / "idx")
+
+
+def test_the_add_a_choice_offers_beside_a_hop_is_its_conclusion():
+    hop = NextCall("search_in_neighborhood", {"node_index": 2, "edge_type": "video"})
+    add = NextCall("add_to_answer", {"node_indices": [2]})
+    assert concluding_add(Hint("...", "unexplained", (hop, add))) == (add.tool, add.arguments)
+    # One call is no choice (ready_call's), and a choice without an add concludes nothing.
+    assert concluding_add(Hint("...", "answer", (add,))) is None
+    assert concluding_add(Hint("...", "onward", (hop, hop))) is None
+    assert concluding_add(None) is None
+
+
+def test_at_the_chain_s_end_the_plan_takes_the_add_beside_a_hop_and_says_so(xeen):
+    """The chain the reading scored best ends at the creator; the hint offers a hop
+    for *video game* beside the add. The plan takes the add and marks the step, so the
+    confidence can weigh it; told not to, it stops at the choice, for a model."""
+    s = hinted_session(xeen, XEEN_QUESTION, multi=True, refuse_unseen=True)
+    hints = s.observers[0]
+    run = run_plan(s, hints, 8)
+    jon = node(xeen, "Jon Van Caneghem")
+    assert run.complete and run.answer == [jon]
+    assert [st.name for st in run.steps][-2:] == ["add_to_answer", "finish"]
+    assert run.chose == len(run.steps) - 2 and run.steps[run.chose].chose
+    assert plan_features(hints, run)["choice"] == 1.0
+
+    s = hinted_session(xeen, XEEN_QUESTION, multi=True, refuse_unseen=True)
+    hints = s.observers[0]
+    run = run_plan(s, hints, 8, choices=False)
+    assert run.stop == "no call" and run.chose is None and not s.answer
+    assert [c[0] for c in calls_in(hints.last_part)] == ["search_in_neighborhood", "add_to_answer"]
+
+
+def test_a_plan_with_no_choice_has_none_in_its_features(movie_index):
+    s = hinted_session(movie_index, QUESTION, multi=True, refuse_unseen=True)
+    run = run_plan(s, s.observers[0], 8)
+    assert run.complete and run.chose is None
+    assert plan_features(s.observers[0], run)["choice"] == 0.0
+
+
+def _fit_unsure_of_choices(index: Index) -> None:
+    """A fit sure of every plan but one that took a choice."""
+    names = tuple(FEATURES)
+    weights = [10.0] + [-30.0 if n == "choice" else 0.0 for n in names]
+    model = PlanModel(names, (0.0,) * len(names), (1.0,) * len(names), tuple(weights), {"n": 1})
+    model = replace(model, info={"n": 1, "reading": reading_digest(index)})
+    save_described(index, index.described.with_fit(FIT_KEY, model.to_dict()))
+
+
+def test_a_choice_the_plan_is_sure_of_runs_and_one_it_is_not_is_the_model_s(xeen, tmp_path):
+    """Sure of the add it chose, the plan answers with no model call; not sure, it is
+    run again up to the choice and handed over there: the model reads the plan's
+    steps and makes the choice."""
+    import shutil
+
+    shutil.copytree(xeen.path, tmp_path / "sure")
+    _store_sure_fit(open_index(tmp_path / "sure"))
+    llm = ScriptedChatModel([])
+    traj = asyncio.run(_guided(open_index(tmp_path / "sure"), llm, 0.6).run(XEEN_QUESTION))
+    assert llm.calls == [] and traj.config["plan"]["ran"]
+    assert traj.answer == [node(xeen, "Jon Van Caneghem")]
+    assert traj.config["plan"]["chose"] == len(traj.steps) - 2
+
+    shutil.copytree(xeen.path, tmp_path / "unsure")
+    _fit_unsure_of_choices(open_index(tmp_path / "unsure"))
+    index = open_index(tmp_path / "unsure")
+    jon = node(index, "Jon Van Caneghem")
+    llm = ScriptedChatModel(
+        [tool_call("add_to_answer", node_indices=[jon]), tool_call("finish")], per_call=True
+    )
+    traj = asyncio.run(_guided(index, llm, 0.6).run(XEEN_QUESTION))
+    record = traj.config["plan"]
+    assert record["ran"] is False and record["stop"] == "no call"
+    assert record["confidence"] < 0.6 and record["chose"] == record["handed_over"]
+    # The model makes the add; the finish after it is the reading's, run without it.
+    assert [s.by for s in traj.steps] == ["plan"] * record["handed_over"] + [None, "plan"]
+    assert traj.answer == [jon] and len(llm.calls) == 1
+    # The model's first call reads the plan's steps, the last hint offering the choice.
+    assert [m.role for m in llm.calls[0]][:2] == ["system", "user"]
+    assert "video" in llm.calls[0][-1].content
 
 
 # -- a graph built from documents: the sure part runs, the model judges the passages ----

@@ -140,9 +140,12 @@ class GuidedAgent(Agent):
         to its finish with a confidence of at least ``plan_threshold``, or when the
         model chose it over its rival (:meth:`_chosen`): its steps are recorded
         (``by="plan"``) and its calls and observations written into ``messages`` as a
-        model's would be. On a graph built from documents, the plan's sure part, handed
-        over (:meth:`_document_plan`). Else None, and the model runs every step as
-        before. What was decided is kept in ``traj.config["plan"]``."""
+        model's would be. A plan that took the add of a choice the hints left
+        (:func:`~ark.strategies.guided.plans.concluding_add`) and is not sure of it is
+        run again up to that choice and handed over there. On a graph built from
+        documents, the plan's sure part, handed over (:meth:`_document_plan`). Else
+        None, and the model runs every step as before. What was decided is kept in
+        ``traj.config["plan"]`` (``chose``: the step of the choice taken)."""
         threshold = self.config.plan_threshold
         if threshold is None:
             return None
@@ -166,9 +169,18 @@ class GuidedAgent(Agent):
             "confidence": None if confidence is None else round(confidence, 4),
             "seconds": round(time.perf_counter() - started, 4),
         }
+        if run.chose is not None:
+            traj.config["plan"]["chose"] = run.chose
         if sure:
             self._record_plan(run, traj, messages)
             return session
+        if run.chose is not None:  # not sure of the add it chose: the choice is the model's
+            session = self.new_session(question)
+            hints = _hints(session)
+            assert hints is not None
+            run = run_plan(session, hints, self.config.max_steps, choices=False)
+            traj.config["plan"]["stop"] = run.stop
+            return self._handed_over(session, run, traj, messages)
         if confidence is None:
             return self._handed_over(session, run, traj, messages)
         if not self.guided.choose_plans:

@@ -3,7 +3,9 @@
 The hints of ``ark-guided`` write the next call after every step; a small model
 mostly copies it. :func:`run_plan` runs those calls itself through the tool session
 (global search for the node the question names, each hop, the add, finish) and
-stops wherever a decision is left. :class:`PlanModel` says how sure the reading is
+stops wherever a decision is left, but for the add that ends the reading's chain
+beside a hop for words it leaves unexplained (:func:`concluding_add`), which it takes
+and its confidence weighs. :class:`PlanModel` says how sure the reading is
 that the plan's answer is right: a logistic model over named features
 (:data:`FEATURES`), fitted to the user's graph on its own synthetic questions
 (``ark index fit-plans``; :func:`ark.distill.fit_plans`) and stored in the index.
@@ -11,7 +13,7 @@ Where the plan and its rival are sure only together, the model chooses between t
 (:func:`plan_words`, :func:`choice_messages`), its reply an index.
 """
 
-from ark.strategies.guided.plans._calls import Call, calls_in, ready_call
+from ark.strategies.guided.plans._calls import Call, calls_in, concluding_add, ready_call
 from ark.strategies.guided.plans._choice import (
     choice_messages,
     choice_schema,
@@ -60,6 +62,7 @@ __all__ = [
     "chain_margin",
     "choice_messages",
     "choice_schema",
+    "concluding_add",
     "first_call",
     "fit_model",
     "next_call",

@@ -35,3 +35,15 @@ def ready_call(part: Part | None) -> Call | None:
     several (a choice is the model's)."""
     call = part.call if part is not None else None
     return as_call(call) if call is not None else None
+
+
+def concluding_add(part: Part | None) -> Call | None:
+    """The add a choice offers beside another call (a hop for words the reading leaves
+    unexplained, then *only if nothing more is asked, add these*), or None. The chain
+    the reading scored best ends there, the words it leaves unexplained already
+    weighed, so the add is the reading's own conclusion: the plan may take it, and its
+    confidence, told so, decides whether the plan is sure of it."""
+    calls = part.calls if part is not None else ()
+    if len(calls) > 1 and calls[-1].tool == "add_to_answer":
+        return as_call(calls[-1])
+    return None

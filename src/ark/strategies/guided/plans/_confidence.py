@@ -49,8 +49,8 @@ def threshold_setting(value: float) -> float | None:
 DEFAULT_WALKS = 300
 #: The key of the fit in the described schema's ``fits``.
 FIT_KEY = "plan_confidence"
-#: The fit's format.
-FIT_VERSION = 3
+#: The fit's format (4: the feature ``choice``).
+FIT_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,15 @@ def _asked_type(f: PlanFacts) -> float:
     return 1.0 if g.type_name(f.run.answer[0]) in asks else -1.0
 
 
+def _choice(f: PlanFacts) -> float:
+    """Whether the plan took the add of a choice the hints left (a hop for words the
+    chain leaves unexplained, or the add: :func:`ark.strategies.guided.plans.concluding_add`).
+    The walks show how often such a plan is right on this graph: on some graphs the
+    words are a description of the node the question names, on others a hop the
+    reading missed."""
+    return 1.0 if f.run.chose is not None else 0.0
+
+
 #: The features by name, each a pure function of the facts; the fit's weights follow
 #: this order (a fit names its features, so a fit over other ones is refused).
 FEATURES: dict[str, Callable[[PlanFacts], float]] = {
@@ -126,6 +135,7 @@ FEATURES: dict[str, Callable[[PlanFacts], float]] = {
     "asked_type": _asked_type,
     "unused": _unused,
     "entity_score": _entity_score,
+    "choice": _choice,
 }
 
 

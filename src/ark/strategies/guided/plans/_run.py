@@ -6,7 +6,12 @@ names (the nodes, for an intersection), then, after each call, the one call the
 hint's part offers (:func:`ready_call`), and ``finish`` once an add leaves nothing
 to do. It stops, and leaves the rest to the model, wherever something is left to
 decide: a line offering no call or a choice of several, a call that fails or is a
-repeat, a search with no results.
+repeat, a search with no results. One choice it takes: where the chain it followed
+ends and the hints offer a hop for words left unexplained beside the add, the plan
+takes the add (:func:`concluding_add`; the chain scorer weighed those words when it
+chose the chain), marks the step (:attr:`PlanStep.chose`), and the confidence, which
+has a feature for it, decides; a plan not sure of it is handed to the model at the
+choice (``run_plan(..., choices=False)``; ``docs/decisions/plan-threshold.md``).
 
 On a graph built from documents only the reading is sure: the search for the nodes
 the question names and the hop to the passages that mention them. Whether a passage
@@ -27,7 +32,7 @@ from typing import Any
 from ark.index import Index
 from ark.session import CallOutcome, ToolSession
 from ark.strategies.guided.hints import ChainHints
-from ark.strategies.guided.plans._calls import Call, calls_in, ready_call
+from ark.strategies.guided.plans._calls import Call, calls_in, concluding_add, ready_call
 from ark.tools import GraphTools, ToolConfig
 
 #: The steps a plan may take outside an agent (a fit, a benchmark): ``ark-guided``'s
@@ -44,6 +49,8 @@ class PlanStep:
     name: str
     arguments: dict[str, Any]
     outcome: CallOutcome
+    #: The call was the add of a choice the hints left (:func:`concluding_add`).
+    chose: bool = False
 
 
 @dataclass
@@ -62,6 +69,12 @@ class PlanRun:
     def answer(self) -> list[int]:
         """The nodes the plan's adds appended, in order."""
         return [n for s in self.steps for n in (s.outcome.added or [])]
+
+    @property
+    def chose(self) -> int | None:
+        """The step at which the plan took the add of a choice (:func:`concluding_add`),
+        or None."""
+        return next((i for i, s in enumerate(self.steps) if s.chose), None)
 
 
 def first_call(hints: ChainHints) -> Call | None:
@@ -136,12 +149,17 @@ def run_plan(
     hints: ChainHints,
     max_steps: int,
     on_step: Callable[[PlanStep], None] | None = None,
+    *,
+    choices: bool = True,
 ) -> PlanRun:
     """Run the plan in ``session`` (observed by ``hints``) for at most ``max_steps``
     calls; ``on_step`` sees each step as it is made. The session is left where the
-    plan stopped, for a model to take over."""
+    plan stopped, for a model to take over. ``choices``: take the add of a choice the
+    hints leave after a hop (:func:`concluding_add`); without it the plan stops there
+    (``"no call"``), where a model takes over."""
     run = PlanRun()
     call: Call | str | None = first_call(hints)
+    chose = False
     if call is None:
         return run
     while isinstance(call, tuple):
@@ -150,7 +168,7 @@ def run_plan(
             return run
         name, arguments = call
         session.step = len(run.steps)
-        step = PlanStep(name, arguments, session.call(name, arguments))
+        step = PlanStep(name, arguments, session.call(name, arguments), chose)
         run.steps.append(step)
         if on_step is not None:
             on_step(step)
@@ -158,6 +176,11 @@ def run_plan(
             run.stop = "finish"
             return run
         call = next_call(hints, step)
+        chose = False
+        if call == "no call" and choices and step.name != "add_to_answer" and not hints.documents:
+            add = concluding_add(hints.last_part)
+            if add is not None:
+                call, chose = add, True
     run.stop = call
     return run
 
