@@ -211,14 +211,15 @@ def test_an_index_without_a_fit_runs_no_plan_and_says_why(movie_index):
 # -- the agent --------------------------------------------------------------------------
 
 
-def _store_sure_fit(index: Index) -> None:
-    """A fit that is sure of every plan (the bias alone), stored as fit-plans would."""
+def _store_sure_fit(index: Index, **weights: float) -> None:
+    """A fit that is sure of every plan (the bias alone, and any feature's ``weights``
+    by name), stored as fit-plans would."""
     n = len(FEATURES)
     model = PlanModel(
         tuple(FEATURES),
         (0.0,) * n,
         (1.0,) * n,
-        (10.0,) + (0.0,) * n,
+        (10.0, *(weights.get(name, 0.0) for name in FEATURES)),
         {"n": 1, "reading": reading_digest(index)},
     )
     save_described(index, index.described.with_fit(FIT_KEY, model.to_dict()))
@@ -622,15 +623,6 @@ def test_a_plan_with_no_choice_has_none_in_its_features(movie_index):
     assert plan_features(s.observers[0], run)["choice"] == 0.0
 
 
-def _fit_unsure_of_choices(index: Index) -> None:
-    """A fit sure of every plan but one that took a choice."""
-    names = tuple(FEATURES)
-    weights = [10.0] + [-30.0 if n == "choice" else 0.0 for n in names]
-    model = PlanModel(names, (0.0,) * len(names), (1.0,) * len(names), tuple(weights), {"n": 1})
-    model = replace(model, info={"n": 1, "reading": reading_digest(index)})
-    save_described(index, index.described.with_fit(FIT_KEY, model.to_dict()))
-
-
 def test_a_choice_the_plan_is_sure_of_runs_and_one_it_is_not_is_the_model_s(xeen, tmp_path):
     """Sure of the add it chose, the plan answers with no model call; not sure, it is
     run again up to the choice and handed over there: the model reads the plan's
@@ -646,7 +638,7 @@ def test_a_choice_the_plan_is_sure_of_runs_and_one_it_is_not_is_the_model_s(xeen
     assert traj.config["plan"]["chose"] == len(traj.steps) - 2
 
     shutil.copytree(xeen.path, tmp_path / "unsure")
-    _fit_unsure_of_choices(open_index(tmp_path / "unsure"))
+    _store_sure_fit(open_index(tmp_path / "unsure"), choice=-30.0)  # sure but of a choice
     index = open_index(tmp_path / "unsure")
     jon = node(index, "Jon Van Caneghem")
     llm = ScriptedChatModel(
